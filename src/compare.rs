@@ -1,0 +1,113 @@
+//! Comparison: does a play beat the play on the table, and the total order of bombs.
+//!
+//! Owns `beats` and `bomb_key` (RULES.md §4): non-bombs need the same type and card count and a
+//! strictly higher key; any bomb beats any non-bomb; bombs follow the variant's bomb order —
+//! classic (天王 on top, then more cards, then rank) or the star system (higher star, then fewer
+//! cards, then rank; 三王 the smallest 6★; 天王 where the settings put it; cyclic chain bombs the
+//! smallest of their class). Pure; depends only on `cards`, `hand` and `rules`.
+
+use std::cmp::Ordering;
+
+use crate::hand::{Hand, HandType};
+use crate::rules::{BombOrder, EqualStarTieBreak, Rules, TianWang};
+
+/// A sort key that orders bombs from weakest to strongest under `rules` (0 for non-bombs).
+///
+/// Equal keys are bombs of equal strength (neither beats the other).
+pub fn bomb_key(h: &Hand, rules: &Rules) -> u64 {
+    if !h.is_bomb() {
+        return 0;
+    }
+    let len = h.len as u64;
+    let key = h.key.index() as u64;
+    match rules.bomb_order {
+        BombOrder::Classic => match h.kind {
+            HandType::FourJokers => u64::MAX,
+            // Classic has no 三王 or chain bombs; should settings allow them anyway, they rank by
+            // card count like every other bomb.
+            _ => 1 + (len << 8 | key),
+        },
+        BombOrder::Stars => {
+            let level = h.stars.unwrap_or(h.len) as u64;
+            // Position inside the star level: 0 below everything, 1 ordinary, 2 above everything.
+            let (level, special) = match h.kind {
+                HandType::ThreeJokers => (level, 0),
+                HandType::FourJokers => match rules.tianwang {
+                    TianWang::AboveAll => (255, 2),
+                    TianWang::MaxOf7 | TianWang::MaxOf8 => (level, 2),
+                    TianWang::MinOf7 => (level, 0),
+                },
+                _ => (level, 1),
+            };
+            let fewer = 255 - len.min(255);
+            let plain = u64::from(!h.cyclic);
+            let group = match rules.equal_star_tie_break {
+                EqualStarTieBreak::TopRank => 0,
+                EqualStarTieBreak::LargerGroup => h.group as u64,
+            };
+            // Cyclic chains rank by their top card with 2 below 3 (K-A-2 < A-2-3 < 2-3-4).
+            let key = if h.cyclic { (key + 1) % 13 } else { key };
+            1 + (level << 40 | special << 36 | fewer << 24 | plain << 20 | group << 12 | key)
+        }
+    }
+}
+
+/// Does `candidate` beat `previous` (the top play of the trick)?
+///
+/// A strict order: equal plays never beat, and a play never beats itself.
+pub fn beats(previous: &Hand, candidate: &Hand, rules: &Rules) -> bool {
+    match (previous.is_bomb(), candidate.is_bomb()) {
+        (_, true) => bomb_key(candidate, rules) > bomb_key(previous, rules),
+        (true, false) => false,
+        (false, false) => {
+            previous.kind == candidate.kind
+                && previous.len == candidate.len
+                && candidate.key > previous.key
+        }
+    }
+}
+
+/// The order of plays from weakest to strongest, as a hint button cycles through them:
+/// non-bombs by type, card count and key; then bombs by the bomb order.
+pub fn play_order(a: &Hand, b: &Hand, rules: &Rules) -> Ordering {
+    order_key(a, rules).cmp(&order_key(b, rules))
+}
+
+/// The key behind `play_order`.
+pub fn order_key(h: &Hand, rules: &Rules) -> (u8, u64) {
+    if h.is_bomb() {
+        (1, bomb_key(h, rules))
+    } else {
+        (
+            0,
+            (h.kind as u64) << 16 | (h.len as u64) << 8 | h.key.index() as u64,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hand::classify;
+
+    fn h(cards: &str, rules: &Rules) -> Hand {
+        classify(cards.parse().unwrap(), rules)[0]
+    }
+
+    #[test]
+    fn classic_bomb_order() {
+        let r = Rules::CLASSIC;
+        assert!(beats(&h("A A A A", &r), &h("3 3 3 3 3", &r), &r));
+        assert!(beats(&h("2 2 2 2 2 2 2 2", &r), &h("SJ SJ BJ BJ", &r), &r));
+        assert!(!beats(&h("SJ SJ BJ BJ", &r), &h("2 2 2 2 2 2 2 2", &r), &r));
+    }
+
+    #[test]
+    fn star_order_specials() {
+        let r = Rules::BAIBIAN;
+        assert!(beats(&h("SJ SJ BJ", &r), &h("3 3 3 3 3 3", &r), &r));
+        assert!(beats(&h("3 3 3 3 3 3 3", &r), &h("SJ SJ BJ BJ", &r), &r));
+        let r = Rules::HUOPIN;
+        assert!(!beats(&h("3 3 3 3 3 3 3", &r), &h("SJ SJ BJ BJ", &r), &r));
+    }
+}

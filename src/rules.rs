@@ -1,0 +1,313 @@
+//! Rule settings: every card-rule difference between the variants as one typed value.
+//!
+//! The classifier (`hand`), the bomb order (`compare`) and the enumerator (`moves`) read these
+//! settings and contain no variant-specific constants. RULES.md Part A lists the six variants,
+//! §8 the contradictions between sources and the defaults chosen for them. The presets below are
+//! the card rules of the six variants; the variant scripts (`variants/*.rhai`) become their single
+//! source once they exist.
+
+use serde::{Deserialize, Serialize};
+
+/// Which jokers act as wild cards (財神 / 百變 / 千變) when mixed with other cards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WildJokers {
+    /// No wild cards (classic 經典雙扣).
+    None,
+    /// The two big jokers (正司令為財神: 百變, JJ).
+    Big,
+    /// All four jokers (正負司令為財神: 千變, 二人).
+    All,
+}
+
+/// Where the four-joker bomb 天王 sits in the bomb order (RULES.md §4.4, §8 #1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TianWang {
+    /// Above every other bomb (classic "天王炸彈最大").
+    AboveAll,
+    /// 7★, the largest 7★ bomb (S0-BB; the default of the star system).
+    MaxOf7,
+    /// 7★, the smallest 7★ bomb (S1).
+    MinOf7,
+    /// 8★, the largest 8★ bomb (P-YXN, C-TCY).
+    MaxOf8,
+}
+
+/// The family of bomb order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BombOrder {
+    /// More cards beat fewer; equal counts by rank (classic 經典雙扣, RULES.md §4.3).
+    Classic,
+    /// Star levels (星級 / 線 / 相): higher star, then fewer cards, then rank (§4.4).
+    Stars,
+}
+
+/// Tie-break between bombs of equal star level and equal card count (§8 #9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EqualStarTieBreak {
+    /// The higher top rank wins (S0-BB, S1; default).
+    TopRank,
+    /// The larger group size X wins, then the top rank (C-DEALER, C-TCY "901>504>405").
+    LargerGroup,
+}
+
+/// Chain bombs (X相Y連環炸彈 / 連炸).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainBombs {
+    /// Not a combination (classic).
+    None,
+    /// Every group has the same number of cards X (JJ, 百變).
+    Equal,
+    /// Groups of at least four cards whose counts may differ (千變, 二人).
+    Unequal,
+}
+
+/// Star level of a chain bomb whose groups differ in size (§5, §8 #12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnequalChainLevel {
+    /// Smallest group + links (S2).
+    MinPlusLinks,
+    /// max(smallest group + links, largest group) (S4; default).
+    MaxWithLargestGroup,
+}
+
+/// The card rules of a variant: what is a combination and what beats what.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rules {
+    /// Players at the table: 4 (two teams) or 2.
+    pub players: u8,
+    /// Cards dealt to each player.
+    pub hand_size: u8,
+    /// Which jokers are wild.
+    pub wild_jokers: WildJokers,
+    /// A wild big joker may stand for a small joker, so `SJ BJ` is a pair of small jokers
+    /// (§3, §8 #19).
+    pub big_joker_as_small: bool,
+    /// Any three jokers form the 三王 bomb (the smallest 6★).
+    pub three_jokers: bool,
+    /// Where 天王 (four jokers) sits.
+    pub tianwang: TianWang,
+    /// Bomb order family.
+    pub bomb_order: BombOrder,
+    /// Equal-star, equal-count tie-break.
+    pub equal_star_tie_break: EqualStarTieBreak,
+    /// Chain bombs.
+    pub chain_bombs: ChainBombs,
+    /// Level of unequal chain bombs.
+    pub unequal_chain_level: UnequalChainLevel,
+    /// Chain bombs may run through 2 (循環炸彈: K-A-2, A-2-3, 2-3-4); they are the smallest of their
+    /// class (§2 item 5, §8 #10–11). Off by default.
+    pub cyclic_chain_bombs: bool,
+    /// Shortest straight (順子), in cards.
+    pub min_straight: u8,
+    /// Fewest pairs in a pair chain (連對).
+    pub min_pair_chain: u8,
+    /// Fewest triples in a triple chain (連三張).
+    pub min_triple_chain: u8,
+    /// Fewest links (groups) in a chain bomb.
+    pub min_chain_links: u8,
+    /// Most links in a chain bomb.
+    pub max_chain_links: u8,
+    /// Fewest natural (non-wild) cards in a straight or chain (C-DML uses 2; texts: none → 0).
+    pub min_naturals_in_sequence: u8,
+}
+
+/// Errors in a rule-settings value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RulesError {
+    #[error("players must be 2 or 4, not {0}")]
+    Players(u8),
+    #[error("hand size {hand_size} × {players} players exceeds the 108 cards")]
+    HandSize { players: u8, hand_size: u8 },
+    #[error("{name} = {value} is outside {min}..={max}")]
+    OutOfRange {
+        name: &'static str,
+        value: u8,
+        min: u8,
+        max: u8,
+    },
+    #[error("classic bomb order has no star levels: 三王, chain bombs and wild cards need bomb_order = stars")]
+    ClassicWithStarFeatures,
+    #[error("no preset named {0:?} (known: classic, jj, baibian, huopin, qianbian, erren)")]
+    UnknownPreset(String),
+}
+
+impl Rules {
+    /// The ids of the built-in presets.
+    pub const PRESET_IDS: [&'static str; 6] =
+        ["classic", "jj", "baibian", "huopin", "qianbian", "erren"];
+
+    /// Classic 經典雙扣 (S0-CL, S4): no wilds, no 三王, no chain bombs, 天王 on top, more cards win.
+    pub const CLASSIC: Rules = Rules {
+        players: 4,
+        hand_size: 27,
+        wild_jokers: WildJokers::None,
+        big_joker_as_small: false,
+        three_jokers: false,
+        tianwang: TianWang::AboveAll,
+        bomb_order: BombOrder::Classic,
+        equal_star_tie_break: EqualStarTieBreak::TopRank,
+        chain_bombs: ChainBombs::None,
+        unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
+        cyclic_chain_bombs: false,
+        min_straight: 5,
+        min_pair_chain: 3,
+        min_triple_chain: 3,
+        min_chain_links: 3,
+        max_chain_links: 6,
+        min_naturals_in_sequence: 0,
+    };
+
+    /// 百變雙扣 (S0-BB): big jokers wild, star levels, 三王, 天王 the largest 7★, equal chain bombs.
+    pub const BAIBIAN: Rules = Rules {
+        players: 4,
+        hand_size: 27,
+        wild_jokers: WildJokers::Big,
+        big_joker_as_small: true,
+        three_jokers: true,
+        tianwang: TianWang::MaxOf7,
+        bomb_order: BombOrder::Stars,
+        equal_star_tie_break: EqualStarTieBreak::TopRank,
+        chain_bombs: ChainBombs::Equal,
+        unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
+        cyclic_chain_bombs: false,
+        min_straight: 5,
+        min_pair_chain: 3,
+        min_triple_chain: 3,
+        min_chain_links: 3,
+        max_chain_links: 6,
+        min_naturals_in_sequence: 0,
+    };
+
+    /// JJ雙扣 (S0-JJ): card rules as 百變 (the JJ text has no comparison paragraph, §4.4).
+    pub const JJ: Rules = Rules::BAIBIAN;
+
+    /// 火拼雙扣 with seed 001's figures: 天王 is the smallest 7-line bomb.
+    pub const HUOPIN: Rules = Rules {
+        tianwang: TianWang::MinOf7,
+        ..Rules::BAIBIAN
+    };
+
+    /// 千變雙扣 (S1 note, S2): all four jokers wild; chain bombs may have unequal groups.
+    pub const QIANBIAN: Rules = Rules {
+        wild_jokers: WildJokers::All,
+        chain_bombs: ChainBombs::Unequal,
+        ..Rules::BAIBIAN
+    };
+
+    /// 二人雙扣 (S2, S4): two players, 27 cards each, 千變 card rules.
+    pub const ERREN: Rules = Rules {
+        players: 2,
+        ..Rules::QIANBIAN
+    };
+
+    /// The preset with this id.
+    pub fn preset(id: &str) -> Result<Rules, RulesError> {
+        match id {
+            "classic" => Ok(Rules::CLASSIC),
+            "jj" => Ok(Rules::JJ),
+            "baibian" => Ok(Rules::BAIBIAN),
+            "huopin" => Ok(Rules::HUOPIN),
+            "qianbian" => Ok(Rules::QIANBIAN),
+            "erren" => Ok(Rules::ERREN),
+            other => Err(RulesError::UnknownPreset(other.to_string())),
+        }
+    }
+
+    /// Checks that the settings are coherent (used for settings that come from outside).
+    pub fn validate(&self) -> Result<(), RulesError> {
+        if self.players != 2 && self.players != 4 {
+            return Err(RulesError::Players(self.players));
+        }
+        if self.hand_size == 0 || self.players as usize * self.hand_size as usize > 108 {
+            return Err(RulesError::HandSize {
+                players: self.players,
+                hand_size: self.hand_size,
+            });
+        }
+        let ranges: [(&'static str, u8, u8, u8); 6] = [
+            ("min_straight", self.min_straight, 2, 12),
+            ("min_pair_chain", self.min_pair_chain, 2, 12),
+            ("min_triple_chain", self.min_triple_chain, 2, 12),
+            ("min_chain_links", self.min_chain_links, 2, 13),
+            ("max_chain_links", self.max_chain_links, self.min_chain_links, 13),
+            ("min_naturals_in_sequence", self.min_naturals_in_sequence, 0, 12),
+        ];
+        for (name, value, min, max) in ranges {
+            if value < min || value > max {
+                return Err(RulesError::OutOfRange {
+                    name,
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        if self.bomb_order == BombOrder::Classic
+            && (self.three_jokers
+                || self.chain_bombs != ChainBombs::None
+                || self.wild_jokers != WildJokers::None
+                || self.tianwang != TianWang::AboveAll)
+        {
+            return Err(RulesError::ClassicWithStarFeatures);
+        }
+        Ok(())
+    }
+
+    /// True if this rank's cards are wild under these settings.
+    #[inline]
+    pub const fn is_wild(&self, rank: crate::cards::Rank) -> bool {
+        match self.wild_jokers {
+            WildJokers::None => false,
+            WildJokers::Big => rank.index() == 14,
+            WildJokers::All => rank.index() >= 13,
+        }
+    }
+
+    /// True if bombs carry star levels.
+    pub const fn has_stars(&self) -> bool {
+        matches!(self.bomb_order, BombOrder::Stars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_valid_and_distinct_where_the_rules_differ() {
+        for id in Rules::PRESET_IDS {
+            let r = Rules::preset(id).unwrap();
+            r.validate().unwrap_or_else(|e| panic!("{id}: {e}"));
+        }
+        assert_ne!(Rules::BAIBIAN, Rules::HUOPIN);
+        assert_ne!(Rules::BAIBIAN, Rules::QIANBIAN);
+        assert_eq!(Rules::ERREN.players, 2);
+        assert!(Rules::preset("nope").is_err());
+    }
+
+    #[test]
+    fn validation_rejects_incoherent_settings() {
+        let bad = Rules {
+            three_jokers: true,
+            ..Rules::CLASSIC
+        };
+        assert_eq!(bad.validate(), Err(RulesError::ClassicWithStarFeatures));
+        let bad = Rules {
+            players: 3,
+            ..Rules::BAIBIAN
+        };
+        assert_eq!(bad.validate(), Err(RulesError::Players(3)));
+        let bad = Rules {
+            hand_size: 30,
+            ..Rules::BAIBIAN
+        };
+        assert!(matches!(bad.validate(), Err(RulesError::HandSize { .. })));
+    }
+}
