@@ -248,7 +248,7 @@ fn split_wilds(cards: RankCounts, rules: &Rules) -> (RankCounts, u8, u8) {
 /// Builds a hand whose ranks after substitution are `target`; the wilds (`ws` small, `wb` big)
 /// fill `target - nat` in ascending rank order.
 #[allow(clippy::too_many_arguments)]
-fn make(
+pub(crate) fn make(
     kind: HandType,
     key: Rank,
     stars: Option<u8>,

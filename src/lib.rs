@@ -10,4 +10,5 @@
 pub mod cards;
 pub mod compare;
 pub mod hand;
+pub mod moves;
 pub mod rules;
