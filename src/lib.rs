@@ -5,10 +5,18 @@
 //! - [`rules`]: the typed card-rule settings of a variant;
 //! - [`hand`]: classification of a play (with wild jokers) into its interpretations;
 //! - [`compare`]: `beats` and the bomb order;
-//! - [`moves`]: every legal play of a hand, weakest first.
+//! - [`moves`]: every legal play of a hand, weakest first;
+//! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay).
+//!
+//! Adapters around the core:
+//! - [`variants`]: the Rhai host that turns `variants/*.rhai` into rules and hooks;
+//! - [`cli`]: the command-line tools of the `shuangkou` binary.
 
 pub mod cards;
+pub mod cli;
 pub mod compare;
+pub mod game;
 pub mod hand;
 pub mod moves;
 pub mod rules;
+pub mod variants;

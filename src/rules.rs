@@ -116,6 +116,11 @@ pub struct Rules {
     pub max_chain_links: u8,
     /// Fewest natural (non-wild) cards in a straight or chain (C-DML uses 2; texts: none → 0).
     pub min_naturals_in_sequence: u8,
+    /// Two players: the loser holding at least this many cards is 雙扣 (S2: 12).
+    pub two_player_double_min: u8,
+    /// Two players: the loser holding at least this many cards (and fewer than the 雙扣
+    /// threshold) is 單扣; fewer is 平扣 (S2: 7).
+    pub two_player_single_min: u8,
 }
 
 /// Errors in a rule-settings value.
@@ -162,6 +167,8 @@ impl Rules {
         min_chain_links: 3,
         max_chain_links: 6,
         min_naturals_in_sequence: 0,
+        two_player_double_min: 12,
+        two_player_single_min: 7,
     };
 
     /// 百變雙扣 (S0-BB): big jokers wild, star levels, 三王, 天王 the largest 7★, equal chain bombs.
@@ -183,6 +190,8 @@ impl Rules {
         min_chain_links: 3,
         max_chain_links: 6,
         min_naturals_in_sequence: 0,
+        two_player_double_min: 12,
+        two_player_single_min: 7,
     };
 
     /// JJ雙扣 (S0-JJ): card rules as 百變 (the JJ text has no comparison paragraph, §4.4).

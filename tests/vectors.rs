@@ -15,7 +15,6 @@ use shuangkou::rules::Rules;
 const DATA: &str = include_str!("data/vectors.txt");
 
 /// One expected interpretation of a classification line.
-#[derive(Debug)]
 struct Expected {
     kind: HandType,
     len: u8,
@@ -99,7 +98,7 @@ fn opt<T>(value: &str, parse: impl Fn(&str) -> Result<T, String>) -> Result<Opti
 
 /// `TYPE LEN key=K stars=S [shape=XxY] [cyclic] [as=RANKS]`.
 fn parse_expected(text: &str) -> Result<Expected, String> {
-    let (head, subst) = match text.split_once("as=") {
+    let (head, subst) = match text.split_once(" as=") {
         Some((head, ranks)) => (head, Some(parse_ranks(ranks)?)),
         None => (text, None),
     };
@@ -206,11 +205,10 @@ fn set_field(rules: &Rules, field: &str, value: &str) -> Result<Rules, String> {
     Err(last_error)
 }
 
-/// Parses one non-comment line into its id, rules and case.
-fn parse_line(line: &str) -> Result<(String, Rules, Case), String> {
+/// Parses one non-comment line (after its id) into its rules and case.
+fn parse_line(line: &str) -> Result<(Rules, Case), String> {
     let fields: Vec<&str> = line.split('|').map(str::trim).collect();
-    let id = fields[0].to_string();
-    if id.is_empty() {
+    if fields[0].is_empty() {
         return Err("missing id".into());
     }
     let rules = parse_rules(fields.get(1).copied().unwrap_or(""))?;
@@ -239,9 +237,13 @@ fn parse_line(line: &str) -> Result<(String, Rules, Case), String> {
                 beats,
             }
         }
-        n => return Err(format!("{n} fields; expected 4 (classification) or 5 (comparison)")),
+        n => {
+            return Err(format!(
+                "{n} fields; expected 4 (classification) or 5 (comparison)"
+            ));
+        }
     };
-    Ok((id, rules, case))
+    Ok((rules, case))
 }
 
 /// A hand in the data file's notation (for failure messages).
@@ -288,20 +290,41 @@ fn matches(e: &Expected, h: &Hand) -> bool {
         && e.subst.is_none_or(|s| h.substituted == s)
 }
 
+/// An interpretation must account for exactly the cards played: `len` cards stand for
+/// `substituted`, and undoing the wild substitutions (`wilds`) gives back the cards.
+fn check_consistent(cards: RankCounts, h: &Hand) -> Result<(), String> {
+    let mut back = h.substituted;
+    for (joker, became) in h.wilds.iter() {
+        back = back
+            .minus(RankCounts::EMPTY.with(became, 1))
+            .ok_or_else(|| format!("wild {joker}={became} not in the substituted ranks"))?;
+        back.add(joker, 1);
+    }
+    if back == cards && h.substituted.total() == u32::from(h.len) {
+        Ok(())
+    } else {
+        Err(format!(
+            "inconsistent interpretation of {cards}: {}",
+            show(h)
+        ))
+    }
+}
+
 /// Checks a classification case; `Err` describes the disagreement.
 fn check_classify(cards: RankCounts, expected: &[Expected], rules: &Rules) -> Result<(), String> {
     let got = hand::classify(cards, rules);
+    for h in &got {
+        check_consistent(cards, h)?;
+    }
     // Each expected interpretation must match a distinct returned one, and nothing else returned.
     let mut used = vec![false; got.len()];
-    let all_found = expected
-        .iter()
-        .all(|e| match (0..got.len()).find(|&i| !used[i] && matches(e, &got[i])) {
-            Some(i) => {
-                used[i] = true;
-                true
-            }
-            None => false,
-        });
+    let mut all_found = true;
+    for e in expected {
+        match (0..got.len()).find(|&i| !used[i] && matches(e, &got[i])) {
+            Some(i) => used[i] = true,
+            None => all_found = false,
+        }
+    }
     if all_found && got.len() == expected.len() {
         Ok(())
     } else {
@@ -387,19 +410,19 @@ fn rule_vectors() {
         }
         cases += 1;
         let id = line.split('|').next().unwrap_or("").trim().to_string();
-        let result = parse_line(line).and_then(|(id, rules, case)| {
-            if !ids.insert(id.clone()) {
-                return Err(format!("duplicate id {id}"));
+        let result = if ids.insert(id.clone()) {
+            parse_line(line)
+        } else {
+            Err(format!("duplicate id {id}"))
+        }
+        .and_then(|(rules, case)| match case {
+            Case::Classify { cards, expected } => {
+                classify_cases += 1;
+                check_classify(cards, &expected, &rules)
             }
-            match case {
-                Case::Classify { cards, expected } => {
-                    classify_cases += 1;
-                    check_classify(cards, &expected, &rules)
-                }
-                Case::Compare { a, b, beats } => {
-                    compare_cases += 1;
-                    check_compare(a, b, beats, &rules)
-                }
+            Case::Compare { a, b, beats } => {
+                compare_cases += 1;
+                check_compare(a, b, beats, &rules)
             }
         });
         if let Err(e) = result {
@@ -407,9 +430,10 @@ fn rule_vectors() {
         }
     }
     for id in required_ids() {
-        let present = ids
-            .iter()
-            .any(|have| have.strip_prefix(id.as_str()).is_some_and(|rest| rest.len() <= 1));
+        let present = ids.iter().any(|have| {
+            have.strip_prefix(id.as_str())
+                .is_some_and(|rest| rest.len() <= 1)
+        });
         if !present {
             failures.push(format!("{id}: missing from tests/data/vectors.txt"));
         }

@@ -1,0 +1,5 @@
+//! The command-line tools of the `shuangkou` binary, one module per subcommand.
+
+pub mod rules;
+pub mod simulate;
+pub mod variants;

@@ -1,0 +1,11 @@
+//! `shuangkou rules` (being built).
+
+/// Arguments of `shuangkou rules`.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Runs the subcommand; returns the process exit code.
+pub fn run(_args: Args) -> std::process::ExitCode {
+    eprintln!("shuangkou rules: not available in this build");
+    std::process::ExitCode::from(2)
+}

@@ -1,0 +1,215 @@
+//! The variant hooks: the contract between the deal engine (core) and a variant's rules.
+//!
+//! The core computes facts (who holds the shown card, the outcome, places, bombs played, cards
+//! and bombs left) and asks the variant to turn them into decisions (who leads, which seats swap)
+//! and numbers (scores with a line-item breakdown). The variant never sees or changes the game
+//! state itself. The production implementation runs the Rhai scripts of `variants/`
+//! (`crate::variants`); tests may implement the trait in plain Rust.
+//!
+//! Scores are integers in hundredths of a point (`Centi`): 9.5 points is 950. Sum rules are
+//! checked exactly and snapshots hash the same on every machine.
+//!
+//! Depends only on the rules core; no script, async or wire types.
+
+use serde::{Deserialize, Serialize};
+
+use crate::cards::{Card, RankCounts};
+use crate::hand::HandType;
+use crate::rules::Rules;
+
+/// A score in hundredths of a point.
+pub type Centi = i64;
+
+/// A seat at the table for the current deal, `0..players`, in turn order; in 4-player games the
+/// partner of seat `s` is `(s + 2) % 4` and the teams are {0, 2} and {1, 3}.
+pub type SeatIndex = u8;
+
+/// How a deal ended, by the places of the winning team (RULES.md §1.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// 雙扣: the winners finished 1st and 2nd (2 players: the loser holds many cards).
+    Double,
+    /// 單扣: the winners finished 1st and 3rd (2 players: the loser holds a middle number).
+    Single,
+    /// 平扣: the winners finished 1st and 4th (2 players: the loser holds few cards).
+    Draw,
+}
+
+/// Why a player left the deal early (逃跑).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EscapeReason {
+    /// The player left (LeaveGame).
+    Left,
+    /// The player did not come back within the reconnect window.
+    Disconnected,
+    /// Too many consecutive turn timeouts, and the variant counts that as an escape.
+    Timeouts,
+}
+
+/// A bomb, played or still in a hand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BombFact {
+    /// Who played (or holds) it.
+    pub seat: SeatIndex,
+    /// `bomb`, `three_jokers`, `four_jokers` or `chain_bomb`.
+    pub kind: HandType,
+    /// The cards, as ranks.
+    pub cards: RankCounts,
+    /// Number of cards.
+    pub len: u8,
+    /// Star level (星級 / 線 / 相); `None` under the classic bomb order.
+    pub stars: Option<u8>,
+    /// Cards per group (the smallest group of a chain bomb).
+    pub group: u8,
+    /// Links of a chain bomb (1 for other bombs).
+    pub links: u8,
+}
+
+/// What the seating hook is told before a deal's first lead (RULES.md §7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatingFacts {
+    pub players: u8,
+    /// 1 for the first deal of the match.
+    pub deal_number: u32,
+    /// The shown card (明牌), drawn uniformly from the dealt cards.
+    pub shown_card: Card,
+    /// The seat holding each physical copy of the shown card's rank and suit: `[holder of the
+    /// shown copy, holder of its twin]` (the twin is `None` when it was not dealt, 2 players).
+    pub shown_holders: [Option<SeatIndex>; 2],
+    /// The previous deal of the match, in the current seating.
+    pub previous: Option<PreviousDeal>,
+    /// A random number from the deal's seeded generator, for rules that pick at random.
+    pub random: u64,
+}
+
+/// A summary of the previous deal, with seats in the seating of the deal about to start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousDeal {
+    pub outcome: Option<Outcome>,
+    /// Finishing order of the previous deal.
+    pub places: Vec<SeatIndex>,
+    /// The seat that escaped, if the previous deal ended by an escape.
+    pub escaped: Option<SeatIndex>,
+}
+
+/// The seating hook's decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatingDecision {
+    /// Who leads the first trick.
+    pub leader: SeatIndex,
+    /// Two seats whose players (with their hands) exchange places before play starts, e.g. the
+    /// holder of the twin of the shown card and the player opposite the leader.
+    pub swap: Option<(SeatIndex, SeatIndex)>,
+}
+
+/// What the settlement hook is told when a deal ends normally.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealFacts {
+    pub players: u8,
+    pub deal_number: u32,
+    pub outcome: Outcome,
+    /// Finishing order, every seat: first the players who went out, then the rest by cards
+    /// left (fewer first), then turn order.
+    pub places: Vec<SeatIndex>,
+    /// Cards left in each seat's hand, by seat.
+    pub cards_left: Vec<u8>,
+    /// Every bomb played in the deal, in order.
+    pub bombs_played: Vec<BombFact>,
+    /// Bombs still in each hand at the end (best arrangement), by seat.
+    pub bombs_in_hand: Vec<Vec<BombFact>>,
+}
+
+/// What the escape hook is told when a player escapes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EscapeFacts {
+    pub players: u8,
+    pub deal_number: u32,
+    pub escaper: SeatIndex,
+    pub reason: EscapeReason,
+    /// Players already out, in order.
+    pub places: Vec<SeatIndex>,
+    pub cards_left: Vec<u8>,
+    pub bombs_played: Vec<BombFact>,
+    pub bombs_in_hand: Vec<Vec<BombFact>>,
+}
+
+/// What the timeout hook is told when a seat's turn deadline passes or its reconnect window runs
+/// out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TimeoutFacts {
+    pub seat: SeatIndex,
+    /// Consecutive turns this seat has timed out, this one included.
+    pub consecutive_timeouts: u32,
+    /// True when the reconnect window ran out (the seat is disconnected).
+    pub disconnected: bool,
+}
+
+/// One line of a settlement: why a seat gains or loses points.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LineItem {
+    pub seat: SeatIndex,
+    /// A stable label: `base`, `multiplier`, `contribution`, `rake`, `escape`, …
+    pub label: String,
+    /// Points, in hundredths.
+    pub amount: Centi,
+    /// A human-readable explanation ("×4: winners' 6★ bomb", "6★ bomb by seat 2").
+    pub detail: String,
+}
+
+/// A settlement: per-seat scores and the breakdown behind them. For every seat, the amounts of
+/// its line items add up to its score.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Settlement {
+    /// Score of each seat, by seat.
+    pub scores: Vec<Centi>,
+    pub lines: Vec<LineItem>,
+}
+
+/// The sum rule a variant declares for its settlements, checked by tests and by the variant
+/// registry before a new version activates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SumRule {
+    /// Scores add up to zero.
+    Zero,
+    /// Scores plus the rake taken (line items labelled `rake`, which are negative) add up to
+    /// zero: zero-sum before the house's cut.
+    ZeroBeforeRake,
+    /// No constraint (a table that is not zero-sum, e.g. 百變 平扣 1/0/0/1).
+    Unchecked,
+}
+
+/// A hook that failed: a script error, an exceeded limit, or output of the wrong shape. The
+/// action that needed the hook is rejected and the game stays as it was.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{hook} failed{}: {message}", location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default())]
+pub struct HookError {
+    /// The hook (`seating`, `settle`, `settle_escape`, `timeout_is_escape`).
+    pub hook: String,
+    /// What went wrong.
+    pub message: String,
+    /// `file:line:column` in the script, when known.
+    pub location: Option<String>,
+    /// True when a sandbox limit (operations, depth, sizes) was hit.
+    pub limit: bool,
+}
+
+/// A variant's rules as the deal engine sees them.
+pub trait VariantHooks: Send + Sync {
+    /// The card rules (classification, bomb order, player count).
+    fn rules(&self) -> &Rules;
+    /// True when partners see each other's hands (雙明, JJ).
+    fn partners_see_hands(&self) -> bool;
+    /// The sum rule the settlements obey.
+    fn sum_rule(&self) -> SumRule;
+    /// Who leads the deal, and which seats swap (RULES.md §7).
+    fn seating(&self, facts: &SeatingFacts) -> Result<SeatingDecision, HookError>;
+    /// Scores of a deal that ended normally.
+    fn settle(&self, facts: &DealFacts) -> Result<Settlement, HookError>;
+    /// Scores of a deal that ended by an escape.
+    fn settle_escape(&self, facts: &EscapeFacts) -> Result<Settlement, HookError>;
+    /// Whether a timeout (or an expired reconnect window) counts as an escape.
+    fn timeout_is_escape(&self, facts: &TimeoutFacts) -> Result<bool, HookError>;
+}
