@@ -14,9 +14,13 @@
 
 pub mod cards;
 pub mod cli;
+pub mod config;
 pub mod compare;
 pub mod game;
 pub mod hand;
+pub mod metrics;
 pub mod moves;
 pub mod rules;
+pub mod service;
+pub mod store;
 pub mod variants;

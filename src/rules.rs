@@ -27,10 +27,13 @@ pub enum TianWang {
     /// Above every other bomb (classic "天王炸彈最大").
     AboveAll,
     /// 7★, the largest 7★ bomb (S0-BB; the default of the star system).
+    #[serde(rename = "max_of_7")]
     MaxOf7,
     /// 7★, the smallest 7★ bomb (S1).
+    #[serde(rename = "min_of_7")]
     MinOf7,
     /// 8★, the largest 8★ bomb (P-YXN, C-TCY).
+    #[serde(rename = "max_of_8")]
     MaxOf8,
 }
 

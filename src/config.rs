@@ -1,0 +1,66 @@
+//! Service configuration: flags, each with a `SHUANGKOU_*` environment variable and a sane
+//! default, so `shuangkou serve` runs on its embedded defaults with no configuration at all.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// How logs are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// `shuangkou serve` flags.
+#[derive(Clone, Debug, clap::Args)]
+pub struct ServeConfig {
+    /// gRPC (and gRPC-Web) listen address.
+    #[arg(long, env = "SHUANGKOU_LISTEN", default_value = "0.0.0.0:50051")]
+    pub listen: SocketAddr,
+    /// Prometheus `/metrics` listen address (empty-string-free; use `--no-metrics` to disable).
+    #[arg(long, env = "SHUANGKOU_METRICS_LISTEN", default_value = "0.0.0.0:9090")]
+    pub metrics_listen: SocketAddr,
+    /// Do not serve metrics (tests that run several servers at once).
+    #[arg(long, env = "SHUANGKOU_NO_METRICS")]
+    pub no_metrics: bool,
+    /// Directory of variant scripts (`*.rhai`), watched for changes. Default: the variants
+    /// embedded in the binary.
+    #[arg(long, env = "SHUANGKOU_VARIANTS_DIR")]
+    pub variants_dir: Option<PathBuf>,
+    /// Where games are kept: `memory`, a directory path for the embedded durable store, or
+    /// `redis://host:port/db`.
+    #[arg(long, env = "SHUANGKOU_STORE", default_value = "memory")]
+    pub store: String,
+    /// Platform API keys as `NAME=KEY`, comma-separated. With no platform key and no admin key
+    /// the service runs open (local development) and warns at start.
+    #[arg(long, env = "SHUANGKOU_API_KEYS", value_delimiter = ',')]
+    pub api_keys: Vec<String>,
+    /// The admin key (operators' service, admin-only CreateGame extras, GetState of any game).
+    #[arg(long, env = "SHUANGKOU_ADMIN_KEY", hide_env_values = true)]
+    pub admin_key: Option<String>,
+    /// Log format.
+    #[arg(long, env = "SHUANGKOU_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+    /// Most games in progress per process (RESOURCE_EXHAUSTED beyond).
+    #[arg(long, env = "SHUANGKOU_MAX_GAMES", default_value_t = 200_000)]
+    pub max_games: usize,
+    /// Largest request or response message, in bytes.
+    #[arg(long, env = "SHUANGKOU_MAX_MESSAGE_BYTES", default_value_t = 1 << 20)]
+    pub max_message_bytes: usize,
+    /// Most requests in progress at once (load shedding beyond: UNAVAILABLE).
+    #[arg(long, env = "SHUANGKOU_MAX_CONCURRENT", default_value_t = 4096)]
+    pub max_concurrent: usize,
+    /// Per-request timeout in milliseconds (unary rpcs).
+    #[arg(long, env = "SHUANGKOU_REQUEST_TIMEOUT_MS", default_value_t = 10_000)]
+    pub request_timeout_ms: u64,
+    /// Seconds to let in-flight calls finish after SIGTERM before closing.
+    #[arg(long, env = "SHUANGKOU_DRAIN_SECONDS", default_value_t = 20)]
+    pub drain_seconds: u64,
+    /// Seconds health reports NOT_SERVING before the listener stops accepting (so load
+    /// balancers stop routing first).
+    #[arg(long, env = "SHUANGKOU_DRAIN_DELAY_SECONDS", default_value_t = 2)]
+    pub drain_delay_seconds: u64,
+    /// Turn timers: when off, turn deadlines are not enforced (tests and load runs).
+    #[arg(long, env = "SHUANGKOU_NO_TURN_TIMERS")]
+    pub no_turn_timers: bool,
+}

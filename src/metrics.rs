@@ -1,0 +1,160 @@
+//! Metrics: every metric name and label set, declared in one place, and the Prometheus exporter.
+//!
+//! Only adapters (the service, the variant host, the store) record metrics, through the helpers
+//! below; the core never does. Histograms have explicit buckets (real Prometheus histograms, not
+//! summaries). Names are prefixed `shuangkou_`.
+
+use std::net::SocketAddr;
+
+use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+
+/// rpc count by `method` and `code`.
+pub const RPC_REQUESTS: &str = "shuangkou_rpc_requests_total";
+/// rpc latency by `method` and `code`.
+pub const RPC_DURATION: &str = "shuangkou_rpc_duration_seconds";
+/// Games created by `variant`.
+pub const GAMES_CREATED: &str = "shuangkou_games_created_total";
+/// Games in progress by `variant`.
+pub const GAMES_ACTIVE: &str = "shuangkou_games_active";
+/// Games finished by `variant`.
+pub const GAMES_FINISHED: &str = "shuangkou_games_finished_total";
+/// Deals settled by `variant` and `outcome`.
+pub const DEALS_SETTLED: &str = "shuangkou_deals_settled_total";
+/// Plays by `variant` and `type`.
+pub const PLAYS: &str = "shuangkou_plays_total";
+/// Bombs played by `stars` (`classic` for the classic order).
+pub const BOMBS: &str = "shuangkou_bombs_total";
+/// Rejected requests by `reason`.
+pub const REJECTIONS: &str = "shuangkou_rejections_total";
+/// Variant script calls by `variant`, `version` and `hook`.
+pub const SCRIPT_CALLS: &str = "shuangkou_script_calls_total";
+/// Variant script call latency by `variant` and `hook`.
+pub const SCRIPT_DURATION: &str = "shuangkou_script_duration_seconds";
+/// Variant script errors by `variant`, `version` and `hook`.
+pub const SCRIPT_ERRORS: &str = "shuangkou_script_errors_total";
+/// Sandbox limit hits by `variant` and `version`.
+pub const SCRIPT_LIMIT_HITS: &str = "shuangkou_script_limit_hits_total";
+/// Variant reloads by `result` (`activated`, `unchanged`, `rejected`).
+pub const VARIANT_RELOADS: &str = "shuangkou_variant_reloads_total";
+/// Open WatchGame streams.
+pub const WATCH_STREAMS: &str = "shuangkou_watch_streams_open";
+/// Store operation latency by `store` and `op`.
+pub const STORE_DURATION: &str = "shuangkou_store_duration_seconds";
+/// Store errors by `store` and `op`.
+pub const STORE_ERRORS: &str = "shuangkou_store_errors_total";
+/// 1 while the store is reachable, by `store`.
+pub const STORE_UP: &str = "shuangkou_store_up";
+
+/// Latency buckets in seconds, from 50 µs to 10 s.
+const LATENCY_BUCKETS: [f64; 16] = [
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+    0.5, 1.0, 2.5, 10.0,
+];
+
+/// Installs the Prometheus exporter with an HTTP listener serving `/metrics` on `addr`, and
+/// describes every metric. Must run inside a Tokio runtime.
+pub fn install(addr: SocketAddr) -> Result<(), String> {
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
+        .map_err(|e| e.to_string())?
+        .install()
+        .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
+    describe();
+    Ok(())
+}
+
+fn describe() {
+    describe_counter!(RPC_REQUESTS, "gRPC requests by method and status code");
+    describe_histogram!(RPC_DURATION, metrics::Unit::Seconds, "gRPC request latency");
+    describe_counter!(GAMES_CREATED, "Games created by variant");
+    describe_gauge!(GAMES_ACTIVE, "Games in progress by variant");
+    describe_counter!(GAMES_FINISHED, "Games finished by variant");
+    describe_counter!(DEALS_SETTLED, "Deals settled by variant and outcome");
+    describe_counter!(PLAYS, "Plays by variant and combination type");
+    describe_counter!(BOMBS, "Bombs played by star level");
+    describe_counter!(REJECTIONS, "Rejected requests by reason");
+    describe_counter!(SCRIPT_CALLS, "Variant script hook calls");
+    describe_histogram!(SCRIPT_DURATION, metrics::Unit::Seconds, "Variant script hook latency");
+    describe_counter!(SCRIPT_ERRORS, "Variant script hook errors");
+    describe_counter!(SCRIPT_LIMIT_HITS, "Variant script sandbox limit hits");
+    describe_counter!(VARIANT_RELOADS, "Variant reloads by result");
+    describe_gauge!(WATCH_STREAMS, "Open WatchGame streams");
+    describe_histogram!(STORE_DURATION, metrics::Unit::Seconds, "Store operation latency");
+    describe_counter!(STORE_ERRORS, "Store errors by operation");
+    describe_gauge!(STORE_UP, "1 while the store is reachable");
+}
+
+/// Records one rpc.
+pub fn rpc(method: &'static str, code: &'static str, seconds: f64) {
+    counter!(RPC_REQUESTS, "method" => method, "code" => code).increment(1);
+    histogram!(RPC_DURATION, "method" => method, "code" => code).record(seconds);
+}
+
+/// Records a rejection.
+pub fn rejection(reason: &'static str) {
+    counter!(REJECTIONS, "reason" => reason).increment(1);
+}
+
+/// Records a created game.
+pub fn game_created(variant: &str) {
+    counter!(GAMES_CREATED, "variant" => variant.to_string()).increment(1);
+    gauge!(GAMES_ACTIVE, "variant" => variant.to_string()).increment(1.0);
+}
+
+/// Records a finished game.
+pub fn game_finished(variant: &str) {
+    counter!(GAMES_FINISHED, "variant" => variant.to_string()).increment(1);
+    gauge!(GAMES_ACTIVE, "variant" => variant.to_string()).decrement(1.0);
+}
+
+/// Records a settled deal.
+pub fn deal_settled(variant: &str, outcome: &'static str) {
+    counter!(DEALS_SETTLED, "variant" => variant.to_string(), "outcome" => outcome).increment(1);
+}
+
+/// Records a play (and its bomb, if it is one).
+pub fn play(variant: &str, kind: &'static str, stars: Option<u8>, is_bomb: bool) {
+    counter!(PLAYS, "variant" => variant.to_string(), "type" => kind).increment(1);
+    if is_bomb {
+        let stars = stars.map_or_else(|| "classic".to_string(), |s| s.to_string());
+        counter!(BOMBS, "stars" => stars).increment(1);
+    }
+}
+
+/// Records a script hook call.
+pub fn script_call(variant: &str, version: &str, hook: &'static str, seconds: f64, error: bool, limit: bool) {
+    let short = &version[..version.len().min(12)];
+    counter!(SCRIPT_CALLS, "variant" => variant.to_string(), "version" => short.to_string(), "hook" => hook).increment(1);
+    histogram!(SCRIPT_DURATION, "variant" => variant.to_string(), "hook" => hook).record(seconds);
+    if error {
+        counter!(SCRIPT_ERRORS, "variant" => variant.to_string(), "version" => short.to_string(), "hook" => hook).increment(1);
+    }
+    if limit {
+        counter!(SCRIPT_LIMIT_HITS, "variant" => variant.to_string(), "version" => short.to_string()).increment(1);
+    }
+}
+
+/// Records a variant reload outcome.
+pub fn variant_reload(result: &'static str) {
+    counter!(VARIANT_RELOADS, "result" => result).increment(1);
+}
+
+/// Adjusts the open-watch-stream gauge.
+pub fn watch_streams(delta: f64) {
+    gauge!(WATCH_STREAMS).increment(delta);
+}
+
+/// Records a store operation.
+pub fn store_op(store: &'static str, op: &'static str, seconds: f64, ok: bool) {
+    histogram!(STORE_DURATION, "store" => store, "op" => op).record(seconds);
+    if !ok {
+        counter!(STORE_ERRORS, "store" => store, "op" => op).increment(1);
+    }
+}
+
+/// Sets the store reachability gauge.
+pub fn store_up(store: &'static str, up: bool) {
+    gauge!(STORE_UP, "store" => store).set(if up { 1.0 } else { 0.0 });
+}

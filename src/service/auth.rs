@@ -1,0 +1,205 @@
+//! Credentials: seat and spectator tokens, platform API keys and the admin key.
+//!
+//! A game token reads `<game id>.<role>.<secret>` where the role is `p<player>` or `spec` and the
+//! secret is 128 random bits from the OS generator, in hex. The service stores only the SHA-256
+//! of each secret and compares digests in constant time (`subtle`). Tokens are never logged:
+//! nothing here implements `Display` for a secret, and `Debug` redacts it.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use super::status::{ApiError, Reason};
+
+/// The SHA-256 digest of a secret.
+pub type SecretHash = [u8; 32];
+
+/// Who a game token speaks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A player (index into the game's seat tokens).
+    Player(u8),
+    /// A spectator.
+    Spectator,
+}
+
+/// A parsed game token (not yet verified against the game).
+#[derive(Clone, PartialEq, Eq)]
+pub struct GameToken {
+    pub game_id: String,
+    pub role: Role,
+    secret: String,
+}
+
+impl fmt::Debug for GameToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GameToken")
+            .field("game_id", &self.game_id)
+            .field("role", &self.role)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+impl GameToken {
+    /// Parses `<game id>.<role>.<secret>`; `None` if it is not a game token.
+    pub fn parse(token: &str) -> Option<GameToken> {
+        let mut parts = token.rsplitn(3, '.');
+        let secret = parts.next()?;
+        let role = parts.next()?;
+        let game_id = parts.next()?;
+        if secret.len() != 32 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) || game_id.is_empty()
+        {
+            return None;
+        }
+        let role = match role {
+            "spec" => Role::Spectator,
+            r => Role::Player(r.strip_prefix('p')?.parse().ok()?),
+        };
+        Some(GameToken {
+            game_id: game_id.to_string(),
+            role,
+            secret: secret.to_string(),
+        })
+    }
+
+    /// True if the secret's digest equals `hash` (constant time).
+    pub fn verify(&self, hash: &SecretHash) -> bool {
+        hash_secret(&self.secret).ct_eq(hash).into()
+    }
+}
+
+/// A fresh token for `role` in `game_id`, and the digest to store.
+pub fn new_token(game_id: &str, role: Role) -> Result<(String, SecretHash), ApiError> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ApiError::new(Reason::Unavailable, format!("no OS randomness: {e}")))?;
+    let secret = hex::encode(bytes);
+    let role = match role {
+        Role::Player(p) => format!("p{p}"),
+        Role::Spectator => "spec".to_string(),
+    };
+    let hash = hash_secret(&secret);
+    Ok((format!("{game_id}.{role}.{secret}"), hash))
+}
+
+/// 128 random bits in hex, for game ids.
+pub fn random_id() -> Result<String, ApiError> {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| ApiError::new(Reason::Unavailable, format!("no OS randomness: {e}")))?;
+    Ok(hex::encode(bytes))
+}
+
+/// SHA-256 of a secret.
+pub fn hash_secret(secret: &str) -> SecretHash {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// The bearer token of a request, if any.
+pub fn bearer(metadata: &tonic::metadata::MetadataMap) -> Option<&str> {
+    let value = metadata.get("authorization")?.to_str().ok()?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))?;
+    Some(token.trim())
+}
+
+/// Platform API keys and the admin key, from configuration (stored as digests).
+#[derive(Clone, Default)]
+pub struct Keys {
+    platforms: Vec<(String, SecretHash)>,
+    admin: Option<SecretHash>,
+}
+
+impl fmt::Debug for Keys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Keys")
+            .field("platforms", &self.platforms.iter().map(|p| &p.0).collect::<Vec<_>>())
+            .field("admin", &self.admin.is_some())
+            .finish()
+    }
+}
+
+impl Keys {
+    /// Builds the key set from `name=key` platform entries and an optional admin key.
+    pub fn new(platforms: &[String], admin: Option<&str>) -> Result<Keys, String> {
+        let mut out = Vec::new();
+        for entry in platforms {
+            let (name, key) = entry
+                .split_once('=')
+                .ok_or_else(|| format!("platform key entry must be NAME=KEY, got one for {:?}", entry.split('=').next().unwrap_or("")))?;
+            if name.is_empty() || key.len() < 16 {
+                return Err(format!("platform {name:?}: name must be set and the key at least 16 characters"));
+            }
+            out.push((name.to_string(), hash_secret(key)));
+        }
+        if let Some(a) = admin {
+            if a.len() < 16 {
+                return Err("the admin key must be at least 16 characters".into());
+            }
+        }
+        Ok(Keys {
+            platforms: out,
+            admin: admin.map(hash_secret),
+        })
+    }
+
+    /// True when no key is configured: the service runs open for local development.
+    pub fn open(&self) -> bool {
+        self.platforms.is_empty() && self.admin.is_none()
+    }
+
+    /// The platform a key belongs to (constant-time comparison with every configured key).
+    pub fn platform(&self, key: &str) -> Option<&str> {
+        let h = hash_secret(key);
+        let mut found = None;
+        for (name, k) in &self.platforms {
+            if bool::from(h.ct_eq(k)) {
+                found = Some(name.as_str());
+            }
+        }
+        found
+    }
+
+    /// True for the admin key.
+    pub fn is_admin(&self, key: &str) -> bool {
+        self.admin
+            .as_ref()
+            .is_some_and(|a| bool::from(hash_secret(key).ct_eq(a)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_verify() {
+        let (token, hash) = new_token("g1", Role::Player(3)).unwrap();
+        let t = GameToken::parse(&token).unwrap();
+        assert_eq!(t.game_id, "g1");
+        assert_eq!(t.role, Role::Player(3));
+        assert!(t.verify(&hash));
+        let (other, _) = new_token("g1", Role::Player(3)).unwrap();
+        assert!(!GameToken::parse(&other).unwrap().verify(&hash));
+        assert!(!format!("{t:?}").contains(&token[token.len() - 32..]));
+        assert!(GameToken::parse("nonsense").is_none());
+        assert!(GameToken::parse("g.p1.short").is_none());
+        let (spec, _) = new_token("abc", Role::Spectator).unwrap();
+        assert_eq!(GameToken::parse(&spec).unwrap().role, Role::Spectator);
+    }
+
+    #[test]
+    fn keys() {
+        let keys = Keys::new(&["acme=0123456789abcdef".into()], Some("admin-key-0123456789")).unwrap();
+        assert!(!keys.open());
+        assert_eq!(keys.platform("0123456789abcdef"), Some("acme"));
+        assert_eq!(keys.platform("wrong"), None);
+        assert!(keys.is_admin("admin-key-0123456789"));
+        assert!(!keys.is_admin("0123456789abcdef"));
+        assert!(Keys::new(&["acme=short".into()], None).is_err());
+        assert!(Keys::default().open());
+    }
+}
