@@ -112,7 +112,7 @@ impl FromStr for HandType {
 }
 
 /// Which rank each wild joker of a play became, in order (small jokers first, then big).
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct WildUse {
     n: u8,
     from: [u8; 4],
@@ -155,7 +155,7 @@ impl fmt::Debug for WildUse {
 }
 
 /// One interpretation of a play: its type, size, key and star level, and what the wilds became.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Hand {
     /// The combination type.
     pub kind: HandType,

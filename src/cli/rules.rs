@@ -44,7 +44,8 @@
 //! Error codes: `BAD_REQUEST` (not JSON, not an object, missing or unknown field, unknown op),
 //! `UNKNOWN_VARIANT`, `BAD_OPTION`, `BAD_CARD` (bad notation, naming the token), `BAD_CARD_ID`,
 //! `DUPLICATE_CARD`, `NOT_A_COMBINATION`, `AMBIGUOUS_PLAY` (with the `interpretations`),
-//! `DECLARED_MISMATCH` (`prev_type`/`prev_key` do not fit the previous play).
+//! `DECLARED_MISMATCH` (`prev_type`/`prev_key` do not fit the previous play), `TOO_MANY_CARDS`
+//! (`plays` on a hand larger than the variant deals: a whole deck has millions of plays).
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, Write};
@@ -172,7 +173,10 @@ pub fn run(args: Args) -> ExitCode {
         }),
         Command::Beats(a) => answer(&a.common, |rules| {
             let prev = cards_arg(&a.prev, a.common.ids)?;
-            let declared = declared(a.declared.prev_type.as_deref(), a.declared.prev_key.as_deref())?;
+            let declared = declared(
+                a.declared.prev_type.as_deref(),
+                a.declared.prev_key.as_deref(),
+            )?;
             let cards = cards_arg(&a.cards.join(" "), a.common.ids)?;
             beats_op(prev, declared, cards, rules)
         }),
@@ -182,7 +186,10 @@ pub fn run(args: Args) -> ExitCode {
                 Some(p) if !p.trim().is_empty() => Some(cards_arg(p, a.common.ids)?),
                 _ => None,
             };
-            let declared = declared(a.declared.prev_type.as_deref(), a.declared.prev_key.as_deref())?;
+            let declared = declared(
+                a.declared.prev_type.as_deref(),
+                a.declared.prev_key.as_deref(),
+            )?;
             plays_op(hand, prev, declared, rules)
         }),
     };
@@ -264,8 +271,12 @@ impl Failure {
             ok: false,
             error: Some(self.code),
             message: Some(cut(&self.message)),
-            interpretations: (!self.interpretations.is_empty())
-                .then(|| self.interpretations.iter().map(InterpretationJson::new).collect()),
+            interpretations: (!self.interpretations.is_empty()).then(|| {
+                self.interpretations
+                    .iter()
+                    .map(InterpretationJson::new)
+                    .collect()
+            }),
             ..Reply::default()
         }
     }
@@ -424,7 +435,10 @@ fn declared(kind: Option<&str>, key: Option<&str>) -> Result<Option<Declared>, F
     };
     let kind: HandType = kind.parse().map_err(|e: String| Failure::bad_request(e))?;
     let key = match key {
-        Some(k) => Some(k.parse::<Rank>().map_err(|e| Failure::bad_request(e.to_string()))?),
+        Some(k) => Some(
+            k.parse::<Rank>()
+                .map_err(|e| Failure::bad_request(e.to_string()))?,
+        ),
         None => None,
     };
     Ok(Some(Declared { kind, key }))
@@ -480,7 +494,22 @@ fn plays_op(
         }
         None => None,
     };
-    Ok(Answer::Plays(moves::legal_plays(hand, prev.as_ref(), rules)))
+    // A hand never holds more than was dealt; bigger ones (a whole deck) have millions of plays.
+    if hand.total() > u32::from(rules.hand_size) {
+        return Err(Failure::new(
+            "TOO_MANY_CARDS",
+            format!(
+                "the hand has {} cards; a hand of this variant holds at most {}",
+                hand.total(),
+                rules.hand_size
+            ),
+        ));
+    }
+    Ok(Answer::Plays(moves::legal_plays(
+        hand,
+        prev.as_ref(),
+        rules,
+    )))
 }
 
 /// The interpretation of the play on the table (declared when its cards fit several types).
@@ -492,7 +521,8 @@ fn previous_play(
     hand::resolve(cards, None, declared, rules).map_err(|e| {
         let mut f = Failure::from(e);
         if f.code == "AMBIGUOUS_PLAY" {
-            f.message.push_str(" (give prev_type, and prev_key if needed)");
+            f.message
+                .push_str(" (give prev_type, and prev_key if needed)");
         }
         f
     })
@@ -616,7 +646,11 @@ impl Answer {
                     .map(describe)
                     .collect::<Vec<_>>()
                     .join("\n    or ");
-                let verdict = if *beats { "yes, beats" } else { "no, does not beat" };
+                let verdict = if *beats {
+                    "yes, beats"
+                } else {
+                    "no, does not beat"
+                };
                 let _ = writeln!(s, "{verdict}\n  on the table: {}", describe(prev));
                 let _ = writeln!(s, "  played as:    {what}");
                 if !beats {
@@ -665,9 +699,10 @@ fn describe(h: &Hand) -> String {
     let key = h.key().map_or("-", Rank::symbol);
     let stars = h.stars.map_or_else(|| "-".to_string(), |n| format!("{n}★"));
     let mut s = format!(
-        "{:<12} {:>2} cards  key {:<2}  stars {:<3}  as {}",
+        "{:<12} {:>2} card{}  key {:<2}  stars {:<3}  as {}",
         h.kind.name(),
         h.len,
+        if h.len == 1 { " " } else { "s" },
         key,
         stars,
         h.substituted
@@ -839,7 +874,8 @@ pub fn batch(mut input: impl BufRead, mut output: impl Write) -> io::Result<()> 
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = io::Read::take(&mut input, MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut buf)?;
+        let n =
+            io::Read::take(&mut input, MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut buf)?;
         if n == 0 {
             return Ok(());
         }
@@ -895,7 +931,9 @@ mod tests {
             r#"{"ok":true,"interpretations":[{"type":"bomb","length":5,"key":"7","stars":5,"as":"7 7 7 7 7"}]}"#
         );
         assert_eq!(
-            batch_line(r#"{"op":"beats","variant":"classic","prev":"2 2 2 2","cards":"6 6 6 6 6"}"#),
+            batch_line(
+                r#"{"op":"beats","variant":"classic","prev":"2 2 2 2","cards":"6 6 6 6 6"}"#
+            ),
             r#"{"ok":true,"beats":true}"#
         );
     }
@@ -920,7 +958,8 @@ mod tests {
         let line = r#"{"op":"classify","variant":"baibian","options":{"cyclic_chain_bombs":"true"},"cards":"K K K K A A A A 2 2 2 2"}"#;
         let out = batch_line(line);
         assert!(out.contains(r#""cyclic":true"#), "{out}");
-        let bad = batch_line(r#"{"op":"classify","variant":"baibian","options":{"nope":1},"cards":"3"}"#);
+        let bad =
+            batch_line(r#"{"op":"classify","variant":"baibian","options":{"nope":1},"cards":"3"}"#);
         assert!(bad.contains("BAD_OPTION"), "{bad}");
     }
 }

@@ -1,11 +1,377 @@
-//! `shuangkou variants` (being built).
+//! `shuangkou variants`: the operators' tools for variant scripts.
+//!
+//! - `list [--dir D] [--options]`: the variants a server would load, with their versions (content
+//!   hashes), and the files it would refuse;
+//! - `check [FILE…] [--random N] [--seed S]`: compile, contract, declared examples and random
+//!   settlements — what a new version must pass to become active; non-zero exit on failure;
+//! - `settle ID [--dir D] [--option k=v…] [--hook H] [--json]`: a dry run of one hook with facts
+//!   read as JSON on stdin (docs/VARIANTS.md shows the shapes), printing the result with its
+//!   breakdown.
+//!
+//! Exit codes: 0 success, 1 a check or hook failed, 2 bad usage or input.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use crate::game::hooks::{Settlement, VariantHooks};
+use crate::variants::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
+use crate::variants::script::points;
+use crate::variants::{self, CompiledVariant, Registry, RegistryConfig, facts};
 
 /// Arguments of `shuangkou variants`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// List the variants (and refused files) of a directory, or the embedded ones.
+    List(ListArgs),
+    /// Check variant files as the server does before activating them.
+    Check(CheckArgs),
+    /// Dry-run a hook: facts as JSON on stdin, the result and its breakdown on stdout.
+    Settle(SettleArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ListArgs {
+    /// Variants directory (default: the scripts embedded in the binary).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Also print every option with its type, range, default and description.
+    #[arg(long)]
+    options: bool,
+    /// Random deals per option set in the activation checks.
+    #[arg(long, default_value_t = DEFAULT_RANDOM_DEALS)]
+    random: usize,
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// Script files (`<id>.rhai`); none = every embedded script.
+    files: Vec<PathBuf>,
+    /// Random deals per option set.
+    #[arg(long, default_value_t = DEFAULT_RANDOM_DEALS)]
+    random: usize,
+    /// Seed of the random deals.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Hook {
+    /// `settle`: DealFacts on stdin.
+    Settle,
+    /// `settle_escape`: EscapeFacts on stdin.
+    Escape,
+    /// `seating`: SeatingFacts on stdin.
+    Seating,
+    /// `timeout_is_escape`: TimeoutFacts on stdin.
+    Timeout,
+}
+
+#[derive(Debug, clap::Args)]
+struct SettleArgs {
+    /// Variant id (`classic`, `jj`, `baibian`, `huopin`, `qianbian`, `erren`, …).
+    id: String,
+    /// Variants directory (default: the embedded scripts); the file `<dir>/<id>.rhai` is used.
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Option override `key=value` (repeatable), e.g. `--option rake_percent=5`.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// Which hook to run.
+    #[arg(long, value_enum, default_value_t = Hook::Settle)]
+    hook: Hook,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(_args: Args) -> std::process::ExitCode {
-    eprintln!("shuangkou variants: not available in this build");
-    std::process::ExitCode::from(2)
+pub fn run(args: Args) -> ExitCode {
+    match args.command {
+        Command::List(a) => list(a),
+        Command::Check(a) => check(a),
+        Command::Settle(a) => settle(a),
+    }
+}
+
+fn list(a: ListArgs) -> ExitCode {
+    let config = RegistryConfig {
+        dir: a.dir.clone(),
+        random_deals: a.random,
+        ..RegistryConfig::default()
+    };
+    let (registry, report) = match Registry::open(config) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    for v in registry.list() {
+        let m = v.meta();
+        println!(
+            "{:<10} {:<16} {}p  version {}  {}",
+            m.id,
+            m.name,
+            m.players,
+            v.short_hash(),
+            v.origin()
+        );
+        if a.options {
+            println!("    {}", m.description);
+            println!("    source: {}", m.source);
+            for o in v.options() {
+                println!(
+                    "    {:<24} {:<10} {:<28} {}",
+                    o.name,
+                    o.default_value().to_string(),
+                    o.range_text(),
+                    o.doc
+                );
+            }
+        }
+    }
+    for e in &report.rejected {
+        println!("refused    {e}");
+    }
+    if report.rejected.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn check(a: CheckArgs) -> ExitCode {
+    let mut inputs: Vec<(String, Option<String>, Result<String, String>)> = Vec::new();
+    if a.files.is_empty() {
+        for (id, src) in variants::EMBEDDED {
+            inputs.push((
+                variants::embedded_origin(id),
+                Some(id.to_string()),
+                Ok(src.to_string()),
+            ));
+        }
+    } else {
+        for f in &a.files {
+            let id = f
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".rhai"))
+                .map(str::to_string);
+            inputs.push((
+                f.display().to_string(),
+                id,
+                std::fs::read_to_string(f).map_err(|e| e.to_string()),
+            ));
+        }
+    }
+    let mut failed = 0;
+    for (origin, id, text) in inputs {
+        let text = match text {
+            Ok(t) => t,
+            Err(e) => {
+                println!("FAIL {origin}: cannot read: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        if id.is_none() {
+            println!("FAIL {origin}: a variant file must be named <id>.rhai");
+            failed += 1;
+            continue;
+        }
+        let started = std::time::Instant::now();
+        match variants::load(&origin, &text, id.as_deref(), a.random, a.seed) {
+            Ok((v, report)) => println!(
+                "ok   {} {} ({}): {} examples, {} random hook calls, {:.0?}",
+                v.id(),
+                v.short_hash(),
+                origin,
+                report.examples,
+                report.random_calls,
+                started.elapsed()
+            ),
+            Err(e) => {
+                println!("FAIL {e}");
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        println!("{failed} file(s) failed");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn compiled_for(id: &str, dir: Option<&Path>) -> Result<Arc<CompiledVariant>, String> {
+    match dir {
+        None => variants::builtin(id).map_err(|e| e.to_string()),
+        Some(d) => {
+            let path = d.join(format!("{id}.rhai"));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            variants::CompiledVariant::compile(&path.display().to_string(), &text, Some(id))
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        }
+    }
+}
+
+fn settle(a: SettleArgs) -> ExitCode {
+    let compiled = match compiled_for(&a.id, a.dir.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let configured = compiled
+        .parse_overrides(&a.options)
+        .and_then(|o| compiled.configure(&o));
+    let variant = match configured {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut input = String::new();
+    if let Err(e) = std::io::stdin().read_to_string(&mut input) {
+        eprintln!("error: cannot read stdin: {e}");
+        return ExitCode::from(2);
+    }
+    let json: serde_json::Value = match serde_json::from_str(&input) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: the facts on stdin are not JSON: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let rules = *variant.rules();
+    let header = format!(
+        "{} {} ({}){}",
+        compiled.id(),
+        compiled.short_hash(),
+        compiled.origin(),
+        if a.options.is_empty() {
+            String::new()
+        } else {
+            format!(", options: {}", a.options.join(" "))
+        }
+    );
+    let result: Result<serde_json::Value, (u8, String)> = match a.hook {
+        Hook::Settle => facts::parse_deal(&json, &rules)
+            .map_err(|e| (2, e))
+            .and_then(|f| {
+                let s = variant.settle(&f).map_err(|e| (1, e.to_string()))?;
+                if !a.json {
+                    println!("{header}");
+                    println!(
+                        "{}, places {:?}, cards left {:?}, {} bombs played",
+                        facts::outcome_name(f.outcome),
+                        f.places,
+                        f.cards_left,
+                        f.bombs_played.len()
+                    );
+                    print_settlement(&s, variant.sum_rule());
+                }
+                Ok(serde_json::json!({ "facts": f, "settlement": s }))
+            }),
+        Hook::Escape => facts::parse_escape(&json, &rules)
+            .map_err(|e| (2, e))
+            .and_then(|f| {
+                let s = variant.settle_escape(&f).map_err(|e| (1, e.to_string()))?;
+                if !a.json {
+                    println!("{header}");
+                    println!(
+                        "escape by seat {} ({:?}), cards left {:?}, {} bombs played",
+                        f.escaper,
+                        f.reason,
+                        f.cards_left,
+                        f.bombs_played.len()
+                    );
+                    print_settlement(&s, variant.sum_rule());
+                }
+                Ok(serde_json::json!({ "facts": f, "settlement": s }))
+            }),
+        Hook::Seating => facts::parse_seating(&json, &rules)
+            .map_err(|e| (2, e))
+            .and_then(|f| {
+                let d = variant.seating(&f).map_err(|e| (1, e.to_string()))?;
+                if !a.json {
+                    println!("{header}");
+                    println!(
+                        "leader: seat {}; swap: {}",
+                        d.leader,
+                        d.swap
+                            .map(|(x, y)| format!("seats {x} and {y}"))
+                            .unwrap_or_else(|| "none".into())
+                    );
+                }
+                Ok(serde_json::json!({ "facts": f, "decision": d }))
+            }),
+        Hook::Timeout => facts::parse_timeout(&json, &rules)
+            .map_err(|e| (2, e))
+            .and_then(|f| {
+                let b = variant.timeout_is_escape(&f).map_err(|e| (1, e.to_string()))?;
+                if !a.json {
+                    println!("{header}");
+                    println!("escape: {b}");
+                }
+                Ok(serde_json::json!({ "facts": f, "escape": b }))
+            }),
+    };
+    match result {
+        Ok(v) => {
+            if a.json {
+                match serde_json::to_string_pretty(&v) {
+                    Ok(s) => println!("{s}"),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::from(1);
+                    }
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err((code, e)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn print_settlement(s: &Settlement, sum_rule: crate::game::hooks::SumRule) {
+    println!("seat  score");
+    for (seat, score) in s.scores.iter().enumerate() {
+        println!("{seat:>4}  {:>8}", signed(*score));
+    }
+    println!("breakdown:");
+    for l in &s.lines {
+        println!(
+            "  seat {}  {:<13} {:>8}  {}",
+            l.seat,
+            l.label,
+            signed(l.amount),
+            l.detail
+        );
+    }
+    match variants::script::check_sum(sum_rule, s) {
+        Ok(()) => println!("sum rule {sum_rule:?}: ok"),
+        Err(e) => println!("sum rule {sum_rule:?}: VIOLATED: {e}"),
+    }
+}
+
+fn signed(centi: i64) -> String {
+    let p = points(centi);
+    if centi > 0 { format!("+{p}") } else { p }
 }

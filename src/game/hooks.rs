@@ -213,3 +213,26 @@ pub trait VariantHooks: Send + Sync {
     /// Whether a timeout (or an expired reconnect window) counts as an escape.
     fn timeout_is_escape(&self, facts: &TimeoutFacts) -> Result<bool, HookError>;
 }
+
+impl SumRule {
+    /// Checks a settlement against the rule; the error says by how much it is off.
+    pub fn check(self, s: &Settlement) -> Result<(), String> {
+        let total: i128 = s.scores.iter().map(|x| i128::from(*x)).sum();
+        let rake: i128 = s
+            .lines
+            .iter()
+            .filter(|l| l.label == "rake")
+            .map(|l| i128::from(l.amount))
+            .sum();
+        match self {
+            SumRule::Zero if total != 0 => Err(format!(
+                "the scores add up to {total} hundredths (sum rule: zero)"
+            )),
+            SumRule::ZeroBeforeRake if total - rake != 0 => Err(format!(
+                "the scores before the rake add up to {} hundredths (sum rule: zero_before_rake)",
+                total - rake
+            )),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,6 +1,18 @@
 //! The deal engine: the table as a deterministic, replayable state machine.
 //!
-//! Pure and synchronous: no async, wire or script types. Variants plug in through
-//! [`hooks::VariantHooks`].
+//! Pure and synchronous: no async, wire or script types; "now" is an input. Variants plug in
+//! through [`hooks::VariantHooks`].
+//!
+//! - [`table`]: [`Game`], actions, events, the log and replay;
+//! - [`view`]: what each viewer may see;
+//! - [`hooks`]: the contract with the variant scripts;
+//! - [`testing`]: a plain-Rust implementation of the hooks for tests and tools.
 
 pub mod hooks;
+pub mod sim;
+pub mod table;
+pub mod testing;
+pub mod view;
+
+pub use table::{Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, Phase, Top};
+pub use view::{SeatView, View, Viewer};

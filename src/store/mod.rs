@@ -9,10 +9,16 @@
 //! `append` is compare-and-append: it succeeds only if the log has exactly `expected_len`
 //! entries, which is how one writer per game is guaranteed across replicas.
 //!
-//! Backends: [`memory::MemoryStore`] (tests, `--store memory`). The durable embedded and Redis
-//! backends plug in as further variants of [`Store`].
+//! Backends, chosen by [`Store::open`]:
+//! - [`memory::MemoryStore`] (`memory`): nothing survives a restart; tests and benchmarks;
+//! - [`embedded::EmbeddedStore`] (a directory path): the durable default, one `redb` file with
+//!   group commit (no reply before fsync);
+//! - [`redis::RedisStore`] (`redis://host:port/db`): several replicas sharing one Redis, with
+//!   watch notifications across replicas.
 
+pub mod embedded;
 pub mod memory;
+pub mod redis;
 
 use std::time::Instant;
 
@@ -70,13 +76,68 @@ pub struct StoreError {
 /// The configured store.
 pub enum Store {
     Memory(memory::MemoryStore),
+    Embedded(embedded::EmbeddedStore),
+    Redis(redis::RedisStore),
 }
 
 impl Store {
+    /// Opens the store described by `spec` (the `--store` option):
+    /// - `memory`: the in-memory store;
+    /// - `redis://host:port/db` (or `rediss://`, `redis+unix://`), with optional query
+    ///   parameters `retention_secs` (finished games' lifetime, default 7 days, 0 keeps them),
+    ///   `timeout_ms` (deadline of each call, default 2000) and `prefix` (default `sk:`);
+    /// - anything else: a data directory for the embedded store (created if missing).
+    ///
+    /// The Redis store connects lazily (check with [`Store::ping`]); the embedded store opens
+    /// (and if needed repairs) its file here, on the blocking pool, so a corrupt file fails here.
+    /// Must run inside a Tokio runtime.
+    pub async fn open(spec: &str) -> Result<Store, StoreError> {
+        let spec = spec.trim();
+        if spec == "memory" {
+            return Ok(Store::Memory(memory::MemoryStore::new()));
+        }
+        if ["redis://", "rediss://", "redis+unix://"]
+            .iter()
+            .any(|p| spec.starts_with(p))
+        {
+            return redis::RedisStore::open(spec).map(Store::Redis);
+        }
+        if spec.is_empty() {
+            return Err(StoreError {
+                op: "open",
+                message: "empty store spec".into(),
+            });
+        }
+        if let Some((scheme, _)) = spec.split_once("://") {
+            return Err(StoreError {
+                op: "open",
+                message: format!(
+                    "unknown store scheme {scheme}:// (use memory, a directory path or redis://)"
+                ),
+            });
+        }
+        let dir = spec.to_string();
+        tokio::task::spawn_blocking(move || embedded::EmbeddedStore::open(dir))
+            .await
+            .map_err(|e| StoreError {
+                op: "open",
+                message: format!("open task failed: {e}"),
+            })?
+            .map(Store::Embedded)
+    }
+
+    /// Whether other processes may append to the same games (Redis): then a cached game must be
+    /// revalidated against the log (`entries_after` its seq) before it is acted on.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Store::Redis(_))
+    }
+
     /// A short name for logs and metrics (`memory`, `embedded`, `redis`).
     pub fn kind(&self) -> &'static str {
         match self {
             Store::Memory(_) => "memory",
+            Store::Embedded(_) => "embedded",
+            Store::Redis(_) => "redis",
         }
     }
 
@@ -85,8 +146,10 @@ impl Store {
         let t = Instant::now();
         let r = match self {
             Store::Memory(s) => s.create(record),
+            Store::Embedded(s) => s.create(record).await,
+            Store::Redis(s) => s.create(record).await,
         };
-        self.observe("create", t, r.is_ok());
+        self.observe("create", t, &r);
         r
     }
 
@@ -95,18 +158,26 @@ impl Store {
         let t = Instant::now();
         let r = match self {
             Store::Memory(s) => s.load(id),
+            Store::Embedded(s) => s.load(id).await,
+            Store::Redis(s) => s.load(id).await,
         };
-        self.observe("load", t, r.is_ok());
+        self.observe("load", t, &r);
         r
     }
 
     /// The log entries after `after_seq`.
-    pub async fn entries_after(&self, id: &str, after_seq: u64) -> Result<Vec<LogEntry>, StoreError> {
+    pub async fn entries_after(
+        &self,
+        id: &str,
+        after_seq: u64,
+    ) -> Result<Vec<LogEntry>, StoreError> {
         let t = Instant::now();
         let r = match self {
             Store::Memory(s) => s.entries_after(id, after_seq),
+            Store::Embedded(s) => s.entries_after(id, after_seq).await,
+            Store::Redis(s) => s.entries_after(id, after_seq).await,
         };
-        self.observe("entries_after", t, r.is_ok());
+        self.observe("entries_after", t, &r);
         r
     }
 
@@ -116,23 +187,38 @@ impl Store {
         let t = Instant::now();
         let r = match self {
             Store::Memory(s) => s.append(id, entry),
+            Store::Embedded(s) => s.append(id, entry).await,
+            Store::Redis(s) => s.append(id, entry).await,
         };
-        self.observe("append", t, r.is_ok());
+        self.observe("append", t, &r);
         r
     }
 
     /// New seqs of a game as they are appended (by any replica sharing the store).
+    ///
+    /// A value is the log length at or after an append. Receivers fetch
+    /// [`Store::entries_after`] their own seq and must tolerate repeated or stale values (the
+    /// Redis store re-sends the current length after it (re)subscribes, so that an append made
+    /// while it was subscribing or reconnecting is not missed); on `Lagged`, fetch likewise.
+    /// Subscribe before reading the log to miss nothing.
     pub fn subscribe(&self, id: &str) -> broadcast::Receiver<u64> {
         match self {
             Store::Memory(s) => s.subscribe(id),
+            Store::Embedded(s) => s.subscribe(id),
+            Store::Redis(s) => s.subscribe(id),
         }
     }
 
-    /// Ids of the games not finished.
+    /// Ids of the games not finished (the games to rebuild at start).
     pub async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
-        match self {
+        let t = Instant::now();
+        let r = match self {
             Store::Memory(s) => Ok(s.unfinished()),
-        }
+            Store::Embedded(s) => s.unfinished().await,
+            Store::Redis(s) => s.unfinished().await,
+        };
+        self.observe("unfinished", t, &r);
+        r
     }
 
     /// Marks a game finished (archived; backends may expire it after a retention period).
@@ -143,26 +229,43 @@ impl Store {
                 s.finish(id);
                 Ok(())
             }
+            Store::Embedded(s) => s.finish(id).await,
+            Store::Redis(s) => s.finish(id).await,
         };
-        self.observe("finish", t, r.is_ok());
+        self.observe("finish", t, &r);
         r
     }
 
-    /// Checks that the store is reachable.
+    /// Checks that the store is reachable (readiness); sets the `store_up` gauge.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        match self {
+        let t = Instant::now();
+        let r = match self {
             Store::Memory(_) => Ok(()),
-        }
+            Store::Embedded(s) => s.ping().await,
+            Store::Redis(s) => s.ping().await,
+        };
+        crate::metrics::store_up(self.kind(), r.is_ok());
+        self.observe("ping", t, &r);
+        r
     }
 
     /// Makes everything acknowledged durable (at shutdown).
     pub async fn flush(&self) -> Result<(), StoreError> {
-        match self {
+        let t = Instant::now();
+        let r = match self {
             Store::Memory(_) => Ok(()),
-        }
+            Store::Embedded(s) => s.flush().await,
+            Store::Redis(s) => s.flush().await,
+        };
+        self.observe("flush", t, &r);
+        r
     }
 
-    fn observe(&self, op: &'static str, start: Instant, ok: bool) {
-        crate::metrics::store_op(self.kind(), op, start.elapsed().as_secs_f64(), ok);
+    /// Records latency and errors; logs failures (never record or entry bodies).
+    fn observe<T>(&self, op: &'static str, start: Instant, r: &Result<T, StoreError>) {
+        crate::metrics::store_op(self.kind(), op, start.elapsed().as_secs_f64(), r.is_ok());
+        if let Err(e) = r {
+            tracing::warn!(store = self.kind(), op, error = %e.message, "store operation failed");
+        }
     }
 }

@@ -1,0 +1,193 @@
+//! Random simulation (OpenSpiel-style): plays random legal games and checks every invariant
+//! after every step. Used by `shuangkou simulate`, the random-simulation tests and benchmarks.
+//!
+//! Invariants: all 108 cards accounted for exactly once (hands, table, unused); only the seat to
+//! act can act; a rejected action changes nothing; the seat to act always has a legal action; a
+//! deal ends within a bound; places are a permutation; settlements obey the variant's sum rule;
+//! replaying the log reproduces every state hash; snapshots round-trip through serde.
+
+use std::collections::BTreeMap;
+
+use rand::seq::IndexedRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::hooks::VariantHooks;
+use super::table::{Action, Entry, Event, Game, GameConfig, Phase};
+use crate::cards::CardSet;
+
+/// What a simulation found.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct SimReport {
+    pub games: u64,
+    pub deals: u64,
+    pub actions: u64,
+    /// Deals by outcome name (`double`, `single`, `draw`, `escape`).
+    pub outcomes: BTreeMap<String, u64>,
+    /// Invariant violations, each with the seed that reproduces it.
+    pub violations: Vec<String>,
+}
+
+/// How thoroughly to check.
+#[derive(Clone, Copy, Debug)]
+pub struct SimOptions {
+    /// Check invariants after every step (otherwise only play).
+    pub check: bool,
+    /// Deals per game (match length).
+    pub deals_per_game: u32,
+    /// Probability of passing when passing is legal (the rest: a uniform legal play).
+    pub pass_probability: f64,
+    /// Probability per game of an escape at a random step.
+    pub escape_probability: f64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            check: true,
+            deals_per_game: 2,
+            pass_probability: 0.3,
+            escape_probability: 0.05,
+        }
+    }
+}
+
+/// Most actions a deal may take (27 cards × 4 seats, each play at least one card, with passes
+/// and 接風 between): far above any real deal.
+pub const MAX_ACTIONS_PER_DEAL: u64 = 2_000;
+
+/// Plays `deals` deals (in matches of `options.deals_per_game`) from `seed`.
+pub fn simulate(hooks: &dyn VariantHooks, variant: &str, deals: u64, seed: u64, options: SimOptions) -> SimReport {
+    let mut report = SimReport::default();
+    let mut game_index = 0u64;
+    while report.deals < deals {
+        let game_seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(game_index);
+        game_index += 1;
+        if let Err(v) = play_game(hooks, variant, game_seed, options, &mut report) {
+            report.violations.push(format!("seed {seed} game {game_index} (game seed {game_seed}): {v}"));
+        }
+        report.games += 1;
+    }
+    report
+}
+
+fn card_check(game: &Game) -> Result<(), String> {
+    let n = game.players();
+    let mut all = CardSet::EMPTY;
+    let mut count = 0;
+    for s in 0..n {
+        let h = game.hand(s);
+        if !h.intersection(all).is_empty() {
+            return Err(format!("a card is in two hands (seat {s})"));
+        }
+        all = all.union(h);
+        count += h.len();
+    }
+    let played = game.played();
+    let unused = game.unused();
+    if !played.intersection(all).is_empty() || !unused.intersection(all).is_empty() || !played.intersection(unused).is_empty() {
+        return Err("a card is in two places".into());
+    }
+    if count + played.len() + unused.len() != 108 {
+        return Err(format!("{} cards accounted for", count + played.len() + unused.len()));
+    }
+    Ok(())
+}
+
+fn play_game(
+    hooks: &dyn VariantHooks,
+    variant: &str,
+    game_seed: u64,
+    options: SimOptions,
+    report: &mut SimReport,
+) -> Result<(), String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(game_seed);
+    let mut seed = [0u8; 32];
+    rng.fill(&mut seed);
+    let config = GameConfig {
+        variant: variant.to_string(),
+        version: "sim".into(),
+        deals: options.deals_per_game,
+        turn_ms: None,
+        max_consecutive_timeouts: 3,
+        reconnect_ms: 90_000,
+    };
+    let (mut game, _) = Game::new(config.clone(), hooks, seed, None, 0).map_err(|e| e.to_string())?;
+    let n = game.players();
+    let mut log: Vec<Entry> = Vec::new();
+    let mut hashes: Vec<String> = Vec::new();
+    let escape_at = rng.random_bool(options.escape_probability).then(|| rng.random_range(1..200u64));
+    let mut deal_actions = 0u64;
+    let sum_rule = hooks.sum_rule();
+    while game.phase() == Phase::Playing {
+        let seat = game.turn().ok_or("playing without a seat to act")?;
+        let player = game.seating()[seat as usize];
+        if options.check {
+            card_check(&game)?;
+            // Only the seat to act can act: another seat's pass is rejected and changes nothing.
+            let other = game.seating()[((seat + 1) % n) as usize];
+            let before = game.clone();
+            if game.apply(hooks, Entry { player: other, action: Action::Pass, at: 0 }).is_ok() {
+                return Err(format!("seat {} acted out of turn", (seat + 1) % n));
+            }
+            if game != before {
+                return Err("a rejected action changed the state".into());
+            }
+        }
+        let (plays, can_pass) = game.legal_plays(seat);
+        if plays.is_empty() && !can_pass {
+            return Err(format!("seat {seat} has no legal action"));
+        }
+        let action = if escape_at == Some(log.len() as u64) {
+            Entry { player, action: Action::Leave, at: log.len() as u64 }
+        } else if can_pass && (plays.is_empty() || rng.random_bool(options.pass_probability)) {
+            Entry { player, action: Action::Pass, at: log.len() as u64 }
+        } else {
+            let p = plays.choose(&mut rng).ok_or("no play to choose")?;
+            let cards = game.hand(seat).take(p.cards).ok_or("a legal play is not in the hand")?;
+            let declared = Some(crate::hand::Declared { kind: p.hand.kind, key: p.hand.key() });
+            Entry { player, action: Action::Play { cards, declared }, at: log.len() as u64 }
+        };
+        let events = game.apply(hooks, action).map_err(|e| format!("legal action rejected: {e} ({action:?})"))?;
+        log.push(action);
+        report.actions += 1;
+        deal_actions += 1;
+        if deal_actions > MAX_ACTIONS_PER_DEAL {
+            return Err("a deal did not end within the bound".into());
+        }
+        if options.check {
+            hashes.push(game.state_hash());
+        }
+        for e in &events {
+            if let Event::DealEnded(r) = e {
+                deal_actions = 0;
+                report.deals += 1;
+                let name = match r.outcome {
+                    Some(o) => serde_json::to_value(o).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                    None => "escape".into(),
+                };
+                *report.outcomes.entry(name).or_default() += 1;
+                if options.check {
+                    let mut sorted = r.places.clone();
+                    sorted.sort_unstable();
+                    if sorted != (0..n).collect::<Vec<_>>() {
+                        return Err(format!("places {:?} are not a permutation", r.places));
+                    }
+                    sum_rule.check(&r.settlement).map_err(|e| format!("deal {}: {e}", r.deal_number))?;
+                }
+            }
+        }
+    }
+    if options.check {
+        let replayed = Game::replay(config, hooks, seed, None, 0, &log, Some(&hashes)).map_err(|e| e.to_string())?;
+        if replayed != game {
+            return Err("replay reached a different final state".into());
+        }
+        let json = serde_json::to_string(&game).map_err(|e| e.to_string())?;
+        let back: Game = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        if back != game {
+            return Err("snapshot does not round-trip".into());
+        }
+    }
+    Ok(())
+}

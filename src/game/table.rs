@@ -1,0 +1,1001 @@
+//! The table: one match of Shuangkou as a deterministic state machine.
+//!
+//! Owns [`Game`]: dealing from a 256-bit seed (ChaCha20, one stream per deal), seating through the
+//! variant's hook, turns, passes, tricks, 接風, going out, the deal's outcome and settlement,
+//! escapes, turn deadlines and auto-play (托管), matches of several deals, per-viewer views and
+//! the action log. The state is a pure function of (engine version, variant version, seed,
+//! preset hands, actions): [`Game::replay`] re-executes a log and checks the state hash after
+//! every step.
+//!
+//! Check, then apply: `apply` validates everything before it changes anything, and what the
+//! variant hooks return is validated before it is applied, so a rejected action (or a failing
+//! hook) leaves the game byte-identical. "Now" is an input; the core never reads a clock.
+//!
+//! Seats are positions in turn order for the current deal (partner = seat + 2 in 4-player games);
+//! players are the people (index = their seat in the first deal = their token). Seat swaps of the
+//! shown-card rule move players between seats and persist into later deals.
+
+use rand::seq::SliceRandom;
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::hooks::{
+    BombFact, Centi, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal,
+    SeatingFacts, Settlement, TimeoutFacts, VariantHooks,
+};
+use crate::cards::{Card, CardSet, RankCounts};
+use crate::hand::{self, Declared, Hand, PlayError};
+use crate::moves;
+use crate::rules::Rules;
+
+/// The engine version recorded with every game (part of what the state is a function of).
+pub const ENGINE_VERSION: &str = concat!("shuangkou-engine/", env!("CARGO_PKG_VERSION"));
+
+/// Settings of one match.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameConfig {
+    /// Variant id and pinned version (content hash).
+    pub variant: String,
+    pub version: String,
+    /// Deals in the match (≥ 1).
+    pub deals: u32,
+    /// Milliseconds a seat has to act; `None` = no deadlines.
+    pub turn_ms: Option<u64>,
+    /// Consecutive timeouts after which the variant decides whether the seat escaped.
+    pub max_consecutive_timeouts: u32,
+    /// How long a disconnected player may stay away (90 s by default).
+    pub reconnect_ms: u64,
+}
+
+/// What a player does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Action {
+    /// Play these physical cards, optionally declaring the interpretation.
+    Play {
+        cards: CardSet,
+        declared: Option<Declared>,
+    },
+    /// Pass (過).
+    Pass,
+    /// Leave the game (an escape, 逃跑).
+    Leave,
+    /// The seat to act let its deadline pass: the engine plays for it (托管).
+    Timeout,
+    /// The player's connection dropped.
+    Disconnect,
+    /// The player is back.
+    Reconnect,
+    /// The reconnect window of a disconnected player ran out.
+    ReconnectExpired,
+}
+
+/// One entry of the action log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The acting player (for `Timeout`, the player whose turn it was).
+    pub player: u8,
+    pub action: Action,
+    /// Milliseconds since the Unix epoch when the action was accepted.
+    pub at: u64,
+}
+
+/// Where the match is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Playing,
+    Finished,
+}
+
+/// Why an action was rejected. The reasons are stable (the service maps them to API reasons).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GameError {
+    #[error("the match is over")]
+    GameOver,
+    #[error("no player {0}")]
+    NoSuchPlayer(u8),
+    #[error("it is seat {turn}'s turn, not seat {seat}'s")]
+    NotYourTurn { seat: u8, turn: u8 },
+    #[error("the seat does not hold these cards")]
+    CardsNotHeld,
+    #[error("{0}")]
+    Play(PlayError),
+    #[error("the seat leads this trick and cannot pass")]
+    MustLead,
+    #[error("the turn deadline has not passed")]
+    NotDue,
+    #[error("the player is not disconnected")]
+    NotDisconnected,
+    #[error("the reconnect window has not run out")]
+    WindowOpen,
+    #[error("variant hook failed: {0}")]
+    Hook(HookError),
+    #[error("bad game setup: {0}")]
+    Setup(String),
+    #[error("replay diverged at step {step}: {message}")]
+    Replay { step: usize, message: String },
+}
+
+impl From<HookError> for GameError {
+    fn from(e: HookError) -> GameError {
+        GameError::Hook(e)
+    }
+}
+
+/// The top play of the current trick.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Top {
+    pub seat: u8,
+    pub cards: CardSet,
+    pub hand: Hand,
+}
+
+/// A settled deal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealResult {
+    pub deal_number: u32,
+    /// `None` when the deal ended by an escape.
+    pub outcome: Option<Outcome>,
+    pub escaped: Option<u8>,
+    /// Seats in finishing order.
+    pub places: Vec<u8>,
+    /// The player at each seat of that deal.
+    pub players: Vec<u8>,
+    pub settlement: Settlement,
+}
+
+/// Something that happened, in full (views redact it per viewer).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum Event {
+    DealStarted {
+        deal_number: u32,
+        /// Player at each seat.
+        players: Vec<u8>,
+        leader: u8,
+        shown_card: Card,
+        /// Every seat's hand (redacted in views).
+        hands: Vec<CardSet>,
+    },
+    Played {
+        seat: u8,
+        cards: CardSet,
+        hand: Hand,
+        cards_left: u8,
+        auto: bool,
+    },
+    Passed {
+        seat: u8,
+        auto: bool,
+    },
+    TrickWon {
+        winner: u8,
+        leader: u8,
+        jie_feng: bool,
+    },
+    PlayerOut {
+        seat: u8,
+        place: u8,
+    },
+    Escaped {
+        seat: u8,
+        reason: EscapeReason,
+    },
+    DealEnded(DealResult),
+    MatchEnded {
+        totals: Vec<Centi>,
+    },
+    Disconnected {
+        seat: u8,
+    },
+    Reconnected {
+        seat: u8,
+    },
+}
+
+/// The state of one match.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Game {
+    config: GameConfig,
+    rules: Rules,
+    partners_see_hands: bool,
+    seed: [u8; 32],
+    preset: Option<Vec<CardSet>>,
+    phase: Phase,
+    /// Actions accepted so far.
+    seq: u64,
+    deal_number: u32,
+    /// Player at each seat.
+    seating: Vec<u8>,
+    /// Hand of each seat.
+    hands: Vec<CardSet>,
+    /// Every card dealt this deal (hands plus the table).
+    dealt: CardSet,
+    shown_card: Card,
+    turn: u8,
+    trick_leader: u8,
+    top: Option<Top>,
+    /// Seats that passed since the top play (bit per seat).
+    passed: u8,
+    /// Seats in the order they went out.
+    out: Vec<u8>,
+    bombs: Vec<BombFact>,
+    deadline: Option<u64>,
+    /// Consecutive timeouts by seat.
+    timeouts: Vec<u32>,
+    /// When each player disconnected (by player).
+    disconnected: Vec<Option<u64>>,
+    totals: Vec<Centi>,
+    results: Vec<DealResult>,
+}
+
+fn deal_rng(seed: &[u8; 32], deal_number: u32) -> ChaCha20Rng {
+    let mut h = Sha256::new();
+    h.update(b"shuangkou-deal");
+    h.update(seed);
+    h.update(deal_number.to_le_bytes());
+    ChaCha20Rng::from_seed(h.finalize().into())
+}
+
+/// The twin of a card: the same rank and suit in the other deck.
+fn twin(card: Card) -> Card {
+    let id = card.id();
+    let other = if id >= 54 { id - 54 } else { id + 54 };
+    Card::new(other).unwrap_or(card)
+}
+
+impl Game {
+    /// Starts a match: deals the first deal and seats it through the variant's hook.
+    pub fn new(
+        config: GameConfig,
+        hooks: &dyn VariantHooks,
+        seed: [u8; 32],
+        preset: Option<Vec<CardSet>>,
+        now: u64,
+    ) -> Result<(Game, Vec<Event>), GameError> {
+        let rules = *hooks.rules();
+        let n = rules.players as usize;
+        if n != 2 && n != 4 {
+            return Err(GameError::Setup(format!("{n} players")));
+        }
+        if config.deals == 0 {
+            return Err(GameError::Setup("a match has at least one deal".into()));
+        }
+        if let Some(p) = &preset {
+            if p.len() != n {
+                return Err(GameError::Setup(format!("preset hands for {} seats, not {n}", p.len())));
+            }
+            let mut all = CardSet::EMPTY;
+            for h in p {
+                if !h.intersection(all).is_empty() {
+                    return Err(GameError::Setup("a card is in two preset hands".into()));
+                }
+                all = all.union(*h);
+            }
+        }
+        let mut game = Game {
+            config,
+            rules,
+            partners_see_hands: hooks.partners_see_hands(),
+            seed,
+            preset,
+            phase: Phase::Playing,
+            seq: 0,
+            deal_number: 0,
+            seating: (0..n as u8).collect(),
+            hands: vec![CardSet::EMPTY; n],
+            dealt: CardSet::EMPTY,
+            shown_card: Card::new(0).map_err(|e| GameError::Setup(e.to_string()))?,
+            turn: 0,
+            trick_leader: 0,
+            top: None,
+            passed: 0,
+            out: Vec::new(),
+            bombs: Vec::new(),
+            deadline: None,
+            timeouts: vec![0; n],
+            disconnected: vec![None; n],
+            totals: vec![0; n],
+            results: Vec::new(),
+        };
+        let mut events = Vec::new();
+        game.start_deal(hooks, now, &mut events)?;
+        Ok((game, events))
+    }
+
+    /// Re-executes a log from the start, checking `hashes` (the state hash after each entry, when
+    /// given) at every step.
+    pub fn replay(
+        config: GameConfig,
+        hooks: &dyn VariantHooks,
+        seed: [u8; 32],
+        preset: Option<Vec<CardSet>>,
+        created_at: u64,
+        entries: &[Entry],
+        hashes: Option<&[String]>,
+    ) -> Result<Game, GameError> {
+        let (mut game, _) = Game::new(config, hooks, seed, preset, created_at)?;
+        for (i, e) in entries.iter().enumerate() {
+            game.apply(hooks, *e).map_err(|err| GameError::Replay {
+                step: i + 1,
+                message: format!("action rejected: {err}"),
+            })?;
+            if let Some(h) = hashes.and_then(|h| h.get(i)) {
+                let got = game.state_hash();
+                if &got != h {
+                    return Err(GameError::Replay {
+                        step: i + 1,
+                        message: format!("state hash {got} != recorded {h}"),
+                    });
+                }
+            }
+        }
+        Ok(game)
+    }
+
+    // ---- accessors ----
+
+    pub fn config(&self) -> &GameConfig {
+        &self.config
+    }
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+    pub fn players(&self) -> u8 {
+        self.rules.players
+    }
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+    pub fn deal_number(&self) -> u32 {
+        self.deal_number
+    }
+    pub fn turn(&self) -> Option<u8> {
+        (self.phase == Phase::Playing).then_some(self.turn)
+    }
+    pub fn deadline(&self) -> Option<u64> {
+        self.deadline
+    }
+    pub fn top(&self) -> Option<&Top> {
+        self.top.as_ref()
+    }
+    pub fn trick_leader(&self) -> u8 {
+        self.trick_leader
+    }
+    pub fn seating(&self) -> &[u8] {
+        &self.seating
+    }
+    pub fn hand(&self, seat: u8) -> CardSet {
+        self.hands.get(seat as usize).copied().unwrap_or_default()
+    }
+    pub fn out(&self) -> &[u8] {
+        &self.out
+    }
+    pub fn shown_card(&self) -> Card {
+        self.shown_card
+    }
+    pub fn totals(&self) -> &[Centi] {
+        &self.totals
+    }
+    pub fn results(&self) -> &[DealResult] {
+        &self.results
+    }
+    pub fn passed_seats(&self) -> Vec<u8> {
+        (0..self.players()).filter(|s| self.passed & (1 << s) != 0).collect()
+    }
+    pub fn partners_see_hands(&self) -> bool {
+        self.partners_see_hands
+    }
+    pub fn is_disconnected(&self, player: u8) -> bool {
+        self.disconnected.get(player as usize).is_some_and(Option::is_some)
+    }
+
+    /// The seat a player sits at this deal.
+    pub fn seat_of(&self, player: u8) -> Option<u8> {
+        self.seating.iter().position(|&p| p == player).map(|s| s as u8)
+    }
+
+    /// The partner seat (4 players).
+    pub fn partner(&self, seat: u8) -> Option<u8> {
+        (self.players() == 4).then_some((seat + 2) % 4)
+    }
+
+    /// Cards not dealt this deal (the 54 unused cards of the 2-player game).
+    pub fn unused(&self) -> CardSet {
+        CardSet::FULL.difference(self.dealt)
+    }
+
+    /// Cards played this deal (on the table).
+    pub fn played(&self) -> CardSet {
+        self.dealt
+            .difference(self.hands.iter().fold(CardSet::EMPTY, |a, h| a.union(*h)))
+    }
+
+    /// The state hash: SHA-256 of the canonical serialization, hex.
+    pub fn state_hash(&self) -> String {
+        let bytes = serde_json::to_vec(self).unwrap_or_default();
+        hex::encode(Sha256::digest(&bytes))
+    }
+
+    /// True when the seat to act has let its deadline pass at `now`.
+    pub fn deadline_passed(&self, now: u64) -> bool {
+        self.phase == Phase::Playing && self.deadline.is_some_and(|d| now >= d)
+    }
+
+    /// The legal plays of a seat against the current trick (leads when it leads), weakest first,
+    /// and whether it may pass.
+    pub fn legal_plays(&self, seat: u8) -> (Vec<moves::Play>, bool) {
+        let hand = self.hand(seat).rank_counts();
+        let prev = self.top.as_ref().map(|t| t.hand);
+        let plays = moves::legal_plays(hand, prev.as_ref(), &self.rules);
+        (plays, self.top.is_some())
+    }
+
+    // ---- actions ----
+
+    /// Applies an action (check, then apply). On error nothing changed.
+    pub fn apply(&mut self, hooks: &dyn VariantHooks, entry: Entry) -> Result<Vec<Event>, GameError> {
+        if self.phase == Phase::Finished {
+            return Err(GameError::GameOver);
+        }
+        if entry.player as usize >= self.players() as usize {
+            return Err(GameError::NoSuchPlayer(entry.player));
+        }
+        let mut events = Vec::new();
+        // Plays that do not go out and passes are fully checked before any change and call no
+        // hook, so they apply in place. Anything that may call a hook (going out ends tricks and
+        // deals, escapes, timeouts) works on a copy, so a hook failure half-way leaves `self`
+        // untouched.
+        let in_place = match entry.action {
+            Action::Pass => true,
+            Action::Play { cards, .. } => self
+                .seat_of(entry.player)
+                .is_some_and(|s| self.hand(s).difference(cards) != CardSet::EMPTY),
+            _ => false,
+        };
+        if in_place {
+            self.apply_inner(hooks, entry, &mut events)?;
+            self.seq += 1;
+        } else {
+            let mut next = self.clone();
+            next.apply_inner(hooks, entry, &mut events)?;
+            next.seq += 1;
+            *self = next;
+        }
+        Ok(events)
+    }
+
+    fn apply_inner(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        entry: Entry,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let seat = self
+            .seat_of(entry.player)
+            .ok_or(GameError::NoSuchPlayer(entry.player))?;
+        let now = entry.at;
+        match entry.action {
+            Action::Play { cards, declared } => {
+                self.check_turn(seat)?;
+                let hand = self.check_play(seat, cards, declared)?;
+                self.timeouts[seat as usize] = 0;
+                self.play(hooks, seat, cards, hand, false, now, events)
+            }
+            Action::Pass => {
+                self.check_turn(seat)?;
+                if self.top.is_none() {
+                    return Err(GameError::MustLead);
+                }
+                self.timeouts[seat as usize] = 0;
+                self.pass(seat, false, now, events);
+                Ok(())
+            }
+            Action::Leave => self.escape(hooks, seat, EscapeReason::Left, now, events),
+            Action::Timeout => {
+                if seat != self.turn {
+                    return Err(GameError::NotYourTurn { seat, turn: self.turn });
+                }
+                if !self.deadline_passed(now) {
+                    return Err(GameError::NotDue);
+                }
+                let count = self.timeouts[seat as usize] + 1;
+                self.timeouts[seat as usize] = count;
+                if count >= self.config.max_consecutive_timeouts.max(1) {
+                    let facts = TimeoutFacts {
+                        seat,
+                        consecutive_timeouts: count,
+                        disconnected: self.is_disconnected(entry.player),
+                    };
+                    if hooks.timeout_is_escape(&facts)? {
+                        return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
+                    }
+                }
+                self.auto_play(hooks, seat, now, events)
+            }
+            Action::Disconnect => {
+                if self.disconnected[entry.player as usize].is_none() {
+                    self.disconnected[entry.player as usize] = Some(now);
+                    events.push(Event::Disconnected { seat });
+                }
+                Ok(())
+            }
+            Action::Reconnect => {
+                if self.disconnected[entry.player as usize].take().is_none() {
+                    return Err(GameError::NotDisconnected);
+                }
+                events.push(Event::Reconnected { seat });
+                Ok(())
+            }
+            Action::ReconnectExpired => {
+                let Some(since) = self.disconnected[entry.player as usize] else {
+                    return Err(GameError::NotDisconnected);
+                };
+                if now < since.saturating_add(self.config.reconnect_ms) {
+                    return Err(GameError::WindowOpen);
+                }
+                let facts = TimeoutFacts {
+                    seat,
+                    consecutive_timeouts: self.timeouts[seat as usize],
+                    disconnected: true,
+                };
+                if hooks.timeout_is_escape(&facts)? {
+                    self.escape(hooks, seat, EscapeReason::Disconnected, now, events)
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    fn check_turn(&self, seat: u8) -> Result<(), GameError> {
+        if seat != self.turn {
+            return Err(GameError::NotYourTurn { seat, turn: self.turn });
+        }
+        Ok(())
+    }
+
+    fn check_play(&self, seat: u8, cards: CardSet, declared: Option<Declared>) -> Result<Hand, GameError> {
+        if cards.is_empty() || !cards.is_subset(self.hand(seat)) {
+            return Err(GameError::CardsNotHeld);
+        }
+        let prev = self.top.as_ref().map(|t| t.hand);
+        hand::resolve(cards.rank_counts(), prev.as_ref(), declared, &self.rules).map_err(GameError::Play)
+    }
+
+    /// 托管: pass where passing is legal, otherwise the weakest legal lead.
+    fn auto_play(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        seat: u8,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        if self.top.is_some() {
+            self.pass(seat, true, now, events);
+            return Ok(());
+        }
+        let hand = self.hand(seat);
+        let lead = moves::weakest_lead(hand.rank_counts(), &self.rules)
+            .ok_or_else(|| GameError::Setup("the seat to act holds no card".into()))?;
+        let cards = hand
+            .take(lead.cards)
+            .ok_or_else(|| GameError::Setup("auto-play picked cards not held".into()))?;
+        self.play(hooks, seat, cards, lead.hand, true, now, events)
+    }
+
+    /// Seats still holding cards.
+    fn active(&self, seat: u8) -> bool {
+        !self.hand(seat).is_empty() && !self.out.contains(&seat)
+    }
+
+    fn next_active(&self, seat: u8) -> u8 {
+        let n = self.players();
+        let mut s = seat;
+        for _ in 0..n {
+            s = (s + 1) % n;
+            if self.active(s) {
+                return s;
+            }
+        }
+        seat
+    }
+
+    fn set_turn(&mut self, seat: u8, now: u64) {
+        self.turn = seat;
+        self.deadline = self.config.turn_ms.map(|ms| now.saturating_add(ms));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn play(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        seat: u8,
+        cards: CardSet,
+        hand: Hand,
+        auto: bool,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let s = seat as usize;
+        self.hands[s] = self.hands[s].difference(cards);
+        let left = self.hands[s].len() as u8;
+        if hand.is_bomb() {
+            self.bombs.push(bomb_fact(seat, cards.rank_counts(), &hand));
+        }
+        self.top = Some(Top { seat, cards, hand });
+        self.passed = 0;
+        events.push(Event::Played {
+            seat,
+            cards,
+            hand,
+            cards_left: left,
+            auto,
+        });
+        if left == 0 {
+            self.out.push(seat);
+            events.push(Event::PlayerOut {
+                seat,
+                place: self.out.len() as u8,
+            });
+            if self.deal_over() {
+                return self.end_deal(hooks, now, events);
+            }
+        }
+        let next = self.next_active(seat);
+        self.set_turn(next, now);
+        Ok(())
+    }
+
+    fn pass(&mut self, seat: u8, auto: bool, now: u64, events: &mut Vec<Event>) {
+        self.passed |= 1 << seat;
+        events.push(Event::Passed { seat, auto });
+        let Some(top) = self.top else { return };
+        let n = self.players();
+        let waiting = (0..n).any(|s| s != top.seat && self.active(s) && self.passed & (1 << s) == 0);
+        if waiting {
+            let next = self.next_active(seat);
+            self.set_turn(next, now);
+            return;
+        }
+        // Everyone else passed: the trick goes to the top play.
+        let (leader, jie_feng) = if self.active(top.seat) {
+            (top.seat, false)
+        } else {
+            // 接風: the partner of a player who went out on an unbeaten play leads.
+            match self.partner(top.seat) {
+                Some(p) if self.active(p) => (p, true),
+                _ => (self.next_active(top.seat), false),
+            }
+        };
+        events.push(Event::TrickWon {
+            winner: top.seat,
+            leader,
+            jie_feng,
+        });
+        self.top = None;
+        self.passed = 0;
+        self.trick_leader = leader;
+        self.set_turn(leader, now);
+    }
+
+    fn deal_over(&self) -> bool {
+        match self.players() {
+            2 => !self.out.is_empty(),
+            _ => self
+                .out
+                .iter()
+                .any(|&s| self.partner(s).is_some_and(|p| self.out.contains(&p))),
+        }
+    }
+
+    /// Every seat in finishing order: those out first, then by cards left, then turn order from
+    /// the last player out.
+    fn places(&self) -> Vec<u8> {
+        let mut places = self.out.clone();
+        let n = self.players();
+        let start = self.out.last().copied().unwrap_or(self.turn);
+        let mut rest: Vec<(usize, u8, u8)> = (1..=n)
+            .map(|k| (start + k) % n)
+            .filter(|s| !places.contains(s))
+            .enumerate()
+            .map(|(order, s)| (self.hand(s).len(), order as u8, s))
+            .collect();
+        rest.sort();
+        places.extend(rest.into_iter().map(|(_, _, s)| s));
+        places
+    }
+
+    fn outcome(&self, places: &[u8]) -> Option<Outcome> {
+        if self.players() == 2 {
+            let loser = *places.get(1)?;
+            let left = self.hand(loser).len() as u8;
+            return Some(if left >= self.rules.two_player_double_min {
+                Outcome::Double
+            } else if left >= self.rules.two_player_single_min {
+                Outcome::Single
+            } else {
+                Outcome::Draw
+            });
+        }
+        let first = *places.first()?;
+        let partner = self.partner(first)?;
+        match places.iter().position(|&s| s == partner)? {
+            1 => Some(Outcome::Double),
+            2 => Some(Outcome::Single),
+            _ => Some(Outcome::Draw),
+        }
+    }
+
+    fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {
+        (0..self.players())
+            .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules))
+            .collect()
+    }
+
+    fn end_deal(&mut self, hooks: &dyn VariantHooks, now: u64, events: &mut Vec<Event>) -> Result<(), GameError> {
+        let places = self.places();
+        let outcome = self
+            .outcome(&places)
+            .ok_or_else(|| GameError::Setup("deal ended without an outcome".into()))?;
+        let facts = DealFacts {
+            players: self.players(),
+            deal_number: self.deal_number,
+            outcome,
+            places: places.clone(),
+            cards_left: (0..self.players()).map(|s| self.hand(s).len() as u8).collect(),
+            bombs_played: self.bombs.clone(),
+            bombs_in_hand: self.bombs_in_hands(),
+        };
+        let settlement = hooks.settle(&facts)?;
+        self.settle(hooks, Some(outcome), None, places, settlement, now, events)
+    }
+
+    fn escape(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        seat: u8,
+        reason: EscapeReason,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        let facts = EscapeFacts {
+            players: self.players(),
+            deal_number: self.deal_number,
+            escaper: seat,
+            reason,
+            places: self.out.clone(),
+            cards_left: (0..self.players()).map(|s| self.hand(s).len() as u8).collect(),
+            bombs_played: self.bombs.clone(),
+            bombs_in_hand: self.bombs_in_hands(),
+        };
+        let settlement = hooks.settle_escape(&facts)?;
+        events.push(Event::Escaped { seat, reason });
+        let places = self.places();
+        // An escape ends the deal and the match: the player is gone.
+        self.config.deals = self.deal_number;
+        self.settle(hooks, None, Some(seat), places, settlement, now, events)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        outcome: Option<Outcome>,
+        escaped: Option<u8>,
+        places: Vec<u8>,
+        settlement: Settlement,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
+        check_settlement(&settlement, self.players())?;
+        for (seat, score) in settlement.scores.iter().enumerate() {
+            let player = self.seating[seat] as usize;
+            self.totals[player] = self.totals[player].saturating_add(*score);
+        }
+        let result = DealResult {
+            deal_number: self.deal_number,
+            outcome,
+            escaped,
+            places,
+            players: self.seating.clone(),
+            settlement,
+        };
+        self.results.push(result.clone());
+        events.push(Event::DealEnded(result));
+        if self.deal_number >= self.config.deals {
+            self.phase = Phase::Finished;
+            self.deadline = None;
+            self.top = None;
+            events.push(Event::MatchEnded {
+                totals: self.totals.clone(),
+            });
+            return Ok(());
+        }
+        self.start_deal(hooks, now, events)
+    }
+
+    /// Deals the next deal and seats it.
+    fn start_deal(&mut self, hooks: &dyn VariantHooks, now: u64, events: &mut Vec<Event>) -> Result<(), GameError> {
+        self.deal_number += 1;
+        let n = self.players() as usize;
+        let size = self.rules.hand_size as usize;
+        let mut rng = deal_rng(&self.seed, self.deal_number);
+        let hands: Vec<CardSet> = match (&self.preset, self.deal_number) {
+            (Some(p), 1) => p.clone(),
+            _ => {
+                let mut deck: Vec<Card> = Card::all().collect();
+                deck.shuffle(&mut rng);
+                (0..n)
+                    .map(|s| deck[s * size..(s + 1) * size].iter().copied().collect())
+                    .collect()
+            }
+        };
+        let dealt = hands.iter().fold(CardSet::EMPTY, |a, h| a.union(*h));
+        let dealt_cards: Vec<Card> = dealt.iter().collect();
+        let shown = *dealt_cards
+            .get(rng.random_range(0..dealt_cards.len().max(1)))
+            .ok_or_else(|| GameError::Setup("nothing dealt".into()))?;
+        let holder = |c: Card| hands.iter().position(|h| h.contains(c)).map(|s| s as u8);
+        let previous = self.results.last().map(|r| PreviousDeal {
+            outcome: r.outcome,
+            // The previous deal's seats, mapped to the seats those players have now.
+            places: r
+                .places
+                .iter()
+                .filter_map(|&s| r.players.get(s as usize).and_then(|&p| self.seat_of(p)))
+                .collect(),
+            escaped: r
+                .escaped
+                .and_then(|s| r.players.get(s as usize).and_then(|&p| self.seat_of(p))),
+        });
+        let facts = SeatingFacts {
+            players: n as u8,
+            deal_number: self.deal_number,
+            shown_card: shown,
+            shown_holders: [holder(shown), holder(twin(shown))],
+            previous,
+            random: rng.next_u64(),
+        };
+        let decision = hooks.seating(&facts)?;
+        if decision.leader as usize >= n {
+            return Err(GameError::Hook(HookError {
+                hook: "seating".into(),
+                message: format!("leader {} is not a seat", decision.leader),
+                location: None,
+                limit: false,
+            }));
+        }
+        let mut hands = hands;
+        let mut leader = decision.leader;
+        if let Some((a, b)) = decision.swap {
+            if a as usize >= n || b as usize >= n || a == b {
+                return Err(GameError::Hook(HookError {
+                    hook: "seating".into(),
+                    message: format!("swap ({a}, {b}) is not two different seats"),
+                    location: None,
+                    limit: false,
+                }));
+            }
+            self.seating.swap(a as usize, b as usize);
+            hands.swap(a as usize, b as usize);
+            if leader == a {
+                leader = b;
+            } else if leader == b {
+                leader = a;
+            }
+        }
+        self.hands = hands;
+        self.dealt = dealt;
+        self.shown_card = shown;
+        self.top = None;
+        self.passed = 0;
+        self.out.clear();
+        self.bombs.clear();
+        self.timeouts = vec![0; n];
+        self.trick_leader = leader;
+        self.set_turn(leader, now);
+        events.push(Event::DealStarted {
+            deal_number: self.deal_number,
+            players: self.seating.clone(),
+            leader,
+            shown_card: shown,
+            hands: self.hands.clone(),
+        });
+        Ok(())
+    }
+}
+
+fn bomb_fact(seat: u8, cards: RankCounts, hand: &Hand) -> BombFact {
+    BombFact {
+        seat,
+        kind: hand.kind,
+        cards,
+        len: hand.len,
+        stars: hand.stars,
+        group: hand.group,
+        links: hand.links,
+    }
+}
+
+/// Checks a settlement's shape: one score per seat, and each seat's lines add up to its score.
+fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
+    let bad = |message: String| {
+        GameError::Hook(HookError {
+            hook: "settle".into(),
+            message,
+            location: None,
+            limit: false,
+        })
+    };
+    if s.scores.len() != players as usize {
+        return Err(bad(format!("{} scores for {players} seats", s.scores.len())));
+    }
+    let mut sums = vec![0i64; players as usize];
+    for l in &s.lines {
+        let slot = sums
+            .get_mut(l.seat as usize)
+            .ok_or_else(|| bad(format!("line for seat {}", l.seat)))?;
+        *slot = slot.saturating_add(l.amount);
+    }
+    if s.lines.is_empty() {
+        return Ok(());
+    }
+    for (seat, (sum, score)) in sums.iter().zip(&s.scores).enumerate() {
+        if sum != score {
+            return Err(bad(format!("seat {seat}: lines add up to {sum}, score is {score}")));
+        }
+    }
+    Ok(())
+}
+
+/// The bombs a hand still holds, arranged for the most value (Σ 2^stars, or card count under the
+/// classic order): a search over disjoint bombs with a node budget, greedy beyond it.
+pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
+    let bombs: Vec<moves::Play> = moves::legal_plays(hand, None, rules)
+        .into_iter()
+        .filter(|p| p.hand.is_bomb())
+        .rev()
+        .collect();
+    let value = |h: &Hand| -> u64 { 1u64 << h.stars.unwrap_or(h.len).min(40) };
+    let mut best: (u64, Vec<usize>) = (0, Vec::new());
+    let mut budget = 20_000usize;
+    fn dfs(
+        bombs: &[moves::Play],
+        from: usize,
+        left: RankCounts,
+        acc: (u64, &mut Vec<usize>),
+        best: &mut (u64, Vec<usize>),
+        budget: &mut usize,
+        value: &dyn Fn(&Hand) -> u64,
+    ) {
+        let (v, chosen) = acc;
+        if v > best.0 {
+            *best = (v, chosen.clone());
+        }
+        for i in from..bombs.len() {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            if let Some(rest) = left.minus(bombs[i].cards) {
+                chosen.push(i);
+                dfs(bombs, i + 1, rest, (v + value(&bombs[i].hand), chosen), best, budget, value);
+                chosen.pop();
+            }
+        }
+    }
+    let mut chosen = Vec::new();
+    dfs(&bombs, 0, hand, (0, &mut chosen), &mut best, &mut budget, &value);
+    best.1
+        .iter()
+        .filter_map(|&i| bombs.get(i))
+        .map(|p| bomb_fact(seat, p.cards, &p.hand))
+        .collect()
+}

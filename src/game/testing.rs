@@ -1,0 +1,129 @@
+//! A plain-Rust implementation of [`VariantHooks`] for tests, simulations and benchmarks that
+//! must run without the script host. Production games always use the variant scripts.
+//!
+//! Rules: the shown-card seating of 百變 (the holder leads; the holder of the twin swaps with the
+//! seat opposite) or the classic previous-winner rule; base points 4/2/0 (2 players: 3/2/1 by the
+//! loser's cards left), zero-sum; an escaper pays 3 to every other seat; a seat is an escaper
+//! after three consecutive timeouts or an expired reconnect window.
+
+use super::hooks::{
+    Centi, DealFacts, EscapeFacts, HookError, LineItem, Outcome, SeatingDecision, SeatingFacts,
+    Settlement, SumRule, TimeoutFacts, VariantHooks,
+};
+use crate::rules::Rules;
+
+/// The test double.
+#[derive(Clone, Debug)]
+pub struct PlainHooks {
+    pub rules: Rules,
+    /// 雙明: partners see each other's hands.
+    pub partners_see_hands: bool,
+    /// Shown-card seating (true) or the classic previous-winner rule (false).
+    pub shown_card_seating: bool,
+}
+
+impl PlainHooks {
+    pub fn new(rules: Rules) -> PlainHooks {
+        PlainHooks {
+            rules,
+            partners_see_hands: false,
+            shown_card_seating: rules.players == 2 || rules.wild_jokers != crate::rules::WildJokers::None,
+        }
+    }
+}
+
+fn line(seat: u8, label: &str, amount: Centi, detail: &str) -> LineItem {
+    LineItem {
+        seat,
+        label: label.into(),
+        amount,
+        detail: detail.into(),
+    }
+}
+
+impl VariantHooks for PlainHooks {
+    fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    fn partners_see_hands(&self) -> bool {
+        self.partners_see_hands
+    }
+
+    fn sum_rule(&self) -> SumRule {
+        SumRule::Zero
+    }
+
+    fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        let n = f.players;
+        let random = (f.random % u64::from(n)) as u8;
+        if !self.shown_card_seating {
+            let leader = match &f.previous {
+                Some(p) if p.escaped.is_none() && p.outcome != Some(Outcome::Double) => {
+                    p.places.first().copied().unwrap_or(random)
+                }
+                _ => random,
+            };
+            return Ok(SeatingDecision { leader, swap: None });
+        }
+        let leader = f.shown_holders[0].unwrap_or(random);
+        let swap = match (n, f.shown_holders[1]) {
+            (4, Some(twin)) if twin != leader && twin != (leader + 2) % 4 => {
+                Some((twin, (leader + 2) % 4))
+            }
+            _ => None,
+        };
+        Ok(SeatingDecision { leader, swap })
+    }
+
+    fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
+        let n = f.players as usize;
+        let mut scores = vec![0; n];
+        let mut lines = Vec::new();
+        let first = *f.places.first().ok_or_else(|| HookError {
+            hook: "settle".into(),
+            message: "no places".into(),
+            location: None,
+            limit: false,
+        })?;
+        if n == 2 {
+            let units = match f.outcome {
+                Outcome::Double => 3,
+                Outcome::Single => 2,
+                Outcome::Draw => 1,
+            } * 100;
+            let loser = 1 - first;
+            scores[first as usize] = units;
+            scores[loser as usize] = -units;
+        } else {
+            let base = match f.outcome {
+                Outcome::Double => 400,
+                Outcome::Single => 200,
+                Outcome::Draw => 0,
+            };
+            for s in 0..4u8 {
+                scores[s as usize] = if s % 2 == first % 2 { base } else { -base };
+            }
+        }
+        for (s, &v) in scores.iter().enumerate() {
+            lines.push(line(s as u8, "base", v, "plain test scoring"));
+        }
+        Ok(Settlement { scores, lines })
+    }
+
+    fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
+        let n = f.players as usize;
+        let mut scores = vec![300; n];
+        scores[f.escaper as usize] = -300 * (n as Centi - 1);
+        let lines = scores
+            .iter()
+            .enumerate()
+            .map(|(s, &v)| line(s as u8, "escape", v, "escape penalty"))
+            .collect();
+        Ok(Settlement { scores, lines })
+    }
+
+    fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
+        Ok(f.disconnected || f.consecutive_timeouts >= 3)
+    }
+}

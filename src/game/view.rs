@@ -1,0 +1,162 @@
+//! Views: what each viewer may see of a game, and of each event.
+//!
+//! A seat sees its own hand, its partner's hand only where the variant shows it (雙明, JJ), and
+//! what everyone sees: card counts, the trick, places, scores. A spectator sees only the public
+//! part; the admin also sees every hand. The seed and the deck order never appear in a view.
+
+use serde::{Deserialize, Serialize};
+
+use super::hooks::Centi;
+use super::table::{DealResult, Event, Game, Phase, Top};
+use crate::cards::{Card, CardSet};
+
+/// Who is looking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Viewer {
+    /// A player (index of its token).
+    Player(u8),
+    Spectator,
+    Admin,
+}
+
+/// One seat as everyone sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeatView {
+    pub seat: u8,
+    pub player: u8,
+    pub card_count: u8,
+    /// 1-based place this deal, 0 while playing.
+    pub place: u8,
+    pub team: u8,
+    /// The player's cumulative score.
+    pub total: Centi,
+    pub disconnected: bool,
+}
+
+/// The state as one viewer may see it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct View {
+    pub seq: u64,
+    pub phase: Phase,
+    pub deal_number: u32,
+    pub deals: u32,
+    pub turn: Option<u8>,
+    pub deadline: Option<u64>,
+    pub your_seat: Option<u8>,
+    pub hand: CardSet,
+    pub partner_hand: Option<CardSet>,
+    /// Every hand, for the admin only.
+    pub all_hands: Option<Vec<CardSet>>,
+    pub seats: Vec<SeatView>,
+    pub trick_leader: u8,
+    pub top: Option<Top>,
+    pub passed: Vec<u8>,
+    pub shown_card: Card,
+    pub finishing_order: Vec<u8>,
+    pub results: Vec<DealResult>,
+    pub totals: Vec<Centi>,
+}
+
+impl Game {
+    /// The seat whose hand `viewer` may see besides its own (the partner under 雙明).
+    fn visible_partner(&self, seat: u8) -> Option<u8> {
+        if self.partners_see_hands() {
+            self.partner(seat)
+        } else {
+            None
+        }
+    }
+
+    /// The state as `viewer` may see it.
+    pub fn view(&self, viewer: Viewer) -> View {
+        let n = self.players();
+        let your_seat = match viewer {
+            Viewer::Player(p) => self.seat_of(p),
+            _ => None,
+        };
+        let hand = your_seat.map(|s| self.hand(s)).unwrap_or_default();
+        let partner_hand = your_seat
+            .and_then(|s| self.visible_partner(s))
+            .map(|p| self.hand(p));
+        let seats = (0..n)
+            .map(|s| {
+                let player = self.seating().get(s as usize).copied().unwrap_or(s);
+                SeatView {
+                    seat: s,
+                    player,
+                    card_count: self.hand(s).len() as u8,
+                    place: self
+                        .out()
+                        .iter()
+                        .position(|&o| o == s)
+                        .map_or(0, |i| i as u8 + 1),
+                    team: if n == 4 { s % 2 } else { s },
+                    total: self.totals().get(player as usize).copied().unwrap_or(0),
+                    disconnected: self.is_disconnected(player),
+                }
+            })
+            .collect();
+        View {
+            seq: self.seq(),
+            phase: self.phase(),
+            deal_number: self.deal_number(),
+            deals: self.config().deals,
+            turn: self.turn(),
+            deadline: self.deadline(),
+            your_seat,
+            hand,
+            partner_hand,
+            all_hands: (viewer == Viewer::Admin).then(|| (0..n).map(|s| self.hand(s)).collect()),
+            seats,
+            trick_leader: self.trick_leader(),
+            top: self.top().copied(),
+            passed: self.passed_seats(),
+            shown_card: self.shown_card(),
+            finishing_order: self.out().to_vec(),
+            results: self.results().to_vec(),
+            totals: self.totals().to_vec(),
+        }
+    }
+
+    /// An event as `viewer` may see it: hidden hands of a deal start are removed.
+    pub fn event_view(&self, event: &Event, viewer: Viewer) -> Event {
+        match event {
+            Event::DealStarted {
+                deal_number,
+                players,
+                leader,
+                shown_card,
+                hands,
+            } => {
+                let seat = match viewer {
+                    Viewer::Player(p) => players.iter().position(|&x| x == p).map(|s| s as u8),
+                    _ => None,
+                };
+                let partner = seat.and_then(|s| {
+                    (self.partners_see_hands() && players.len() == 4).then_some((s + 2) % 4)
+                });
+                let redacted = hands
+                    .iter()
+                    .enumerate()
+                    .map(|(s, h)| {
+                        let s = s as u8;
+                        if viewer == Viewer::Admin || Some(s) == seat || Some(s) == partner {
+                            *h
+                        } else {
+                            CardSet::EMPTY
+                        }
+                    })
+                    .collect();
+                Event::DealStarted {
+                    deal_number: *deal_number,
+                    players: players.clone(),
+                    leader: *leader,
+                    shown_card: *shown_card,
+                    hands: redacted,
+                }
+            }
+            other => other.clone(),
+        }
+    }
+}

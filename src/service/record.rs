@@ -1,0 +1,237 @@
+//! A game's creation record: everything needed to rebuild it from its log, as stored.
+//!
+//! The record pins the variant version (content hash, and the script text itself so the version
+//! survives restarts and reaches other replicas), holds the seed (revealed only by the replay
+//! once the match is over), the options, the players, and the SHA-256 digests of the seat and
+//! spectator tokens — never the tokens.
+//!
+//! Tokens are derived: `HMAC-SHA256(token key, game id | role)`, truncated to 128 bits. The
+//! derivation lets an idempotent `CreateGame` retry return the same tokens, while the store only
+//! ever holds their digests.
+
+use std::collections::BTreeMap;
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::auth::{GameToken, Role, SecretHash, hash_secret};
+use super::pb;
+use super::status::{ApiError, Reason};
+use crate::cards::CardSet;
+use crate::variants::CompiledVariant;
+
+/// The stored creation record (JSON).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    pub platform: Option<String>,
+    pub variant: String,
+    pub version: String,
+    /// The variant script at that version.
+    pub script: String,
+    pub options: BTreeMap<String, String>,
+    pub deals: u32,
+    pub players: Vec<String>,
+    /// The 256-bit seed, hex.
+    pub seed: String,
+    pub preset_hands: Option<Vec<Vec<u32>>>,
+    pub created_at: u64,
+    /// Digests of the seat tokens, by player (hex).
+    pub seat_digests: Vec<String>,
+    /// Digest of the spectator token (hex).
+    pub spectator_digest: String,
+}
+
+/// The tokens of a new game (returned once, never stored).
+pub struct Tokens {
+    pub seats: Vec<String>,
+    pub spectator: String,
+}
+
+impl Tokens {
+    pub fn response(&self, record: &Record) -> pb::CreateGameResponse {
+        pb::CreateGameResponse {
+            game_id: record.id.clone(),
+            seat_tokens: self.seats.clone(),
+            spectator_token: self.spectator.clone(),
+            variant_version: record.version.clone(),
+            seed_commitment: record.seed_commitment(),
+        }
+    }
+}
+
+fn derive_secret(key: &[u8; 32], game_id: &str, role: Role) -> Result<String, ApiError> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key)
+        .map_err(|_| ApiError::new(Reason::Unavailable, "bad token key"))?;
+    mac.update(game_id.as_bytes());
+    mac.update(b"|");
+    match role {
+        Role::Player(p) => mac.update(format!("p{p}").as_bytes()),
+        Role::Spectator => mac.update(b"spec"),
+    }
+    let out = mac.finalize().into_bytes();
+    Ok(hex::encode(&out[..16]))
+}
+
+fn token(game_id: &str, role: Role, secret: &str) -> String {
+    let r = match role {
+        Role::Player(p) => format!("p{p}"),
+        Role::Spectator => "spec".to_string(),
+    };
+    format!("{game_id}.{r}.{secret}")
+}
+
+fn tokens_for(key: &[u8; 32], game_id: &str, players: usize) -> Result<(Tokens, Vec<String>, String), ApiError> {
+    let mut seats = Vec::with_capacity(players);
+    let mut digests = Vec::with_capacity(players);
+    for p in 0..players {
+        let role = Role::Player(p as u8);
+        let secret = derive_secret(key, game_id, role)?;
+        digests.push(hex::encode(hash_secret(&secret)));
+        seats.push(token(game_id, role, &secret));
+    }
+    let secret = derive_secret(key, game_id, Role::Spectator)?;
+    let spectator_digest = hex::encode(hash_secret(&secret));
+    let spectator = token(game_id, Role::Spectator, &secret);
+    Ok((Tokens { seats, spectator }, digests, spectator_digest))
+}
+
+fn bad(reason: Reason, msg: impl Into<String>) -> ApiError {
+    ApiError::new(reason, msg)
+}
+
+impl Record {
+    /// Validates a CreateGame request against the variant and builds the record and tokens.
+    pub fn new(
+        compiled: &std::sync::Arc<CompiledVariant>,
+        req: &pb::CreateGameRequest,
+        platform: Option<String>,
+        game_id: &str,
+        token_key: &[u8; 32],
+        now_ms: u64,
+    ) -> Result<(Record, Tokens), ApiError> {
+        let players = compiled.meta().players as usize;
+        let names: Vec<String> = if req.players.is_empty() {
+            (0..players).map(|i| format!("player{i}")).collect()
+        } else {
+            req.players.clone()
+        };
+        if names.len() != players {
+            return Err(bad(
+                Reason::BadRequest,
+                format!("{} needs {players} players, got {}", compiled.id(), names.len()),
+            ));
+        }
+        if names.iter().any(|n| n.len() > 128) {
+            return Err(bad(Reason::BadRequest, "player names are at most 128 bytes"));
+        }
+        // Options are checked against the variant's schema (and configure() evaluates rules()).
+        let pairs: Vec<String> = req.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let overrides = compiled
+            .parse_overrides(&pairs)
+            .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
+        compiled
+            .configure(&overrides)
+            .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
+        if req.deals > 1000 {
+            return Err(bad(Reason::BadRequest, "at most 1000 deals per match"));
+        }
+        let seed = if req.seed.is_empty() {
+            let mut s = [0u8; 32];
+            getrandom::fill(&mut s).map_err(|e| bad(Reason::Unavailable, format!("no OS randomness: {e}")))?;
+            hex::encode(s)
+        } else {
+            let bytes = hex::decode(req.seed.trim())
+                .map_err(|_| bad(Reason::BadRequest, "seed must be 64 hex digits"))?;
+            if bytes.len() != 32 {
+                return Err(bad(Reason::BadRequest, "seed must be 64 hex digits (256 bits)"));
+            }
+            hex::encode(bytes)
+        };
+        let preset_hands = match &req.preset_hands {
+            None => None,
+            Some(p) => {
+                let hands: Vec<Vec<u32>> = p.hands.iter().map(|h| h.cards.clone()).collect();
+                if hands.len() != players {
+                    return Err(bad(Reason::BadRequest, format!("preset_hands needs {players} hands")));
+                }
+                let mut all = CardSet::EMPTY;
+                for h in &hands {
+                    let set = CardSet::from_ids(h).map_err(|e| match e {
+                        crate::cards::CardError::DuplicateCard(_) => bad(Reason::DuplicateCard, e.to_string()),
+                        _ => bad(Reason::BadCardId, e.to_string()),
+                    })?;
+                    if !set.intersection(all).is_empty() {
+                        return Err(bad(Reason::DuplicateCard, "a card appears in two preset hands"));
+                    }
+                    all = all.union(set);
+                }
+                Some(hands)
+            }
+        };
+        let (tokens, seat_digests, spectator_digest) = tokens_for(token_key, game_id, players)?;
+        let record = Record {
+            id: game_id.to_string(),
+            platform,
+            variant: compiled.id().to_string(),
+            version: compiled.hash().to_string(),
+            script: compiled.source().to_string(),
+            options: req.options.clone().into_iter().collect(),
+            deals: req.deals,
+            players: names,
+            seed,
+            preset_hands,
+            created_at: now_ms,
+            seat_digests,
+            spectator_digest,
+        };
+        Ok((record, tokens))
+    }
+
+    /// The tokens again (idempotent create); an error if the token key changed since.
+    pub fn tokens_again(&self, token_key: &[u8; 32]) -> Result<Tokens, ApiError> {
+        let (tokens, digests, spec) = tokens_for(token_key, &self.id, self.players.len())?;
+        if digests != self.seat_digests || spec != self.spectator_digest {
+            return Err(bad(
+                Reason::Unavailable,
+                "the game exists but its tokens cannot be re-issued (the server token key changed); use the tokens of the first response",
+            ));
+        }
+        Ok(tokens)
+    }
+
+    /// True if the token's secret matches the digest stored for its role.
+    pub fn verify(&self, token: &GameToken) -> bool {
+        let digest = match token.role {
+            Role::Player(p) => self.seat_digests.get(p as usize),
+            Role::Spectator => Some(&self.spectator_digest),
+        };
+        let Some(digest) = digest else { return false };
+        let Ok(bytes) = hex::decode(digest) else { return false };
+        let Ok(hash) = SecretHash::try_from(bytes.as_slice()) else { return false };
+        token.verify(&hash)
+    }
+
+    /// Hex SHA-256 of the seed bytes.
+    pub fn seed_commitment(&self) -> String {
+        match hex::decode(&self.seed) {
+            Ok(bytes) => hex::encode(Sha256::digest(&bytes)),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// The seed bytes.
+    pub fn seed_bytes(&self) -> Result<[u8; 32], ApiError> {
+        let bytes = hex::decode(&self.seed).map_err(|_| bad(Reason::StoreFailed, "stored seed is not hex"))?;
+        <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| bad(Reason::StoreFailed, "stored seed is not 256 bits"))
+    }
+
+    pub fn encode(&self) -> Result<Vec<u8>, ApiError> {
+        serde_json::to_vec(self).map_err(|e| bad(Reason::StoreFailed, e.to_string()))
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Record, ApiError> {
+        serde_json::from_slice(bytes).map_err(|e| bad(Reason::StoreFailed, format!("stored record unreadable: {e}")))
+    }
+}

@@ -1,0 +1,455 @@
+//! The variant registry: which version of each variant is active, every version a game still
+//! uses, and safe activation of new versions.
+//!
+//! At start the registry loads every `*.rhai` file of the variants directory (or, without a
+//! directory, the scripts embedded in the binary). A broken file is reported and skipped; no
+//! valid variant at all is a start-up error. [`Registry::reload`] (called by the directory
+//! watcher and by an admin request) re-reads the directory: a file whose content hash changed
+//! becomes the active version only if it compiles, satisfies the contract and passes its own
+//! checks (its examples and a batch of random settlements); otherwise the old version stays
+//! active, and the failure is logged and counted. A file that disappears is deactivated (games
+//! pinned to it keep it).
+//!
+//! Games pin a version by its content hash: [`Registry::get`] returns that version as long as any
+//! game holds it (the registry keeps every version referenced outside itself, and drops the
+//! others on the next reload). With an archive directory, every accepted version is also written
+//! to `<archive>/<id>/<hash>.rhai`, so a pinned version survives a restart; a game that stored
+//! the script text itself can re-register it with [`Registry::restore`].
+//!
+//! Files are read through symlinks, and names starting with `.` are ignored, which covers the
+//! layout of a Kubernetes ConfigMap volume (`classic.rhai -> ..data/classic.rhai`,
+//! `..data -> ..2026_11_29_…`, updated by an atomic swap of `..data`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use serde::Serialize;
+
+use super::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
+use super::script::{CompiledVariant, VariantError, content_hash};
+use super::{EMBEDDED, embedded_origin, load};
+
+/// How a registry is set up.
+#[derive(Clone, Debug)]
+pub struct RegistryConfig {
+    /// The variants directory; `None` = the scripts embedded in the binary.
+    pub dir: Option<PathBuf>,
+    /// Where accepted versions are archived for restarts (`<archive>/<id>/<hash>.rhai`).
+    pub archive: Option<PathBuf>,
+    /// Random deals per option set a new version must pass.
+    pub random_deals: usize,
+    /// Seed of the random batch.
+    pub seed: u64,
+}
+
+impl Default for RegistryConfig {
+    fn default() -> Self {
+        RegistryConfig {
+            dir: None,
+            archive: None,
+            random_deals: DEFAULT_RANDOM_DEALS,
+            seed: DEFAULT_SEED,
+        }
+    }
+}
+
+/// Errors of the registry as a whole.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("cannot read the variants directory {dir}: {message}")]
+    Dir { dir: String, message: String },
+    #[error("no valid variant in {source_name}{}", list(.errors))]
+    NoValidVariant {
+        source_name: String,
+        errors: Vec<VariantError>,
+    },
+    #[error("cannot watch {dir}: {message}")]
+    Watch { dir: String, message: String },
+}
+
+fn list(errors: &[VariantError]) -> String {
+    errors.iter().map(|e| format!("\n  - {e}")).collect()
+}
+
+/// What a (re)load did.
+#[derive(Debug, Default)]
+pub struct ReloadReport {
+    /// Versions that became active: (id, hash).
+    pub activated: Vec<(String, String)>,
+    /// Files whose new content was refused (the old version, if any, stays active).
+    pub rejected: Vec<VariantError>,
+    /// Ids whose file did not change.
+    pub unchanged: Vec<String>,
+    /// Ids whose file disappeared (deactivated).
+    pub removed: Vec<String>,
+}
+
+/// Counters since the registry was created (exported as metrics by the service).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RegistryStats {
+    /// Reloads run (start-up included).
+    pub reloads: u64,
+    /// Versions activated.
+    pub activated: u64,
+    /// New versions refused.
+    pub rejected: u64,
+    /// Variants deactivated because their file disappeared.
+    pub removed: u64,
+    /// Active variants now.
+    pub active: u64,
+    /// Versions held now (active or pinned by a game).
+    pub versions: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    reloads: AtomicU64,
+    activated: AtomicU64,
+    rejected: AtomicU64,
+    removed: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    active: BTreeMap<String, Arc<CompiledVariant>>,
+    versions: HashMap<(String, String), Arc<CompiledVariant>>,
+    /// The last refusal per id (for `variants list` and the admin API).
+    last_error: BTreeMap<String, String>,
+    /// Content hashes already refused, per id, so an unchanged broken file is not re-checked on
+    /// every event.
+    refused: HashMap<String, BTreeSet<String>>,
+}
+
+/// The registry of variant versions. Share it as `Arc<Registry>`.
+pub struct Registry {
+    config: RegistryConfig,
+    state: RwLock<State>,
+    counters: Counters,
+    /// Serializes reloads (the checks run outside the state lock).
+    reload_lock: Mutex<()>,
+}
+
+/// One script found in the directory (or embedded).
+struct Found {
+    id: String,
+    origin: String,
+    text: Result<String, String>,
+}
+
+impl Registry {
+    /// Creates the registry and loads every variant. Fails only when no variant is valid (or the
+    /// directory cannot be read); broken files are in the report.
+    pub fn open(config: RegistryConfig) -> Result<(Registry, ReloadReport), RegistryError> {
+        let registry = Registry {
+            config,
+            state: RwLock::new(State::default()),
+            counters: Counters::default(),
+            reload_lock: Mutex::new(()),
+        };
+        let report = registry.reload_inner()?;
+        if registry.read().active.is_empty() {
+            let source_name = match &registry.config.dir {
+                Some(d) => d.display().to_string(),
+                None => "the embedded scripts".into(),
+            };
+            return Err(RegistryError::NoValidVariant {
+                source_name,
+                errors: report.rejected,
+            });
+        }
+        Ok((registry, report))
+    }
+
+    /// A registry of the embedded scripts.
+    pub fn embedded() -> Result<Registry, RegistryError> {
+        Registry::open(RegistryConfig::default()).map(|(r, _)| r)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RegistryConfig {
+        &self.config
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The active version of `id` (what a new game should pin).
+    pub fn active(&self, id: &str) -> Option<Arc<CompiledVariant>> {
+        self.read().active.get(id).cloned()
+    }
+
+    /// The ids of the active variants.
+    pub fn ids(&self) -> Vec<String> {
+        self.read().active.keys().cloned().collect()
+    }
+
+    /// Every active version.
+    pub fn list(&self) -> Vec<Arc<CompiledVariant>> {
+        self.read().active.values().cloned().collect()
+    }
+
+    /// The last refusal of a new version of `id`, if any.
+    pub fn last_error(&self, id: &str) -> Option<String> {
+        self.read().last_error.get(id).cloned()
+    }
+
+    /// The version `hash` of `id`: held in memory while active or pinned, otherwise restored from
+    /// the archive directory (when configured).
+    pub fn get(&self, id: &str, hash: &str) -> Option<Arc<CompiledVariant>> {
+        if let Some(v) = self
+            .read()
+            .versions
+            .get(&(id.to_string(), hash.to_string()))
+        {
+            return Some(Arc::clone(v));
+        }
+        let archive = self.config.archive.as_ref()?;
+        if !is_hex(hash) {
+            return None;
+        }
+        let path = archive.join(id).join(format!("{hash}.rhai"));
+        let text = fs::read_to_string(&path).ok()?;
+        match self.restore(id, hash, &text, &path.display().to_string()) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!(variant = id, version = hash, error = %e, "archived variant version unusable");
+                None
+            }
+        }
+    }
+
+    /// Registers a pinned version from its script text (e.g. stored with a game), without
+    /// activating it. The text must hash to `hash` and compile under the contract.
+    pub fn restore(
+        &self,
+        id: &str,
+        hash: &str,
+        source: &str,
+        origin: &str,
+    ) -> Result<Arc<CompiledVariant>, VariantError> {
+        if content_hash(source) != hash {
+            return Err(VariantError::Contract {
+                origin: origin.to_string(),
+                message: format!("the text does not hash to the pinned version {hash}"),
+            });
+        }
+        let compiled = Arc::new(CompiledVariant::compile(origin, source, Some(id))?);
+        let mut st = self.write();
+        let v = st
+            .versions
+            .entry((id.to_string(), hash.to_string()))
+            .or_insert(compiled);
+        Ok(Arc::clone(v))
+    }
+
+    /// Counters and sizes.
+    pub fn stats(&self) -> RegistryStats {
+        let st = self.read();
+        RegistryStats {
+            reloads: self.counters.reloads.load(Ordering::Relaxed),
+            activated: self.counters.activated.load(Ordering::Relaxed),
+            rejected: self.counters.rejected.load(Ordering::Relaxed),
+            removed: self.counters.removed.load(Ordering::Relaxed),
+            active: st.active.len() as u64,
+            versions: st.versions.len() as u64,
+        }
+    }
+
+    /// Re-reads the directory and activates the versions that pass their checks (the admin
+    /// request and the watcher call this). Without a directory, nothing changes.
+    pub fn reload(&self) -> Result<ReloadReport, RegistryError> {
+        if self.config.dir.is_none() {
+            return Ok(ReloadReport::default());
+        }
+        self.reload_inner()
+    }
+
+    fn scan(&self) -> Result<Vec<Found>, RegistryError> {
+        let Some(dir) = &self.config.dir else {
+            return Ok(EMBEDDED
+                .iter()
+                .map(|(id, src)| Found {
+                    id: id.to_string(),
+                    origin: embedded_origin(id),
+                    text: Ok(src.to_string()),
+                })
+                .collect());
+        };
+        let dir_err = |e: std::io::Error| RegistryError::Dir {
+            dir: dir.display().to_string(),
+            message: e.to_string(),
+        };
+        let mut found = Vec::new();
+        for entry in fs::read_dir(dir).map_err(dir_err)? {
+            let entry = entry.map_err(dir_err)?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(id) = name.strip_suffix(".rhai") else {
+                continue;
+            };
+            if name.starts_with('.') || id.is_empty() {
+                continue;
+            }
+            let path = entry.path();
+            // A symlink to a directory or a dangling link is not a script.
+            if path.is_dir() {
+                continue;
+            }
+            found.push(Found {
+                id: id.to_string(),
+                origin: path.display().to_string(),
+                text: fs::read_to_string(&path).map_err(|e| e.to_string()),
+            });
+        }
+        found.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(found)
+    }
+
+    fn reload_inner(&self) -> Result<ReloadReport, RegistryError> {
+        let _guard = self.reload_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.counters.reloads.fetch_add(1, Ordering::Relaxed);
+        let found = self.scan()?;
+        let mut report = ReloadReport::default();
+        let present: BTreeSet<String> = found.iter().map(|f| f.id.clone()).collect();
+        for f in found {
+            let text = match f.text {
+                Ok(t) => t,
+                Err(message) => {
+                    let e = VariantError::Io {
+                        origin: f.origin.clone(),
+                        message,
+                    };
+                    self.refuse(&f.id, None, &e);
+                    report.rejected.push(e);
+                    continue;
+                }
+            };
+            let hash = content_hash(&text);
+            let (current, known, refused) = {
+                let st = self.read();
+                (
+                    st.active.get(&f.id).map(|v| v.hash().to_string()),
+                    st.versions.get(&(f.id.clone(), hash.clone())).cloned(),
+                    st.refused.get(&f.id).is_some_and(|s| s.contains(&hash)),
+                )
+            };
+            if current.as_deref() == Some(hash.as_str()) || refused {
+                report.unchanged.push(f.id);
+                continue;
+            }
+            let version = match known {
+                // A version already checked (e.g. a revert to a version games still use).
+                Some(v) => v,
+                None => match load(
+                    &f.origin,
+                    &text,
+                    Some(&f.id),
+                    self.config.random_deals,
+                    self.config.seed,
+                ) {
+                    Ok((v, check)) => {
+                        tracing::info!(
+                            variant = %f.id,
+                            version = v.short_hash(),
+                            origin = %f.origin,
+                            examples = check.examples,
+                            random_calls = check.random_calls,
+                            "variant version passed its checks"
+                        );
+                        v
+                    }
+                    Err(e) => {
+                        self.refuse(&f.id, Some(hash), &e);
+                        report.rejected.push(e);
+                        continue;
+                    }
+                },
+            };
+            self.archive(&version);
+            {
+                let mut st = self.write();
+                st.versions
+                    .insert((f.id.clone(), hash.clone()), Arc::clone(&version));
+                let previous = st.active.insert(f.id.clone(), Arc::clone(&version));
+                st.last_error.remove(&f.id);
+                tracing::info!(
+                    variant = %f.id,
+                    version = version.short_hash(),
+                    previous = previous.as_ref().map(|p| p.short_hash().to_string()).unwrap_or_default(),
+                    "variant version activated"
+                );
+            }
+            self.counters.activated.fetch_add(1, Ordering::Relaxed);
+            report.activated.push((f.id, hash));
+        }
+        {
+            let mut st = self.write();
+            let gone: Vec<String> = st
+                .active
+                .keys()
+                .filter(|id| !present.contains(*id))
+                .cloned()
+                .collect();
+            for id in gone {
+                st.active.remove(&id);
+                tracing::warn!(variant = %id, "variant file removed; variant deactivated (pinned games keep their version)");
+                self.counters.removed.fetch_add(1, Ordering::Relaxed);
+                report.removed.push(id);
+            }
+            // Keep only versions that are active or still held by a game.
+            let State {
+                active, versions, ..
+            } = &mut *st;
+            versions.retain(|(id, hash), v| {
+                Arc::strong_count(v) > 1 || active.get(id).is_some_and(|a| a.hash() == hash)
+            });
+        }
+        Ok(report)
+    }
+
+    fn refuse(&self, id: &str, hash: Option<String>, e: &VariantError) {
+        tracing::warn!(variant = id, error = %e, "variant version refused; the previous version (if any) stays active");
+        self.counters.rejected.fetch_add(1, Ordering::Relaxed);
+        let mut st = self.write();
+        st.last_error.insert(id.to_string(), e.to_string());
+        if let Some(h) = hash {
+            st.refused.entry(id.to_string()).or_default().insert(h);
+        }
+    }
+
+    fn archive(&self, v: &CompiledVariant) {
+        let Some(archive) = &self.config.archive else {
+            return;
+        };
+        let dir = archive.join(v.id());
+        let path = dir.join(format!("{}.rhai", v.hash()));
+        if path.exists() {
+            return;
+        }
+        let write = || -> std::io::Result<()> {
+            fs::create_dir_all(&dir)?;
+            let tmp = dir.join(format!(".{}.tmp", v.hash()));
+            fs::write(&tmp, v.source())?;
+            fs::rename(&tmp, &path)
+        };
+        if let Err(e) = write() {
+            tracing::warn!(variant = v.id(), path = %path.display(), error = %e, "cannot archive variant version");
+        }
+    }
+
+    /// The directory being served, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.config.dir.as_deref()
+    }
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.chars().all(|c| c.is_ascii_hexdigit())
+}

@@ -1,0 +1,672 @@
+//! A compiled variant script and its configured form, which implements
+//! [`VariantHooks`](crate::game::hooks::VariantHooks).
+//!
+//! [`CompiledVariant`] is one version of one script: the AST (compiled once, shared), the content
+//! hash that pins games to it, its metadata, option specs and default rules. Compiling checks the
+//! contract: every required function with the right parameters, `meta()`, `options()`,
+//! `rules(opts)` (converted to [`Rules`] through its serde names and validated) and
+//! `sum_rule(opts)`. [`ScriptVariant`] is a compiled variant with a game's option values; its
+//! hooks convert the facts to Rhai maps, call the script under the sandbox, and read the result
+//! back strictly (a wrong shape is a [`HookError`] naming the offending field).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use rhai::{AST, Array, Dynamic, Map};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::engine::{self, describe, to_centi, to_json};
+use super::facts;
+use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
+use crate::game::hooks::{
+    Centi, DealFacts, EscapeFacts, HookError, LineItem, SeatIndex, SeatingDecision, SeatingFacts,
+    Settlement, SumRule, TimeoutFacts, VariantHooks,
+};
+use crate::rules::Rules;
+
+/// Why a variant script cannot be used (or a version cannot become active).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VariantError {
+    #[error("{origin}: cannot read the script: {message}")]
+    Io { origin: String, message: String },
+    #[error("{origin}{}: syntax error: {message}", at(*.line, *.column))]
+    Syntax {
+        origin: String,
+        message: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+    #[error("{origin}: contract: {message}")]
+    Contract { origin: String, message: String },
+    #[error("{origin}: {error}")]
+    Hook { origin: String, error: HookError },
+    #[error("{origin}: example {name:?} failed: {message}")]
+    Example {
+        origin: String,
+        name: String,
+        message: String,
+    },
+    #[error("{origin}: random check failed (seed {seed}, case {case}, {hook}): {message}\n  facts: {facts}")]
+    Random {
+        origin: String,
+        seed: u64,
+        case: usize,
+        hook: String,
+        message: String,
+        facts: String,
+    },
+    #[error("{origin}: options: {message}")]
+    Options { origin: String, message: String },
+    #[error("no variant {0:?}")]
+    Unknown(String),
+}
+
+fn at(line: Option<usize>, column: Option<usize>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!(":{l}:{c}"),
+        (Some(l), None) => format!(":{l}"),
+        _ => String::new(),
+    }
+}
+
+impl VariantError {
+    /// The file or origin the error is about (empty for `Unknown`).
+    pub fn origin(&self) -> &str {
+        match self {
+            VariantError::Io { origin, .. }
+            | VariantError::Syntax { origin, .. }
+            | VariantError::Contract { origin, .. }
+            | VariantError::Hook { origin, .. }
+            | VariantError::Example { origin, .. }
+            | VariantError::Random { origin, .. }
+            | VariantError::Options { origin, .. } => origin,
+            VariantError::Unknown(_) => "",
+        }
+    }
+}
+
+/// The functions every variant script defines, with their parameters.
+pub const REQUIRED_FUNCTIONS: [(&str, &[&str]); 9] = [
+    ("meta", &[]),
+    ("options", &[]),
+    ("rules", &["opts"]),
+    ("sum_rule", &["opts"]),
+    ("seating", &["facts", "opts"]),
+    ("settle", &["facts", "opts"]),
+    ("settle_escape", &["facts", "opts"]),
+    ("timeout_is_escape", &["facts", "opts"]),
+    ("examples", &[]),
+];
+
+/// What `meta()` declares.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Meta {
+    /// Stable id (`classic`, `jj`…); equals the file name without `.rhai`.
+    pub id: String,
+    /// Display name (經典雙扣…).
+    pub name: String,
+    /// 4 (two teams) or 2.
+    pub players: u8,
+    /// One paragraph for operators and lobbies.
+    pub description: String,
+    /// Which rule text the variant follows (seed, RULES.md sections).
+    pub source: String,
+    /// 雙明: partners see each other's hands (JJ).
+    pub partners_see_hands: bool,
+}
+
+/// The content hash of a script: SHA-256 of its bytes, lower-case hex. Games pin this.
+pub fn content_hash(source: &str) -> String {
+    hex::encode(Sha256::digest(source.as_bytes()))
+}
+
+/// One compiled version of one variant script.
+pub struct CompiledVariant {
+    origin: String,
+    hash: String,
+    source: Arc<str>,
+    ast: Arc<AST>,
+    meta: Meta,
+    specs: Vec<OptionSpec>,
+    default_rules: Rules,
+}
+
+impl fmt::Debug for CompiledVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CompiledVariant")
+            .field("id", &self.meta.id)
+            .field("hash", &self.short_hash())
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+fn contract(origin: &str, message: impl Into<String>) -> VariantError {
+    VariantError::Contract {
+        origin: origin.to_string(),
+        message: message.into(),
+    }
+}
+
+fn hook_err(origin: &str, error: HookError) -> VariantError {
+    VariantError::Hook {
+        origin: origin.to_string(),
+        error,
+    }
+}
+
+fn shape_error(hook: &str, origin: &str, message: String) -> HookError {
+    HookError {
+        hook: hook.to_string(),
+        message,
+        location: Some(origin.to_string()),
+        limit: false,
+    }
+}
+
+impl CompiledVariant {
+    /// Compiles `source` (named `origin` in messages, e.g. the file path) and checks the contract.
+    /// `expected_id` (the file stem) must equal `meta().id` when given. The declared examples and
+    /// the random settlements are checked separately (`check::run`).
+    pub fn compile(
+        origin: &str,
+        source: &str,
+        expected_id: Option<&str>,
+    ) -> Result<CompiledVariant, VariantError> {
+        let ast = engine::compile(origin, source).map_err(|e| VariantError::Syntax {
+            origin: origin.to_string(),
+            message: e.message,
+            line: e.line,
+            column: e.column,
+        })?;
+        let mut missing = Vec::new();
+        for (name, params) in REQUIRED_FUNCTIONS {
+            let found: Vec<_> = ast.iter_functions().filter(|f| f.name == name).collect();
+            if found.is_empty() {
+                missing.push(format!("{name}({})", params.join(", ")));
+            } else if !found.iter().any(|f| f.params.len() == params.len()) {
+                let have: Vec<String> = found
+                    .iter()
+                    .map(|f| format!("{name}({})", f.params.join(", ")))
+                    .collect();
+                return Err(contract(
+                    origin,
+                    format!(
+                        "{name} must take ({}); the script defines {}",
+                        params.join(", "),
+                        have.join(", ")
+                    ),
+                ));
+            }
+        }
+        if !missing.is_empty() {
+            return Err(contract(
+                origin,
+                format!("missing hook function(s): {}", missing.join(", ")),
+            ));
+        }
+        let ast = Arc::new(ast);
+        let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ()).map_err(|e| hook_err(origin, e))?;
+        let meta = parse_meta(&meta_v).map_err(|m| contract(origin, format!("meta(): {m}")))?;
+        if let Some(id) = expected_id
+            && id != meta.id
+        {
+            return Err(contract(
+                origin,
+                format!("meta().id is {:?} but the file is named {id}.rhai", meta.id),
+            ));
+        }
+        let specs_v =
+            engine::call(&ast, origin, Some(source), "options", "options", ()).map_err(|e| hook_err(origin, e))?;
+        let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
+        let mut compiled = CompiledVariant {
+            origin: origin.to_string(),
+            hash: content_hash(source),
+            source: Arc::from(source),
+            ast,
+            meta,
+            specs,
+            default_rules: Rules::CLASSIC,
+        };
+        let defaults = OptionValues::new(&compiled.specs, &BTreeMap::new())
+            .map_err(|m| contract(origin, m))?;
+        let (rules, _) = compiled.eval_rules(&defaults)?;
+        compiled.default_rules = rules;
+        Ok(compiled)
+    }
+
+    /// Evaluates `rules(opts)` and `sum_rule(opts)` for these option values.
+    fn eval_rules(&self, values: &OptionValues) -> Result<(Rules, SumRule), VariantError> {
+        let origin = &self.origin;
+        let opts = Dynamic::from_map(values.to_map());
+        let v = engine::call(&self.ast, origin, Some(&self.source), "rules", "rules", (opts.clone(),))
+            .map_err(|e| hook_err(origin, e))?;
+        let json = to_json(&v).map_err(|m| contract(origin, format!("rules(opts) returned {m}")))?;
+        let rules: Rules = serde_json::from_value(json)
+            .map_err(|e| contract(origin, format!("rules(opts): {e}")))?;
+        rules
+            .validate()
+            .map_err(|e| contract(origin, format!("rules(opts): {e}")))?;
+        if rules.players != self.meta.players {
+            return Err(contract(
+                origin,
+                format!(
+                    "rules(opts).players = {} but meta().players = {}",
+                    rules.players, self.meta.players
+                ),
+            ));
+        }
+        let s = engine::call(&self.ast, origin, Some(&self.source), "sum_rule", "sum_rule", (opts,))
+            .map_err(|e| hook_err(origin, e))?;
+        let sum_rule = match s.clone().into_immutable_string().ok().as_deref() {
+            Some("zero") => SumRule::Zero,
+            Some("zero_before_rake") => SumRule::ZeroBeforeRake,
+            Some("unchecked") => SumRule::Unchecked,
+            _ => {
+                return Err(contract(
+                    origin,
+                    format!(
+                        "sum_rule(opts) must return \"zero\", \"zero_before_rake\" or \"unchecked\", not {}",
+                        describe(&s)
+                    ),
+                ));
+            }
+        };
+        Ok((rules, sum_rule))
+    }
+
+    /// The variant id.
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+
+    /// The content hash (SHA-256 hex) that pins games to this version.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// The first 12 hex digits of the hash, for display.
+    pub fn short_hash(&self) -> &str {
+        &self.hash[..12.min(self.hash.len())]
+    }
+
+    /// Where the script came from (a path, or `embedded:<id>.rhai`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The script text (to archive a pinned version).
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// The declared options.
+    pub fn options(&self) -> &[OptionSpec] {
+        &self.specs
+    }
+
+    /// The card rules under the default options.
+    pub fn rules(&self) -> &Rules {
+        &self.default_rules
+    }
+
+    pub(crate) fn ast(&self) -> &AST {
+        &self.ast
+    }
+
+    /// This version with a game's options (`overrides` on top of the defaults).
+    pub fn configure(
+        self: &Arc<Self>,
+        overrides: &BTreeMap<String, OptionValue>,
+    ) -> Result<ScriptVariant, VariantError> {
+        let values = OptionValues::new(&self.specs, overrides).map_err(|message| {
+            VariantError::Options {
+                origin: self.origin.clone(),
+                message,
+            }
+        })?;
+        let (rules, sum_rule) = self.eval_rules(&values)?;
+        Ok(ScriptVariant {
+            compiled: Arc::clone(self),
+            opts: values.to_map(),
+            values: Arc::new(values),
+            rules,
+            sum_rule,
+        })
+    }
+
+    /// This version with its default options.
+    pub fn with_defaults(self: &Arc<Self>) -> Result<ScriptVariant, VariantError> {
+        self.configure(&BTreeMap::new())
+    }
+
+    /// Parses `key=value` overrides against this version's options.
+    pub fn parse_overrides(
+        &self,
+        pairs: &[String],
+    ) -> Result<BTreeMap<String, OptionValue>, VariantError> {
+        OptionValues::parse_overrides(&self.specs, pairs).map_err(|message| VariantError::Options {
+            origin: self.origin.clone(),
+            message,
+        })
+    }
+}
+
+fn parse_meta(v: &Dynamic) -> Result<Meta, String> {
+    let map = v
+        .read_lock::<Map>()
+        .ok_or_else(|| format!("must return a map, not {}", describe(v)))?;
+    const KEYS: [&str; 6] = [
+        "id",
+        "name",
+        "players",
+        "description",
+        "source",
+        "partners_see_hands",
+    ];
+    if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!("unexpected key `{k}` (keys: {})", KEYS.join(", ")));
+    }
+    let text = |k: &str| -> Result<String, String> {
+        map.get(k)
+            .and_then(|v| v.clone().into_immutable_string().ok())
+            .map(|s| s.to_string())
+            .ok_or_else(|| format!("`{k}` must be a string"))
+    };
+    let id = text("id")?;
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+    {
+        return Err(format!("id {id:?} must be lower-case letters, digits, _ or -"));
+    }
+    let players = map
+        .get("players")
+        .and_then(|v| v.as_int().ok())
+        .filter(|p| *p == 2 || *p == 4)
+        .ok_or("`players` must be 2 or 4")? as u8;
+    let partners_see_hands = map
+        .get("partners_see_hands")
+        .and_then(|v| v.as_bool().ok())
+        .ok_or("`partners_see_hands` must be true or false")?;
+    Ok(Meta {
+        id,
+        name: text("name")?,
+        players,
+        description: text("description")?,
+        source: text("source")?,
+        partners_see_hands,
+    })
+}
+
+/// A compiled variant configured with a game's option values: the deal engine's
+/// [`VariantHooks`]. Cheap to clone (the AST and option values are shared).
+#[derive(Clone)]
+pub struct ScriptVariant {
+    compiled: Arc<CompiledVariant>,
+    values: Arc<OptionValues>,
+    opts: Map,
+    rules: Rules,
+    sum_rule: SumRule,
+}
+
+impl fmt::Debug for ScriptVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScriptVariant")
+            .field("id", &self.compiled.id())
+            .field("hash", &self.compiled.short_hash())
+            .field("options", &self.values)
+            .finish()
+    }
+}
+
+/// The most line items a settlement may have.
+pub const MAX_LINES: usize = 512;
+
+impl ScriptVariant {
+    /// The compiled version (id, hash, meta…).
+    pub fn compiled(&self) -> &Arc<CompiledVariant> {
+        &self.compiled
+    }
+
+    /// The option values of this configuration.
+    pub fn option_values(&self) -> &OptionValues {
+        &self.values
+    }
+
+    /// One option value (e.g. `turn_seconds`, `deals_per_match`, `reconnect_seconds`).
+    pub fn option(&self, name: &str) -> Option<&OptionValue> {
+        self.values.get(name)
+    }
+
+    fn call(&self, hook: &str, facts: Dynamic) -> Result<Dynamic, HookError> {
+        engine::call(
+            self.compiled.ast(),
+            self.compiled.origin(),
+            Some(self.compiled.source()),
+            hook,
+            hook,
+            (facts, Dynamic::from_map(self.opts.clone())),
+        )
+    }
+
+    fn settlement(&self, hook: &str, v: Dynamic) -> Result<Settlement, HookError> {
+        parse_settlement(&v, self.rules.players, hook, self.compiled.origin())
+    }
+}
+
+fn parse_settlement(v: &Dynamic, players: u8, hook: &str, origin: &str) -> Result<Settlement, HookError> {
+    let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
+    let map = v
+        .read_lock::<Map>()
+        .ok_or_else(|| err(format!("{}; expected #{{ lines: [...] }}", describe(v))))?;
+    if let Some(k) = map.keys().find(|k| k.as_str() != "lines") {
+        return Err(err(format!("an unexpected key `{k}`; expected #{{ lines: [...] }}")));
+    }
+    let lines_v = map
+        .get("lines")
+        .ok_or_else(|| err("a map without `lines`; expected #{ lines: [...] }".into()))?;
+    let lines = lines_v
+        .read_lock::<Array>()
+        .ok_or_else(|| err(format!("lines = {}; expected an array of line items", describe(lines_v))))?;
+    if lines.len() > MAX_LINES {
+        return Err(err(format!("{} lines; at most {MAX_LINES}", lines.len())));
+    }
+    let mut out = Settlement {
+        scores: vec![0; players as usize],
+        lines: Vec::with_capacity(lines.len()),
+    };
+    for (i, line) in lines.iter().enumerate() {
+        let item = parse_line(line, players).map_err(|m| err(format!("lines[{i}]: {m}")))?;
+        let slot = &mut out.scores[item.seat as usize];
+        *slot = slot
+            .checked_add(item.amount)
+            .ok_or_else(|| err(format!("lines[{i}]: the seat's total overflows")))?;
+        out.lines.push(item);
+    }
+    Ok(out)
+}
+
+fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
+    let map = v.read_lock::<Map>().ok_or_else(|| {
+        format!(
+            "{}; expected #{{ seat, label, points, detail }}",
+            describe(v)
+        )
+    })?;
+    const KEYS: [&str; 4] = ["seat", "label", "points", "detail"];
+    if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!("unexpected key `{k}` (keys: seat, label, points, detail)"));
+    }
+    let get = |k: &str| map.get(k).ok_or_else(|| format!("missing `{k}`"));
+    let seat_v = get("seat")?;
+    let seat = seat_v
+        .as_int()
+        .ok()
+        .filter(|s| (0..players as i64).contains(s))
+        .ok_or_else(|| {
+            format!(
+                "seat = {} is not a seat 0..{}",
+                describe(seat_v),
+                players.saturating_sub(1)
+            )
+        })? as SeatIndex;
+    let label_v = get("label")?;
+    let label = label_v
+        .clone()
+        .into_immutable_string()
+        .map_err(|_| format!("label = {}; expected a string", describe(label_v)))?;
+    if label.is_empty()
+        || label.len() > 32
+        || !label
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    {
+        return Err(format!(
+            "label {label:?} must be 1–32 lower-case letters, digits or _"
+        ));
+    }
+    let amount: Centi = to_centi(get("points")?).map_err(|m| format!("points: {m}"))?;
+    let detail_v = get("detail")?;
+    let detail = detail_v
+        .clone()
+        .into_immutable_string()
+        .map_err(|_| format!("detail = {}; expected a string", describe(detail_v)))?;
+    if detail.chars().count() > 256 {
+        return Err("detail is longer than 256 characters".into());
+    }
+    Ok(LineItem {
+        seat,
+        label: label.to_string(),
+        amount,
+        detail: detail.to_string(),
+    })
+}
+
+/// Reads a seating decision (`#{ leader, swap }`, `swap` = `()` or `[a, b]`).
+pub(crate) fn parse_seating(v: &Dynamic, players: u8, hook: &str, origin: &str) -> Result<SeatingDecision, HookError> {
+    let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
+    let map = v
+        .read_lock::<Map>()
+        .ok_or_else(|| err(format!("{}; expected #{{ leader, swap }}", describe(v))))?;
+    if let Some(k) = map.keys().find(|k| k.as_str() != "leader" && k.as_str() != "swap") {
+        return Err(err(format!("an unexpected key `{k}`; expected #{{ leader, swap }}")));
+    }
+    let seat = |v: &Dynamic, what: &str| -> Result<SeatIndex, HookError> {
+        v.as_int()
+            .ok()
+            .filter(|s| (0..players as i64).contains(s))
+            .map(|s| s as SeatIndex)
+            .ok_or_else(|| {
+                err(format!(
+                    "{what} = {}; expected a seat 0..{}",
+                    describe(v),
+                    players.saturating_sub(1)
+                ))
+            })
+    };
+    let leader = seat(
+        map.get("leader").ok_or_else(|| err("no `leader`".into()))?,
+        "leader",
+    )?;
+    let swap = match map.get("swap") {
+        None => None,
+        Some(s) if s.is_unit() => None,
+        Some(s) => {
+            let arr = s
+                .read_lock::<Array>()
+                .filter(|a| a.len() == 2)
+                .ok_or_else(|| err(format!("swap = {}; expected () or [seat, seat]", describe(s))))?;
+            let a = seat(&arr[0], "swap[0]")?;
+            let b = seat(&arr[1], "swap[1]")?;
+            if a == b {
+                return Err(err(format!("swap = [{a}, {b}]: a seat cannot swap with itself")));
+            }
+            Some((a, b))
+        }
+    };
+    Ok(SeatingDecision { leader, swap })
+}
+
+impl VariantHooks for ScriptVariant {
+    fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    fn partners_see_hands(&self) -> bool {
+        self.compiled.meta.partners_see_hands
+    }
+
+    fn sum_rule(&self) -> SumRule {
+        self.sum_rule
+    }
+
+    fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        let v = self.call("seating", facts::seating_map(f))?;
+        parse_seating(&v, self.rules.players, "seating", self.compiled.origin())
+    }
+
+    fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
+        let v = self.call("settle", facts::deal_map(f))?;
+        self.settlement("settle", v)
+    }
+
+    fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
+        let v = self.call("settle_escape", facts::escape_map(f))?;
+        self.settlement("settle_escape", v)
+    }
+
+    fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
+        let v = self.call("timeout_is_escape", facts::timeout_map(f))?;
+        v.as_bool().map_err(|_| {
+            shape_error(
+                "timeout_is_escape",
+                self.compiled.origin(),
+                format!("timeout_is_escape returned {}; expected true or false", describe(&v)),
+            )
+        })
+    }
+}
+
+/// Checks a settlement against a sum rule: `Zero` — the scores add up to zero;
+/// `ZeroBeforeRake` — the scores minus the `rake` lines add up to zero.
+pub fn check_sum(rule: SumRule, s: &Settlement) -> Result<(), String> {
+    let total: i128 = s.scores.iter().map(|x| *x as i128).sum();
+    let rake: i128 = s
+        .lines
+        .iter()
+        .filter(|l| l.label == "rake")
+        .map(|l| l.amount as i128)
+        .sum();
+    match rule {
+        SumRule::Zero if total != 0 => Err(format!(
+            "the scores add up to {} (sum rule: zero)",
+            points(total)
+        )),
+        SumRule::ZeroBeforeRake if total - rake != 0 => Err(format!(
+            "the scores before the rake add up to {} (sum rule: zero_before_rake)",
+            points(total - rake)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Hundredths as a points string (`950` → `9.5`, `-400` → `-4`).
+pub fn points(centi: impl Into<i128>) -> String {
+    let c: i128 = centi.into();
+    let sign = if c < 0 { "-" } else { "" };
+    let a = c.unsigned_abs();
+    let (whole, frac) = (a / 100, a % 100);
+    match frac {
+        0 => format!("{sign}{whole}"),
+        f if f % 10 == 0 => format!("{sign}{whole}.{}", f / 10),
+        f => format!("{sign}{whole}.{f:02}"),
+    }
+}

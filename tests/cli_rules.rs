@@ -1,0 +1,441 @@
+//! `shuangkou rules`: the real binary's subcommands (classify, beats, plays, batch), their JSON
+//! replies and exit codes, and the batch protocol's answers to malformed input.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use shuangkou::cli::rules::batch_line;
+
+/// Runs `shuangkou rules ARGS` with `stdin`; returns its output.
+fn rules(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
+        .arg("rules")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let data = stdin.to_vec();
+    // Write from another thread so a large input cannot deadlock against a full stdout pipe.
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("the binary runs");
+    writer.join().expect("writer thread");
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn json(line: &str) -> Value {
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// The `error` code of a failed reply (asserting `ok` is false).
+fn error_code(reply: &str) -> String {
+    let v = json(reply);
+    assert_eq!(v["ok"], Value::Bool(false), "{reply}");
+    assert!(v["message"].is_string(), "{reply}");
+    v["error"].as_str().expect("error code").to_string()
+}
+
+const ISSUE_CLASSIFY: &str = r#"{"op":"classify","variant":"baibian","cards":"7 7 7 7 BJ"}"#;
+const ISSUE_CLASSIFY_REPLY: &str = r#"{"ok":true,"interpretations":[{"type":"bomb","length":5,"key":"7","stars":5,"as":"7 7 7 7 7"}]}"#;
+const ISSUE_BEATS: &str =
+    r#"{"op":"beats","variant":"classic","prev":"2 2 2 2","cards":"6 6 6 6 6"}"#;
+const ISSUE_BEATS_REPLY: &str = r#"{"ok":true,"beats":true}"#;
+const ISSUE_PLAYS: &str =
+    r#"{"op":"plays","variant":"qianbian","hand":"3 4 5 6 7 7 7 7 9 SJ BJ","prev":null}"#;
+
+#[test]
+fn classify_prints_every_interpretation() {
+    let out = rules(
+        &["classify", "--variant", "baibian", "7", "7", "7", "7", "BJ"],
+        b"",
+    );
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    for part in ["bomb", "5 cards", "key 7", "5★", "as 7 7 7 7 7", "BJ→7"] {
+        assert!(text.contains(part), "{part:?} missing from {text}");
+    }
+    // One quoted argument or several: the same answer.
+    let quoted = rules(&["classify", "--variant", "baibian", "7 7 7 7 BJ"], b"");
+    assert_eq!(stdout(&quoted), text);
+
+    // 千變: two interpretations, one per line.
+    let out = rules(
+        &["classify", "--variant", "qianbian", "3 4 5 SJ BJ BJ"],
+        b"",
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("straight") && lines[0].contains("key 8"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("pair_chain") && lines[1].contains("key 5"),
+        "{text}"
+    );
+}
+
+#[test]
+fn classify_json_is_the_batch_reply() {
+    let out = rules(
+        &["classify", "--variant", "baibian", "--json", "7 7 7 7 BJ"],
+        b"",
+    );
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), format!("{ISSUE_CLASSIFY_REPLY}\n"));
+    // Card ids: 7♠ 7♥ 7♣ 7♦ and a big joker.
+    let out = rules(
+        &[
+            "classify",
+            "--variant",
+            "baibian",
+            "--json",
+            "--ids",
+            "4,17,30,43,53",
+        ],
+        b"",
+    );
+    assert_eq!(stdout(&out), format!("{ISSUE_CLASSIFY_REPLY}\n"));
+}
+
+#[test]
+fn classify_errors_exit_2() {
+    let out = rules(&["classify", "--variant", "baibian", "3", "X"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("BAD_CARD") && err.contains("\"X\""), "{err}");
+
+    let out = rules(&["classify", "--variant", "baibian", "--json", "3 4"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(error_code(stdout(&out).trim_end()), "NOT_A_COMBINATION");
+
+    let out = rules(&["classify", "--variant", "nope", "--json", "3"], b"");
+    assert_eq!(error_code(stdout(&out).trim_end()), "UNKNOWN_VARIANT");
+}
+
+#[test]
+fn beats_answers_and_exit_codes() {
+    let yes = rules(
+        &[
+            "beats",
+            "--variant",
+            "classic",
+            "--prev",
+            "2 2 2 2",
+            "6 6 6 6 6",
+        ],
+        b"",
+    );
+    assert_eq!(yes.status.code(), Some(0));
+    assert!(stdout(&yes).starts_with("yes"), "{}", stdout(&yes));
+
+    let no = rules(
+        &["beats", "--variant", "baibian", "--prev", "5 5", "3", "3"],
+        b"",
+    );
+    assert_eq!(no.status.code(), Some(1));
+    let text = stdout(&no);
+    assert!(
+        text.starts_with("no") && text.contains("key rank"),
+        "{text}"
+    );
+
+    let json_yes = rules(
+        &[
+            "beats",
+            "--variant",
+            "classic",
+            "--json",
+            "--prev",
+            "2 2 2 2",
+            "6 6 6 6 6",
+        ],
+        b"",
+    );
+    assert_eq!(stdout(&json_yes), format!("{ISSUE_BEATS_REPLY}\n"));
+    let json_no = rules(
+        &[
+            "beats",
+            "--variant",
+            "classic",
+            "--json",
+            "--prev",
+            "6 6 6 6 6",
+            "2 2 2 2",
+        ],
+        b"",
+    );
+    assert_eq!(json_no.status.code(), Some(1));
+    assert_eq!(stdout(&json_no), "{\"ok\":true,\"beats\":false}\n");
+
+    // An ambiguous play on the table must be declared.
+    let amb = rules(
+        &[
+            "beats",
+            "--variant",
+            "qianbian",
+            "--json",
+            "--prev",
+            "3 4 5 SJ BJ BJ",
+            "4 5 6 7 8 9",
+        ],
+        b"",
+    );
+    assert_eq!(amb.status.code(), Some(2));
+    let reply = stdout(&amb);
+    assert_eq!(error_code(reply.trim_end()), "AMBIGUOUS_PLAY");
+    assert_eq!(
+        json(reply.trim_end())["interpretations"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    let declared = rules(
+        &[
+            "beats",
+            "--variant",
+            "qianbian",
+            "--json",
+            "--prev",
+            "3 4 5 SJ BJ BJ",
+            "--prev-type",
+            "straight",
+            "4 5 6 7 8 9",
+        ],
+        b"",
+    );
+    assert_eq!(stdout(&declared), "{\"ok\":true,\"beats\":true}\n");
+}
+
+#[test]
+fn plays_lists_weakest_first() {
+    let out = rules(
+        &["plays", "--variant", "baibian", "--hand", "3 3 4 BJ"],
+        b"",
+    );
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 7, "{text}");
+    assert!(
+        lines[0].starts_with("3 ") && lines[0].contains("single"),
+        "{text}"
+    );
+    assert!(
+        lines[6].starts_with("3 3 BJ") && lines[6].contains("triple"),
+        "{text}"
+    );
+
+    let out = rules(
+        &[
+            "plays",
+            "--variant",
+            "baibian",
+            "--json",
+            "--hand",
+            "3 3 4 BJ",
+            "--prev",
+            "3 3",
+        ],
+        b"",
+    );
+    assert_eq!(
+        stdout(&out),
+        "{\"ok\":true,\"plays\":[{\"cards\":\"4 BJ\",\"type\":\"pair\",\"length\":2,\"key\":\"4\",\"stars\":null,\"as\":\"4 4\"}]}\n"
+    );
+
+    // More cards than a hand of the variant holds (27).
+    let out = rules(
+        &[
+            "plays",
+            "--variant",
+            "qianbian",
+            "--json",
+            "--hand",
+            &"3 4 5 6 7 8 9 ".repeat(4),
+        ],
+        b"",
+    );
+    assert_eq!(error_code(stdout(&out).trim_end()), "TOO_MANY_CARDS");
+}
+
+#[test]
+fn batch_answers_the_issue_examples_exactly() {
+    let input = format!("{ISSUE_CLASSIFY}\n{ISSUE_BEATS}\n{ISSUE_PLAYS}\n");
+    let out = rules(&["batch"], input.as_bytes());
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0], ISSUE_CLASSIFY_REPLY);
+    assert_eq!(lines[1], ISSUE_BEATS_REPLY);
+    assert!(
+        lines[2].starts_with(
+            r#"{"ok":true,"plays":[{"cards":"3","type":"single","length":1,"key":"3","stars":null},"#
+        ),
+        "{}",
+        lines[2]
+    );
+    let plays = json(lines[2]);
+    let plays = plays["plays"].as_array().expect("plays");
+    // 千變: the 7s with wild jokers are 5★ and 6★ bombs; the strongest play is last.
+    let last = plays.last().expect("a play");
+    assert_eq!(last["type"], "bomb");
+    assert_eq!(last["stars"], 6);
+    assert_eq!(last["as"], "7 7 7 7 7 7");
+    for p in plays {
+        for field in ["cards", "type", "length", "key", "stars"] {
+            assert!(p.get(field).is_some(), "{field} missing in {p}");
+        }
+    }
+    // The library function gives the same lines.
+    assert_eq!(batch_line(ISSUE_CLASSIFY), lines[0]);
+    assert_eq!(batch_line(ISSUE_BEATS), lines[1]);
+    assert_eq!(batch_line(ISSUE_PLAYS), lines[2]);
+}
+
+#[test]
+fn batch_rejects_bad_requests_line_by_line() {
+    let cases: [(&str, &str); 16] = [
+        ("this is not json", "BAD_REQUEST"),
+        ("", "BAD_REQUEST"),
+        ("[1,2,3]", "BAD_REQUEST"),
+        (r#"{"variant":"classic","cards":"3"}"#, "BAD_REQUEST"),
+        (r#"{"op":"shuffle","variant":"classic"}"#, "BAD_REQUEST"),
+        (r#"{"op":"classify","variant":"classic"}"#, "BAD_REQUEST"),
+        (
+            r#"{"op":"classify","variant":"classic","cards":"3","prv":"4"}"#,
+            "BAD_REQUEST",
+        ),
+        (
+            r#"{"op":"classify","variant":"nope","cards":"3"}"#,
+            "UNKNOWN_VARIANT",
+        ),
+        (
+            r#"{"op":"classify","variant":"classic","cards":"3 X 4"}"#,
+            "BAD_CARD",
+        ),
+        (
+            r#"{"op":"classify","variant":"classic","cards":"7 7 7 7 7 7 7 7 7"}"#,
+            "BAD_CARD",
+        ),
+        (
+            r#"{"op":"classify","variant":"classic","cards":[0,200]}"#,
+            "BAD_CARD_ID",
+        ),
+        (
+            r#"{"op":"classify","variant":"classic","cards":[4,4]}"#,
+            "DUPLICATE_CARD",
+        ),
+        (
+            r#"{"op":"classify","variant":"classic","cards":"3 4"}"#,
+            "NOT_A_COMBINATION",
+        ),
+        (
+            r#"{"op":"beats","variant":"classic","prev":"3 4","cards":"5"}"#,
+            "NOT_A_COMBINATION",
+        ),
+        (
+            r#"{"op":"plays","variant":"qianbian","hand":"3 3","prev":"3 4 5 SJ BJ BJ"}"#,
+            "AMBIGUOUS_PLAY",
+        ),
+        (
+            r#"{"op":"classify","variant":"baibian","options":{"nope":1},"cards":"3"}"#,
+            "BAD_OPTION",
+        ),
+    ];
+    let input: String = cases.iter().map(|(line, _)| format!("{line}\n")).collect();
+    let out = rules(&["batch"], input.as_bytes());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), cases.len(), "{text}");
+    for ((request, code), reply) in cases.iter().zip(&lines) {
+        assert_eq!(&error_code(reply), code, "{request} → {reply}");
+    }
+    let bad_token = json(lines[8]);
+    assert!(
+        bad_token["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("\"X\"")),
+        "{bad_token}"
+    );
+    let ninth = json(lines[9]);
+    assert!(
+        ninth["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("copy 9")),
+        "{ninth}"
+    );
+    assert_eq!(
+        json(lines[14])["interpretations"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn batch_echoes_ids_and_accepts_card_ids() {
+    let reply =
+        batch_line(r#"{"id":"r1","op":"beats","variant":"baibian","prev":[0,13],"cards":[1,14]}"#);
+    assert_eq!(reply, r#"{"id":"r1","ok":true,"beats":true}"#);
+    let reply = batch_line(r#"{"id":5,"op":"classify","variant":"nope","cards":"3"}"#);
+    assert!(
+        reply.starts_with(r#"{"id":5,"ok":false,"error":"UNKNOWN_VARIANT""#),
+        "{reply}"
+    );
+}
+
+#[test]
+fn batch_survives_huge_lines() {
+    // Over the line limit: skipped with one reply, and the next line is still answered.
+    let mut input = vec![b'{'; 3 << 20];
+    input.push(b'\n');
+    input.extend_from_slice(ISSUE_BEATS.as_bytes());
+    input.push(b'\n');
+    // Under the limit but huge: a card string of half a megabyte.
+    let big = format!(
+        r#"{{"op":"classify","variant":"qianbian","cards":"{}"}}"#,
+        "7 ".repeat(250_000)
+    );
+    input.extend_from_slice(big.as_bytes());
+    input.push(b'\n');
+    // A deeply nested value.
+    input.extend_from_slice("[".repeat(100_000).as_bytes());
+    input.push(b'\n');
+    // Not UTF-8.
+    input.extend_from_slice(b"\xff\xfe{\"op\"}\n");
+    let out = rules(&["batch"], &input);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5, "{}", &text[..text.len().min(2000)]);
+    assert_eq!(error_code(lines[0]), "BAD_REQUEST");
+    assert_eq!(lines[1], ISSUE_BEATS_REPLY);
+    assert_eq!(error_code(lines[2]), "BAD_CARD");
+    assert!(
+        lines[2].len() < 2000,
+        "the message echoes too much: {} bytes",
+        lines[2].len()
+    );
+    assert_eq!(error_code(lines[3]), "BAD_REQUEST");
+    assert_eq!(error_code(lines[4]), "BAD_REQUEST");
+}

@@ -1,0 +1,541 @@
+//! The Redis store against a real `redis-server` started by each test on a free loopback port
+//! (`--save "" --appendonly no`, in a temp dir): compare-and-append across two independent
+//! `Store` instances (two replicas), watch notifications across them, idempotent create,
+//! retention on finish, and behaviour while Redis is down and after it is back.
+//!
+//! Skipped (with a message) only when `redis-server` is not installed and
+//! `SHUANGKOU_REQUIRE_REDIS` is unset; CI sets it, so there the tests must run.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store};
+
+/// A `redis-server` child process, killed when dropped.
+struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+fn redis_installed() -> bool {
+    Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn redis_required() -> bool {
+    std::env::var("SHUANGKOU_REQUIRE_REDIS").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+impl RedisServer {
+    /// Starts a server, or returns `None` (after saying so) when the test must be skipped.
+    fn start(test: &str) -> Option<RedisServer> {
+        if !redis_installed() {
+            if redis_required() {
+                panic!("redis-server is not installed but SHUANGKOU_REQUIRE_REDIS is set");
+            }
+            // Written to the real stderr, past the test harness's output capture.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: redis-server is not installed (apt-get install redis-server); \
+                 set SHUANGKOU_REQUIRE_REDIS=1 to make this a failure"
+            );
+            return None;
+        }
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "store-redis-{test}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let mut server = RedisServer {
+            child: None,
+            port,
+            dir,
+        };
+        server.launch();
+        Some(server)
+    }
+
+    fn launch(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn redis-server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.answers_ping() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("redis-server on port {} did not start", self.port);
+    }
+
+    fn answers_ping(&self) -> bool {
+        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        let mut buf = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    async fn open(&self, options: &str) -> Store {
+        let spec = format!("{}{options}", self.url());
+        match Store::open(&spec).await {
+            Ok(s) => s,
+            Err(e) => panic!("open {spec}: {e}"),
+        }
+    }
+
+    /// A plain connection for inspecting keys.
+    async fn raw(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .expect("client")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("raw connection")
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+macro_rules! redis_or_skip {
+    ($test:expr) => {
+        match RedisServer::start($test) {
+            Some(server) => server,
+            None => return,
+        }
+    };
+}
+
+fn record(id: &str, platform: Option<&str>, request_id: Option<&str>) -> GameRecord {
+    GameRecord {
+        id: id.into(),
+        platform: platform.map(Into::into),
+        request_id: request_id.map(Into::into),
+        body: format!("{{\"game\":\"{id}\"}}").into_bytes(),
+    }
+}
+
+fn entry(seq: u64, body: &str) -> LogEntry {
+    LogEntry {
+        seq,
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+#[tokio::test]
+async fn create_load_append_finish() {
+    let server = redis_or_skip!("basic");
+    let store = server.open("").await;
+    assert_eq!(store.kind(), "redis");
+    store.ping().await.unwrap();
+
+    assert_eq!(
+        store.create(&record("g1", Some("acme"), Some("r1"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g2", Some("acme"), Some("r1"))).await,
+        Ok(Created::Existing("g1".into()))
+    );
+    // The key encodes the platform's length: ("a:b", "c") and ("a", "b:c") differ.
+    assert_eq!(
+        store.create(&record("g5", Some("a:b"), Some("c"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g6", Some("a"), Some("b:c"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g2", Some("other"), Some("r1"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g3", None, Some("r1"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g4", None, None)).await,
+        Ok(Created::New)
+    );
+    assert!(store.create(&record("g4", None, None)).await.is_err());
+
+    let (rec, log) = store.load("g1").await.unwrap().unwrap();
+    assert_eq!(rec, record("g1", Some("acme"), Some("r1")));
+    assert!(log.is_empty());
+    let (rec, _) = store.load("g4").await.unwrap().unwrap();
+    assert_eq!(rec, record("g4", None, None));
+    assert_eq!(store.load("nope").await, Ok(None));
+
+    assert_eq!(store.append("g1", &entry(1, "a")).await, Ok(Appended::Ok));
+    assert_eq!(
+        store.append("g1", &entry(1, "b")).await,
+        Ok(Appended::Conflict { current: 1 })
+    );
+    assert_eq!(
+        store.append("g1", &entry(3, "c")).await,
+        Ok(Appended::Conflict { current: 1 })
+    );
+    assert_eq!(
+        store.append("g1", &entry(0, "z")).await,
+        Ok(Appended::Conflict { current: 1 })
+    );
+    assert_eq!(store.append("g1", &entry(2, "b")).await, Ok(Appended::Ok));
+    assert!(store.append("nope", &entry(1, "x")).await.is_err());
+
+    let (_, log) = store.load("g1").await.unwrap().unwrap();
+    assert_eq!(log, vec![entry(1, "a"), entry(2, "b")]);
+    assert_eq!(store.entries_after("g1", 1).await, Ok(vec![entry(2, "b")]));
+    assert_eq!(store.entries_after("g1", 2).await, Ok(vec![]));
+    assert_eq!(store.entries_after("g1", u64::MAX).await, Ok(vec![]));
+    assert_eq!(store.entries_after("nope", 0).await, Ok(vec![]));
+
+    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
+    assert_eq!(unfinished.len(), 6);
+    store.finish("g1").await.unwrap();
+    store.finish("nope").await.unwrap();
+    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
+    assert!(!unfinished.contains("g1") && unfinished.len() == 5);
+    // Finished, not yet expired: still loadable.
+    assert_eq!(store.load("g1").await.unwrap().unwrap().1.len(), 2);
+    // `finish` of a missing game does not create a record.
+    assert_eq!(store.load("nope").await, Ok(None));
+    store.flush().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn compare_and_append_across_replicas() {
+    const TASKS: usize = 16;
+    const LEN: u64 = 100;
+    let server = redis_or_skip!("cas");
+    let replicas = [
+        Arc::new(server.open("").await),
+        Arc::new(server.open("").await),
+    ];
+    replicas[0].create(&record("g", None, None)).await.unwrap();
+
+    // Same expected seq from both replicas at once: exactly one wins.
+    for seq in 1..=20 {
+        let (ea, eb) = (entry(seq, "a"), entry(seq, "b"));
+        let (a, b) = tokio::join!(replicas[0].append("g", &ea), replicas[1].append("g", &eb));
+        let wins = [&a, &b].iter().filter(|r| ***r == Ok(Appended::Ok)).count();
+        assert_eq!(wins, 1, "seq {seq}: {a:?} {b:?}");
+        let loser = if a == Ok(Appended::Ok) { b } else { a };
+        assert_eq!(loser, Ok(Appended::Conflict { current: seq }));
+    }
+
+    // Many writers spread over both replicas race for every seq.
+    let mut handles = Vec::new();
+    for task in 0..TASKS {
+        let store = Arc::clone(&replicas[task % 2]);
+        handles.push(tokio::spawn(async move {
+            let mut won = Vec::new();
+            let mut seq = 21;
+            while seq <= 20 + LEN {
+                match store
+                    .append("g", &entry(seq, &format!("t{task}/{seq}")))
+                    .await
+                {
+                    Ok(Appended::Ok) => {
+                        won.push(seq);
+                        seq += 1;
+                    }
+                    Ok(Appended::Conflict { current }) => seq = current + 1,
+                    Err(e) => panic!("append: {e}"),
+                }
+            }
+            (task, won)
+        }));
+    }
+    let mut winners = BTreeMap::new();
+    for h in handles {
+        let (task, won) = h.await.unwrap();
+        for seq in won {
+            assert!(
+                winners.insert(seq, task).is_none(),
+                "two winners for seq {seq}"
+            );
+        }
+    }
+    assert_eq!(winners.len() as u64, LEN);
+    let (_, log) = replicas[1].load("g").await.unwrap().unwrap();
+    assert_eq!(log.len() as u64, 20 + LEN);
+    for (i, e) in log.iter().enumerate() {
+        let seq = i as u64 + 1;
+        assert_eq!(e.seq, seq);
+        if seq > 20 {
+            assert_eq!(e.body, format!("t{}/{seq}", winners[&seq]).into_bytes());
+        }
+    }
+}
+
+/// Waits until `rx` has reported a length of at least `len`.
+async fn wait_for_len(rx: &mut tokio::sync::broadcast::Receiver<u64>, len: u64, within: Duration) {
+    let deadline = tokio::time::Instant::now() + within;
+    let mut seen = 0;
+    while seen < len {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Ok(n)) => seen = seen.max(n),
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(e)) => panic!("watch channel closed: {e}"),
+            Err(_) => panic!("saw length {seen}, not {len}, within {within:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_on_one_replica_see_appends_on_another() {
+    let server = redis_or_skip!("watch");
+    let a = server.open("").await;
+    let b = server.open("").await;
+    a.create(&record("g", None, None)).await.unwrap();
+    a.create(&record("other", None, None)).await.unwrap();
+    let mut rx = b.subscribe("g");
+    let mut rx2 = b.subscribe("g");
+    // Appended right away, possibly before B's subscription is active: the resync after
+    // subscribing still reports it.
+    assert_eq!(a.append("g", &entry(1, "x")).await, Ok(Appended::Ok));
+    wait_for_len(&mut rx, 1, Duration::from_secs(5)).await;
+    wait_for_len(&mut rx2, 1, Duration::from_secs(5)).await;
+    // Once subscribed, each append is published.
+    for seq in 2..=10 {
+        assert_eq!(a.append("g", &entry(seq, "x")).await, Ok(Appended::Ok));
+        assert_eq!(
+            a.append("other", &entry(seq - 1, "x")).await,
+            Ok(Appended::Ok)
+        );
+    }
+    let mut seen = Vec::new();
+    while seen.last() != Some(&10) {
+        match tokio::time::timeout(Duration::from_secs(5), rx.recv()).await {
+            Ok(Ok(n)) => seen.push(n),
+            other => panic!("watch: {other:?} after {seen:?}"),
+        }
+    }
+    // No value from the other game, in order.
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    assert!(seen.iter().all(|n| *n >= 1 && *n <= 10), "{seen:?}");
+    // A's own watchers see them too.
+    let mut own = a.subscribe("g");
+    assert_eq!(a.append("g", &entry(11, "x")).await, Ok(Appended::Ok));
+    wait_for_len(&mut own, 11, Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn idempotent_create_across_replicas() {
+    let server = redis_or_skip!("idem");
+    let replicas = [
+        Arc::new(server.open("").await),
+        Arc::new(server.open("").await),
+    ];
+    assert_eq!(
+        replicas[0]
+            .create(&record("g1", Some("p"), Some("r")))
+            .await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        replicas[1]
+            .create(&record("g2", Some("p"), Some("r")))
+            .await,
+        Ok(Created::Existing("g1".into()))
+    );
+    let mut handles = Vec::new();
+    for i in 0..20 {
+        let store = Arc::clone(&replicas[i % 2]);
+        handles.push(tokio::spawn(async move {
+            let id = format!("h{i}");
+            (
+                id.clone(),
+                store
+                    .create(&record(&id, Some("p"), Some("race")))
+                    .await
+                    .unwrap(),
+            )
+        }));
+    }
+    let mut new = Vec::new();
+    let mut existing = HashSet::new();
+    for h in handles {
+        match h.await.unwrap() {
+            (id, Created::New) => new.push(id),
+            (_, Created::Existing(id)) => {
+                existing.insert(id);
+            }
+        }
+    }
+    assert_eq!(new.len(), 1);
+    assert_eq!(existing, HashSet::from([new[0].clone()]));
+    let mut unfinished = replicas[1].unfinished().await.unwrap();
+    unfinished.sort();
+    assert_eq!(unfinished, vec!["g1".to_string(), new[0].clone()]);
+}
+
+async fn ttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
+    redis::cmd("TTL").arg(key).query_async(conn).await.unwrap()
+}
+
+#[tokio::test]
+async fn finish_sets_the_retention() {
+    let server = redis_or_skip!("retention");
+    let mut raw = server.raw().await;
+
+    let store = server.open("?retention_secs=100&prefix=t1:").await;
+    store
+        .create(&record("g", Some("acme"), Some("r")))
+        .await
+        .unwrap();
+    store.append("g", &entry(1, "x")).await.unwrap();
+    assert_eq!(ttl(&mut raw, "t1:game:g").await, -1);
+    store.finish("g").await.unwrap();
+    for key in ["t1:game:g", "t1:log:g", "t1:req:4:acme:r"] {
+        let t = ttl(&mut raw, key).await;
+        assert!((1..=100).contains(&t), "{key}: TTL {t}");
+    }
+    let members: Vec<String> = redis::cmd("SMEMBERS")
+        .arg("t1:unfinished")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(members.is_empty());
+    let finished_at: Option<u64> = redis::cmd("HGET")
+        .arg("t1:game:g")
+        .arg("finished_at")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(finished_at.is_some_and(|t| t > 0));
+
+    // The default is 7 days.
+    let store = server.open("").await;
+    store.create(&record("g", None, None)).await.unwrap();
+    store.finish("g").await.unwrap();
+    let t = ttl(&mut raw, "sk:game:g").await;
+    assert!(t > 6 * 24 * 3600 && t <= 7 * 24 * 3600, "TTL {t}");
+
+    // retention_secs=0 keeps finished games.
+    let store = server.open("?retention_secs=0&prefix=keep:").await;
+    store.create(&record("g", None, None)).await.unwrap();
+    store.finish("g").await.unwrap();
+    assert_eq!(ttl(&mut raw, "keep:game:g").await, -1);
+
+    // A short retention really expires the game.
+    let store = server.open("?retention_secs=1&prefix=short:").await;
+    store.create(&record("g", None, None)).await.unwrap();
+    store.append("g", &entry(1, "x")).await.unwrap();
+    store.finish("g").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(2200)).await;
+    assert_eq!(store.load("g").await, Ok(None));
+
+    assert!(
+        Store::open(&format!("{}?retention_secs=soon", server.url()))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_down_is_an_error_and_service_resumes() {
+    let mut server = redis_or_skip!("outage");
+    let a = server.open("?timeout_ms=500").await;
+    let b = server.open("?timeout_ms=500").await;
+    a.create(&record("g", None, None)).await.unwrap();
+    assert_eq!(a.append("g", &entry(1, "x")).await, Ok(Appended::Ok));
+    let mut rx = b.subscribe("w");
+    b.ping().await.unwrap();
+
+    server.stop();
+    let t = Instant::now();
+    let r = a.append("g", &entry(2, "x")).await;
+    assert!(r.is_err(), "append with Redis down returned {r:?}");
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert!(a.create(&record("h", None, None)).await.is_err());
+    assert!(a.load("g").await.is_err());
+    assert!(a.ping().await.is_err());
+    assert!(b.ping().await.is_err());
+
+    // Back (empty: the test server keeps nothing): both replicas reconnect by themselves.
+    server.launch();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while a.ping().await.is_err() || b.ping().await.is_err() {
+        assert!(Instant::now() < deadline, "store did not reconnect");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(a.create(&record("w", None, None)).await, Ok(Created::New));
+    assert_eq!(a.append("w", &entry(1, "x")).await, Ok(Appended::Ok));
+    // B's pub/sub connection came back and resubscribed to "w".
+    wait_for_len(&mut rx, 1, Duration::from_secs(20)).await;
+    assert_eq!(a.append("w", &entry(2, "x")).await, Ok(Appended::Ok));
+    wait_for_len(&mut rx, 2, Duration::from_secs(5)).await;
+}
+
+#[test]
+fn spec_options() {
+    use shuangkou::store::redis::{DEFAULT_RETENTION, parse_spec};
+    let (url, options) = parse_spec("redis://h:1/2").unwrap();
+    assert_eq!(url, "redis://h:1/2");
+    assert_eq!(options.retention, Some(DEFAULT_RETENTION));
+    assert_eq!(options.prefix, "sk:");
+    // Our options are taken out; the client's own parameters stay in the URL.
+    let (url, options) =
+        parse_spec("redis://h:1/2?protocol=resp3&retention_secs=60&timeout_ms=250&prefix=x:")
+            .unwrap();
+    assert_eq!(url, "redis://h:1/2?protocol=resp3");
+    assert_eq!(options.retention, Some(Duration::from_secs(60)));
+    assert_eq!(options.timeout, Duration::from_millis(250));
+    assert_eq!(options.prefix, "x:");
+    assert_eq!(
+        parse_spec("redis://h?retention_secs=0")
+            .unwrap()
+            .1
+            .retention,
+        None
+    );
+    assert!(parse_spec("redis://h?timeout_ms=0").is_err());
+    assert!(parse_spec("redis://h?timeout_ms=fast").is_err());
+}

@@ -1,0 +1,275 @@
+//! Golden scoring and seating tests of the six variant scripts: VECTORS.md section C (R01–R15)
+//! and D (F07–F10, F12) and the seeds' worked examples, as data in `tests/data/scoring.json`.
+//! Also: every embedded script passes its own activation checks (declared examples and seeded
+//! random settlements under its sum rule), and the scripts' card rules are the variants' rules.
+//!
+//! All failures of the data file are collected and reported together, each with its id.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+use shuangkou::game::hooks::{SeatingDecision, SumRule, VariantHooks};
+use shuangkou::variants::{self, OptionValue, check, facts};
+
+const DATA: &str = include_str!("data/scoring.json");
+
+/// Points (integer or float) as hundredths, rounded as the host rounds.
+fn centi(v: &Value) -> Result<i64, String> {
+    v.as_i64()
+        .map(|i| i * 100)
+        .or_else(|| v.as_f64().map(|f| (f * 100.0).round() as i64))
+        .ok_or_else(|| format!("{v} is not a number"))
+}
+
+fn run_case(case: &Value) -> Result<(), String> {
+    let id = case["variant"].as_str().ok_or("missing variant")?;
+    let compiled = variants::builtin(id).map_err(|e| e.to_string())?;
+    let options: BTreeMap<String, OptionValue> = match case.get("options") {
+        None => BTreeMap::new(),
+        Some(o) => serde_json::from_value(o.clone()).map_err(|e| format!("options: {e}"))?,
+    };
+    let v = compiled.configure(&options).map_err(|e| e.to_string())?;
+    let rules = *v.rules();
+    let f = &case["facts"];
+    let expect = &case["expect"];
+    let hook = case.get("hook").and_then(Value::as_str).unwrap_or("settle");
+    let scores_match = |got: &[i64]| -> Result<(), String> {
+        let want = expect
+            .as_array()
+            .ok_or("expect must be an array")?
+            .iter()
+            .map(centi)
+            .collect::<Result<Vec<_>, _>>()?;
+        if want == got {
+            Ok(())
+        } else {
+            Err(format!("expected {want:?}, got {got:?} (hundredths)"))
+        }
+    };
+    match hook {
+        "settle" => {
+            let facts = facts::parse_deal(f, &rules)?;
+            let s = v.settle(&facts).map_err(|e| e.to_string())?;
+            variants::script::check_sum(v.sum_rule(), &s)?;
+            scores_match(&s.scores)
+        }
+        "settle_escape" => {
+            let facts = facts::parse_escape(f, &rules)?;
+            let s = v.settle_escape(&facts).map_err(|e| e.to_string())?;
+            variants::script::check_sum(v.sum_rule(), &s)?;
+            scores_match(&s.scores)
+        }
+        "seating" => {
+            let facts = facts::parse_seating(f, &rules)?;
+            let got = v.seating(&facts).map_err(|e| e.to_string())?;
+            let want: SeatingDecision =
+                serde_json::from_value(expect.clone()).map_err(|e| format!("expect: {e}"))?;
+            if want == got {
+                Ok(())
+            } else {
+                Err(format!("expected {want:?}, got {got:?}"))
+            }
+        }
+        "timeout_is_escape" => {
+            let facts = facts::parse_timeout(f, &rules)?;
+            let got = v.timeout_is_escape(&facts).map_err(|e| e.to_string())?;
+            if Some(got) == expect.as_bool() {
+                Ok(())
+            } else {
+                Err(format!("expected {expect}, got {got}"))
+            }
+        }
+        other => Err(format!("unknown hook {other}")),
+    }
+}
+
+#[test]
+fn golden_scoring_and_seating_cases() {
+    let data: Value = serde_json::from_str(DATA).expect("scoring.json is JSON");
+    let cases = data["cases"].as_array().expect("cases");
+    let mut failures = Vec::new();
+    let mut by_variant: BTreeMap<String, usize> = BTreeMap::new();
+    for case in cases {
+        let id = case["id"].as_str().unwrap_or("?");
+        *by_variant
+            .entry(case["variant"].as_str().unwrap_or("?").to_string())
+            .or_default() += 1;
+        if let Err(e) = run_case(case) {
+            failures.push(format!("{id}: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    for id in ["classic", "jj", "baibian", "huopin", "qianbian", "erren"] {
+        assert!(by_variant.get(id).copied().unwrap_or(0) > 0, "no case for {id}");
+    }
+    // Every VECTORS.md scoring id and the seating ids are covered.
+    for want in [
+        "R01", "R02", "R03", "R04", "R05", "R06", "R07", "R08", "R09", "R10a", "R11a", "R12",
+        "R13-11", "R14", "R15", "F07a", "F08a", "F09-jj", "F10-bb", "F12",
+    ] {
+        assert!(
+            cases.iter().any(|c| c["id"] == want),
+            "scoring.json lacks {want}"
+        );
+    }
+}
+
+#[test]
+fn every_embedded_script_passes_its_activation_checks() {
+    let handles: Vec<_> = variants::EMBEDDED
+        .iter()
+        .map(|(id, src)| {
+            std::thread::spawn(move || {
+                variants::load(
+                    &variants::embedded_origin(id),
+                    src,
+                    Some(id),
+                    check::DEFAULT_RANDOM_DEALS,
+                    check::DEFAULT_SEED,
+                )
+                .map(|(v, r)| (v.id().to_string(), r))
+            })
+        })
+        .collect();
+    for h in handles {
+        let (id, report) = h
+            .join()
+            .expect("check thread")
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(report.examples >= 8, "{id}: only {} examples", report.examples);
+        assert!(report.random_calls >= 4 * check::DEFAULT_RANDOM_DEALS, "{id}");
+    }
+}
+
+#[test]
+fn random_settlements_with_other_seeds_obey_the_sum_rules() {
+    for (id, _) in variants::EMBEDDED {
+        let v = variants::builtin(id).unwrap().with_defaults().unwrap();
+        for seed in [1u64, 2, 3] {
+            check::random_batch(&v, 100, seed).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}
+
+#[test]
+fn declared_sum_rules() {
+    let sum = |id: &str, opts: &[&str]| {
+        let c = variants::builtin(id).unwrap();
+        let o = c
+            .parse_overrides(&opts.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .unwrap();
+        c.configure(&o).unwrap().sum_rule()
+    };
+    assert_eq!(sum("classic", &[]), SumRule::Zero);
+    assert_eq!(sum("classic", &["rake_percent=3"]), SumRule::ZeroBeforeRake);
+    assert_eq!(sum("jj", &[]), SumRule::Zero);
+    assert_eq!(sum("baibian", &[]), SumRule::Unchecked);
+    assert_eq!(sum("baibian", &["draw_points=1,-1,-1,1"]), SumRule::Zero);
+    assert_eq!(sum("huopin", &[]), SumRule::Unchecked);
+    assert_eq!(sum("qianbian", &[]), SumRule::Unchecked);
+    assert_eq!(sum("erren", &[]), SumRule::Zero);
+    assert_eq!(sum("erren", &["rake_percent=5"]), SumRule::ZeroBeforeRake);
+    assert_eq!(sum("classic", &["escape_rule=escaper_only"]), SumRule::Unchecked);
+}
+
+/// The scripts are the single source of the variants' card rules (RULES.md A1, §0, §8).
+#[test]
+fn script_rules_match_the_variant_matrix() {
+    let expect = |id: &str, want: Value| {
+        let got = serde_json::to_value(variants::builtin_rules(id).unwrap()).unwrap();
+        for (k, v) in want.as_object().unwrap() {
+            assert_eq!(&got[k], v, "{id}.{k}");
+        }
+    };
+    let common = |players: u8| {
+        serde_json::json!({
+            "players": players, "hand_size": 27, "min_straight": 5, "min_pair_chain": 3,
+            "min_triple_chain": 3, "min_chain_links": 3, "max_chain_links": 6,
+            "min_naturals_in_sequence": 0, "cyclic_chain_bombs": false,
+            "equal_star_tie_break": "top_rank", "two_player_double_min": 12,
+            "two_player_single_min": 7,
+        })
+    };
+    for id in ["classic", "jj", "baibian", "huopin", "qianbian"] {
+        expect(id, common(4));
+    }
+    expect("erren", common(2));
+    expect(
+        "classic",
+        serde_json::json!({"wild_jokers": "none", "three_jokers": false, "tianwang": "above_all",
+            "bomb_order": "classic", "chain_bombs": "none"}),
+    );
+    for id in ["jj", "baibian"] {
+        expect(
+            id,
+            serde_json::json!({"wild_jokers": "big", "big_joker_as_small": true,
+                "three_jokers": true, "tianwang": "max_of_7", "bomb_order": "stars",
+                "chain_bombs": "equal"}),
+        );
+    }
+    expect(
+        "huopin",
+        serde_json::json!({"wild_jokers": "big", "three_jokers": true, "tianwang": "min_of_7",
+            "bomb_order": "stars", "chain_bombs": "equal"}),
+    );
+    for id in ["qianbian", "erren"] {
+        expect(
+            id,
+            serde_json::json!({"wild_jokers": "all", "three_jokers": true, "tianwang": "max_of_7",
+                "bomb_order": "stars", "chain_bombs": "unequal",
+                "unequal_chain_level": "max_with_largest_group"}),
+        );
+    }
+    assert!(variants::builtin_rules("nope").is_err());
+    // Card-rule options reach the rules.
+    let c = variants::builtin("baibian").unwrap();
+    let o = c
+        .parse_overrides(&["tianwang=min_of_7".into(), "cyclic_chain_bombs=true".into()])
+        .unwrap();
+    let v = c.configure(&o).unwrap();
+    let r = serde_json::to_value(v.rules()).unwrap();
+    assert_eq!(r["tianwang"], "min_of_7");
+    assert_eq!(r["cyclic_chain_bombs"], true);
+    // A script may refuse incoherent options.
+    let e = variants::builtin("erren")
+        .unwrap()
+        .configure(&BTreeMap::from([(
+            "single_min_cards".to_string(),
+            OptionValue::Int(13),
+        )]))
+        .unwrap_err();
+    assert!(e.to_string().contains("single_min_cards"), "{e}");
+}
+
+#[test]
+fn meta_and_options_are_declared() {
+    for (id, _) in variants::EMBEDDED {
+        let c: Arc<_> = variants::builtin(id).unwrap();
+        assert_eq!(c.id(), id);
+        assert_eq!(c.hash().len(), 64);
+        assert_eq!(c.meta().partners_see_hands, id == "jj");
+        assert_eq!(c.meta().players, if id == "erren" { 2 } else { 4 });
+        for name in [
+            "rake_percent",
+            "turn_seconds",
+            "reconnect_seconds",
+            "timeouts_to_escape",
+            "deals_per_match",
+        ] {
+            assert!(
+                c.options().iter().any(|o| o.name == name),
+                "{id} lacks option {name}"
+            );
+        }
+        let v = c.with_defaults().unwrap();
+        assert_eq!(v.option("reconnect_seconds"), Some(&OptionValue::Int(90)));
+        assert_eq!(v.partners_see_hands(), id == "jj");
+    }
+}
