@@ -15,6 +15,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the gRPC service (shuangkou.v1) on its embedded defaults: gRPC and gRPC-Web on
+    /// 0.0.0.0:50051, Prometheus metrics on 0.0.0.0:9090/metrics.
+    Serve(shuangkou::config::ServeConfig),
     /// Card rules: classify plays, compare them, list legal plays (operators' "why was this
     /// play rejected?").
     Rules(cli::rules::Args),
@@ -27,8 +30,26 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Serve(config) => serve(config),
         Command::Rules(args) => cli::rules::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Variants(args) => cli::variants::run(args),
+    }
+}
+
+fn serve(config: shuangkou::config::ServeConfig) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("serve: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(shuangkou::service::server::run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("serve: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

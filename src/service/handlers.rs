@@ -16,7 +16,8 @@ use tonic::{Request, Response, Status};
 
 use super::auth::{self, GameToken, Keys, Role};
 use super::convert;
-use super::live::{Live, Record, Submitted};
+use super::live::{Live, Prepared, Submitted};
+use super::record::Record;
 use super::pb;
 use super::status::{ApiError, Reason};
 use crate::config::ServeConfig;
@@ -205,7 +206,7 @@ impl App {
                 for (id, game) in due {
                     let mut live = game.lock().await;
                     if live.deadline_passed(now) {
-                        match app.commit(&mut live, |l| l.timeout(now), None).await {
+                        match app.commit(&mut live, |l| l.prepare_timeout(now)).await {
                             Ok(_) => {}
                             Err(e) => tracing::warn!(game = %id, error = %e, "timeout action failed"),
                         }
@@ -310,7 +311,7 @@ impl App {
         else {
             return Err(ApiError::new(Reason::NoSuchGame, format!("no game {id}")));
         };
-        let live = Live::restore(&self.registry, &record, &log)?;
+        let live = Live::restore(&self.registry, &record, &log, self.config.no_turn_timers)?;
         let finished = live.finished();
         let shared = Arc::new(AsyncMutex::new(live));
         let mut games = self
@@ -326,22 +327,20 @@ impl App {
         Ok(Arc::clone(entry))
     }
 
-    /// Applies an action to a game: on a scratch copy, then appended to the store, then made
-    /// current. A rejection or a store failure leaves the game exactly as it was. A concurrent
-    /// append by another replica (compare-and-append conflict) reloads the game and reports a
-    /// stale seq.
+    /// Applies an action to a game: prepared on a copy of the engine state, appended to the
+    /// store (compare-and-append), then made current. A rejection or a store failure leaves the
+    /// game exactly as it was. A concurrent append by another replica reloads the game and
+    /// reports a stale seq.
     async fn commit(
         &self,
         live: &mut Live,
-        act: impl FnOnce(&mut Live) -> Result<Submitted, ApiError>,
-        request_id: Option<&str>,
+        prepare: impl FnOnce(&Live) -> Result<Prepared, ApiError>,
     ) -> Result<Submitted, ApiError> {
         // Catch up with appends made elsewhere (other replicas) before acting.
         self.catch_up(live).await?;
-        let mut scratch = live.clone();
-        let submitted = act(&mut scratch)?;
-        let entry = scratch.log_entry(&submitted, request_id)?;
-        match self.store.append(&live.record.id, &entry).await {
+        let prepared = prepare(live)?;
+        let finished = prepared.finished();
+        match self.store.append(&live.record.id, &prepared.log).await {
             Ok(Appended::Ok) => {}
             Ok(Appended::Conflict { current }) => {
                 self.catch_up(live).await?;
@@ -353,12 +352,14 @@ impl App {
             }
             Err(e) => {
                 tracing::error!(game = %live.record.id, error = %e, "append failed; action not acknowledged");
-                return Err(ApiError::new(Reason::StoreFailed, "the action could not be stored; it did not happen"));
+                return Err(ApiError::new(
+                    Reason::StoreFailed,
+                    "the action could not be stored; it did not happen",
+                ));
             }
         }
-        *live = scratch;
-        live.record_metrics(&submitted);
-        if live.finished() {
+        let submitted = live.accept(prepared);
+        if finished {
             self.active.fetch_sub(1, Ordering::SeqCst);
             crate::metrics::game_finished(&live.record.variant);
             if let Err(e) = self.store.finish(&live.record.id).await {
@@ -549,8 +550,8 @@ impl pb::game_engine_server::GameEngine for GameApi {
             };
             let mut live = game.lock().await;
             let now = now_ms();
-            let submitted = self.app.commit(&mut live, |l| l.leave(p, now), None).await?;
-            Ok(live.leave_response(&submitted, p))
+            let submitted = self.app.commit(&mut live, |l| l.prepare_leave(p, now)).await?;
+            live.leave_response(&submitted, p)
         }
         .await;
         finish("LeaveGame", start, r)
@@ -624,7 +625,7 @@ impl GameApi {
             &self.app.token_key,
             now_ms(),
         )?;
-        let live = Live::create(&self.app.registry, record.clone())?;
+        let live = Live::create(&self.app.registry, record.clone(), self.app.config.no_turn_timers)?;
         let stored = GameRecord {
             id: game_id.clone(),
             platform: platform.clone(),
@@ -699,7 +700,7 @@ impl GameApi {
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
         let submitted = self
             .app
-            .commit(&mut live, |l| l.submit(player, action, now), rid)
+            .commit(&mut live, |l| l.prepare(player, action, now, rid))
             .await?;
         live.response_for(submitted.seq, player)
     }

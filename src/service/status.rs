@@ -30,6 +30,7 @@ pub enum Reason {
     DoesNotBeat,
     MustLead,
     GameOver,
+    GameInProgress,
     StaleSeq,
     NoSuchGame,
     Unauthenticated,
@@ -57,6 +58,7 @@ impl Reason {
             Reason::DoesNotBeat => "DOES_NOT_BEAT",
             Reason::MustLead => "MUST_LEAD",
             Reason::GameOver => "GAME_OVER",
+            Reason::GameInProgress => "GAME_IN_PROGRESS",
             Reason::StaleSeq => "STALE_SEQ",
             Reason::NoSuchGame => "NO_SUCH_GAME",
             Reason::Unauthenticated => "UNAUTHENTICATED",
@@ -83,7 +85,8 @@ impl Reason {
             | Reason::CardsNotHeld
             | Reason::DoesNotBeat
             | Reason::MustLead
-            | Reason::GameOver => Code::FailedPrecondition,
+            | Reason::GameOver
+            | Reason::GameInProgress => Code::FailedPrecondition,
             Reason::StaleSeq => Code::Aborted,
             Reason::NoSuchGame => Code::NotFound,
             Reason::Unauthenticated => Code::Unauthenticated,
