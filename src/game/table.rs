@@ -396,6 +396,25 @@ impl Game {
         self.disconnected.get(player as usize).is_some_and(Option::is_some)
     }
 
+    /// The same game with the hands replaced (same seats, any cards): for testing that views do
+    /// not depend on cards a viewer cannot see. `None` unless every hand keeps its size and the
+    /// hands stay disjoint and within the cards dealt.
+    pub fn with_hands(&self, hands: Vec<CardSet>) -> Option<Game> {
+        if hands.len() != self.hands.len() {
+            return None;
+        }
+        let mut all = CardSet::EMPTY;
+        for (new, old) in hands.iter().zip(&self.hands) {
+            if new.len() != old.len() || !new.intersection(all).is_empty() {
+                return None;
+            }
+            all = all.union(*new);
+        }
+        let mut g = self.clone();
+        g.hands = hands;
+        Some(g)
+    }
+
     /// The seat a player sits at this deal.
     pub fn seat_of(&self, player: u8) -> Option<u8> {
         self.seating.iter().position(|&p| p == player).map(|s| s as u8)

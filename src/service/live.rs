@@ -24,7 +24,13 @@ use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
 
 /// A stored log entry.
+///
+/// Read back through [`StoredRead`]: the derived reader of the engine's `Action` (an internally
+/// tagged enum) buffers its fields in a form that has no `u128`, so it fails on the `CardSet` of
+/// every play ("u128 is not supported") and no game with a play could be rebuilt after a restart
+/// or on another replica.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "StoredRead")]
 pub struct Stored {
     pub entry: Entry,
     /// The idempotency key of the request that caused it.
@@ -32,6 +38,82 @@ pub struct Stored {
     pub request_id: Option<String>,
     /// The engine's state hash after it.
     pub hash: String,
+}
+
+/// The JSON of a [`Stored`], read field by field (same format as written).
+#[derive(Deserialize)]
+struct StoredRead {
+    entry: EntryRead,
+    #[serde(default)]
+    request_id: Option<String>,
+    hash: String,
+}
+
+#[derive(Deserialize)]
+struct EntryRead {
+    player: u8,
+    action: ActionRead,
+    at: u64,
+}
+
+impl From<StoredRead> for Stored {
+    fn from(s: StoredRead) -> Stored {
+        Stored {
+            entry: Entry {
+                player: s.entry.player,
+                action: s.entry.action.0,
+                at: s.entry.at,
+            },
+            request_id: s.request_id,
+            hash: s.hash,
+        }
+    }
+}
+
+/// An `Action` as written by its derived `Serialize` (`{"kind": "play", "cards": <u128>,
+/// "declared": …}` or `{"kind": "pass"}` …), read without buffering: `play` field by field,
+/// every other kind (no fields) through the derived reader.
+struct ActionRead(Action);
+
+impl<'de> Deserialize<'de> for ActionRead {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ActionRead, D::Error> {
+        use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ActionRead;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an action object with a kind")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ActionRead, A::Error> {
+                let mut kind: Option<String> = None;
+                let mut cards: Option<CardSet> = None;
+                let mut declared: Option<crate::hand::Declared> = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "kind" => kind = Some(map.next_value()?),
+                        "cards" => cards = Some(map.next_value()?),
+                        "declared" => declared = map.next_value()?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
+                if kind == "play" {
+                    let cards = cards.ok_or_else(|| de::Error::missing_field("cards"))?;
+                    return Ok(ActionRead(Action::Play { cards, declared }));
+                }
+                serde_json::from_value(serde_json::json!({ "kind": kind }))
+                    .map(ActionRead)
+                    .map_err(de::Error::custom)
+            }
+        }
+
+        d.deserialize_map(V)
+    }
 }
 
 /// What one accepted action produced.
@@ -611,5 +693,45 @@ fn deal_result(r: &DealResult) -> pb::DealResult {
             .collect(),
         players: r.players.iter().map(|&p| u32::from(p)).collect(),
         escaped: r.escaped.map(u32::from),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hand::{Declared, HandType};
+
+    #[test]
+    fn stored_entries_read_back() {
+        let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
+        let actions = [
+            Action::Play { cards, declared: None },
+            Action::Play {
+                cards,
+                declared: Some(Declared { kind: HandType::Bomb, key: None }),
+            },
+            Action::Pass,
+            Action::Leave,
+            Action::Timeout,
+            Action::Disconnect,
+            Action::Reconnect,
+            Action::ReconnectExpired,
+        ];
+        for (i, action) in actions.into_iter().enumerate() {
+            let stored = Stored {
+                entry: Entry { player: 3, action, at: 1_700_000_000_000 + i as u64 },
+                request_id: (i % 2 == 0).then(|| format!("r{i}")),
+                hash: "ab".repeat(32),
+            };
+            let bytes = serde_json::to_vec(&stored).unwrap();
+            let back: Stored = serde_json::from_slice(&bytes)
+                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
+            assert_eq!(back.entry, stored.entry);
+            assert_eq!(back.request_id, stored.request_id);
+            assert_eq!(back.hash, stored.hash);
+        }
+        let bad: Result<Stored, _> =
+            serde_json::from_slice(br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#);
+        assert!(bad.is_err());
     }
 }

@@ -1,0 +1,1013 @@
+//! `shuangkou-load`: a load generator that plays real games against a running `shuangkou serve`.
+//!
+//! It creates `--games` games and drives every seat of every game with a bot (legal plays from
+//! `GetHints`, or enumerated locally with `--hints local`; a random or greedy policy, seeded),
+//! playing complete matches in a closed loop (`--concurrency` requests in flight) or at a target
+//! rate (`--rate` plays per second). It reports plays per second, the latency of every rpc
+//! (p50/p90/p99/max from HDR histograms) and errors by gRPC code.
+//!
+//! In the same run it measures the transport baseline: `grpc.health.v1.Health/Check` at the same
+//! concurrency over the same connections (half before the games, half after), and prints the
+//! ratio SubmitPlay/baseline.
+//!
+//! It verifies what it gets: every game it completes is fetched with `GetReplay` and re-executed
+//! with the engine (`Game::replay` with the embedded variant's default hooks), checking every
+//! action's state hash, the final totals against the replay's and against the match result the
+//! bot received, and that every acknowledged play is in the log. The server must run with
+//! `--no-turn-timers` (deadlines are part of the state) and the embedded variants.
+//!
+//! Exits non-zero on any rpc error, bot desync or replay mismatch — never on timing.
+//!
+//! `--populate N` instead creates N games, makes `--plays-per-game` plays in each and exits,
+//! leaving them in progress (memory-at-scale measurements).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, ValueEnum};
+use hdrhistogram::Histogram;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use tonic::Request;
+use tonic::metadata::AsciiMetadataValue;
+use tonic::transport::{Channel, Endpoint};
+
+use shuangkou::cards::{CardSet, Rank};
+use shuangkou::game::{Action, Entry, Game, GameConfig, Phase};
+use shuangkou::hand::{Declared, Hand, HandType};
+use shuangkou::rules::Rules;
+use shuangkou::service::convert;
+use shuangkou::service::pb;
+use shuangkou::service::pb::game_engine_client::GameEngineClient;
+use shuangkou::service::pb::game_event::Event as Ev;
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+/// How the bot chooses among the legal actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Policy {
+    /// Pass with `--pass-probability` when passing is legal, else a uniform legal play.
+    Random,
+    /// The weakest legal play; pass only when nothing beats the trick.
+    Greedy,
+}
+
+/// Where the legal plays come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Hints {
+    /// `GetHints` before every play (two rpcs per turn).
+    Server,
+    /// Enumerated by the client from the hand it tracks (one rpc per turn: SubmitPlay only).
+    Local,
+}
+
+/// Load generator for `shuangkou serve`: plays real, verified games.
+#[derive(Debug, Parser)]
+#[command(name = "shuangkou-load", version, about)]
+struct Args {
+    /// Server address (host:port).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    target: String,
+    /// Games in play at once.
+    #[arg(long, default_value_t = 64)]
+    games: usize,
+    /// Requests in flight at once (worker tasks; each drives games/concurrency games).
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Variant id (an embedded variant, so the replay can be verified).
+    #[arg(long, default_value = "baibian")]
+    variant: String,
+    /// Seed of the bots' choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Target plays (SubmitPlay) per second; default: closed loop, as fast as it goes.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Run for this many seconds (games are replaced as they finish).
+    #[arg(long, conflicts_with = "deals")]
+    duration: Option<f64>,
+    /// Play this many deals in all, then stop (every game completes and is verified).
+    #[arg(long)]
+    deals: Option<u64>,
+    /// Deals per match.
+    #[arg(long, default_value_t = 1)]
+    deals_per_game: u32,
+    /// Bot policy.
+    #[arg(long, value_enum, default_value = "random")]
+    policy: Policy,
+    /// Where legal plays come from.
+    #[arg(long, value_enum, default_value = "server")]
+    hints: Hints,
+    /// Probability of passing when passing is legal (random policy).
+    #[arg(long, default_value_t = 0.3)]
+    pass_probability: f64,
+    /// HTTP/2 connections to the server (requests are spread over them).
+    #[arg(long, default_value_t = 4)]
+    connections: usize,
+    /// Seconds of health-check baseline (half before the games, half after); 0 = none.
+    /// Default: 10, or the duration if shorter.
+    #[arg(long)]
+    baseline_secs: Option<f64>,
+    /// Send no request_id with SubmitPlay (by default every play carries one, as real clients do).
+    #[arg(long)]
+    no_request_ids: bool,
+    /// Platform API key for CreateGame (when the server has keys).
+    #[arg(long, env = "SHUANGKOU_LOAD_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// Client runtime threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+    /// Memory mode: create this many games, make --plays-per-game plays in each, exit (the games
+    /// stay in progress on the server).
+    #[arg(long)]
+    populate: Option<u64>,
+    /// Plays per game in --populate mode.
+    #[arg(long, default_value_t = 4)]
+    plays_per_game: u32,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+// ---- rpc statistics ----
+
+const RPCS: [&str; 6] = ["CreateGame", "GetState", "GetHints", "SubmitPlay", "GetReplay", "Health/Check"];
+const CREATE: usize = 0;
+const STATE: usize = 1;
+const HINTS: usize = 2;
+const SUBMIT: usize = 3;
+const REPLAY: usize = 4;
+const CHECK: usize = 5;
+
+/// One worker's counters (merged at the end; no lock on the hot path).
+struct Stats {
+    latency: Vec<Histogram<u64>>,
+    ok: [u64; RPCS.len()],
+    errors: BTreeMap<(&'static str, String), u64>,
+    /// First few error messages, for the report.
+    samples: Vec<String>,
+    deals: u64,
+    desyncs: u64,
+    games_created: u64,
+    games_done: Vec<Finished>,
+    games_failed: u64,
+}
+
+impl Stats {
+    fn new() -> Result<Stats, String> {
+        let mut latency = Vec::new();
+        for _ in RPCS {
+            // Microseconds, 1 µs .. 100 s, 3 significant digits.
+            latency.push(Histogram::new_with_bounds(1, 100_000_000, 3).map_err(|e| e.to_string())?);
+        }
+        Ok(Stats {
+            latency,
+            ok: [0; RPCS.len()],
+            errors: BTreeMap::new(),
+            samples: Vec::new(),
+            deals: 0,
+            desyncs: 0,
+            games_created: 0,
+            games_done: Vec::new(),
+            games_failed: 0,
+        })
+    }
+
+    fn record<T>(&mut self, rpc: usize, start: Instant, r: &Result<T, tonic::Status>) {
+        let us = start.elapsed().as_micros().clamp(1, u128::from(u64::MAX)) as u64;
+        self.latency[rpc].saturating_record(us);
+        match r {
+            Ok(_) => self.ok[rpc] += 1,
+            Err(s) => self.error(RPCS[rpc], format!("{:?}", s.code()), s.message()),
+        }
+    }
+
+    fn error(&mut self, rpc: &'static str, code: String, message: &str) {
+        if self.samples.len() < 5 {
+            self.samples.push(format!("{rpc} {code}: {message}"));
+        }
+        *self.errors.entry((rpc, code)).or_default() += 1;
+    }
+
+    fn merge(&mut self, other: Stats) {
+        for (a, b) in self.latency.iter_mut().zip(&other.latency) {
+            let _ = a.add(b);
+        }
+        for (a, b) in self.ok.iter_mut().zip(other.ok) {
+            *a += b;
+        }
+        for (k, v) in other.errors {
+            *self.errors.entry(k).or_default() += v;
+        }
+        for s in other.samples {
+            if self.samples.len() < 5 {
+                self.samples.push(s);
+            }
+        }
+        self.deals += other.deals;
+        self.desyncs += other.desyncs;
+        self.games_created += other.games_created;
+        self.games_done.extend(other.games_done);
+        self.games_failed += other.games_failed;
+    }
+
+    fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// A completed game, for verification after the run.
+struct Finished {
+    replay: pb::GetReplayResponse,
+    /// The match result the bot received with its last play.
+    scores: Vec<f64>,
+    /// SubmitPlays acknowledged in this game.
+    plays: u64,
+}
+
+// ---- one game, as the bots see it ----
+
+struct Run {
+    id: String,
+    /// `authorization` values, by player.
+    auth: Vec<AsciiMetadataValue>,
+    seq: u64,
+    /// Player at each seat.
+    seating: Vec<u8>,
+    /// Cards left at each seat.
+    cards_left: Vec<u32>,
+    /// The seat to act.
+    turn: u8,
+    finished: bool,
+    scores: Vec<f64>,
+    plays: u64,
+    /// `--hints local`: the top play of the trick and the hands (by player) as far as known.
+    top: Option<Hand>,
+    hands: Vec<Option<CardSet>>,
+}
+
+impl Run {
+    fn next_active(&self, seat: u8) -> u8 {
+        let n = self.seating.len() as u8;
+        let mut s = seat;
+        for _ in 0..n {
+            s = (s + 1) % n;
+            if self.cards_left.get(s as usize).is_some_and(|&c| c > 0) {
+                return s;
+            }
+        }
+        seat
+    }
+
+    /// Follows the events of an accepted action (as its actor sees them): the seat to act next,
+    /// cards left, deals ended, the match result.
+    fn follow(&mut self, events: &[pb::GameEvent], actor: u8, chosen: Option<Hand>, stats: &mut Stats) -> Result<(), String> {
+        for e in events {
+            match &e.event {
+                Some(Ev::DealStarted(d)) => {
+                    self.seating = d.players.iter().map(|&p| p as u8).collect();
+                    let size = d.hand.len() as u32;
+                    self.cards_left = vec![size; self.seating.len()];
+                    self.turn = d.leader as u8;
+                    self.top = None;
+                    self.hands = vec![None; self.seating.len()];
+                    if let Some(h) = self.hands.get_mut(actor as usize) {
+                        *h = CardSet::from_ids(&d.hand).ok();
+                    }
+                }
+                Some(Ev::Played(p)) => {
+                    if let Some(c) = self.cards_left.get_mut(p.seat as usize) {
+                        *c = p.cards_left;
+                    }
+                    self.turn = self.next_active(p.seat as u8);
+                    self.top = chosen;
+                }
+                Some(Ev::Passed(p)) => self.turn = self.next_active(p.seat as u8),
+                Some(Ev::TrickWon(t)) => {
+                    self.turn = t.leader as u8;
+                    self.top = None;
+                }
+                Some(Ev::PlayerOut(_)) => {}
+                Some(Ev::DealEnded(_)) => stats.deals += 1,
+                Some(Ev::MatchEnded(m)) => {
+                    self.finished = true;
+                    self.scores = m.scores.clone();
+                }
+                Some(Ev::Escaped(x)) => return Err(format!("unexpected escape of seat {}", x.seat)),
+                None => return Err("an event without a body".into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---- the worker ----
+
+struct Shared {
+    args: Args,
+    rules: Rules,
+    /// Games still to create (`--deals` and `--populate`); u64::MAX = unbounded.
+    games_left: AtomicU64,
+    stop: AtomicBool,
+    deadline: Option<Instant>,
+    /// Rate schedule: plays scheduled so far.
+    scheduled: AtomicU64,
+    start: Instant,
+}
+
+struct Worker {
+    index: usize,
+    client: GameEngineClient<Channel>,
+    shared: Arc<Shared>,
+    rng: ChaCha8Rng,
+    stats: Stats,
+    requests: u64,
+}
+
+fn with_auth<T>(msg: T, auth: Option<&AsciiMetadataValue>) -> Request<T> {
+    let mut r = Request::new(msg);
+    if let Some(a) = auth {
+        r.metadata_mut().insert("authorization", a.clone());
+    }
+    r
+}
+
+fn bearer(token: &str) -> Result<AsciiMetadataValue, String> {
+    format!("Bearer {token}")
+        .parse()
+        .map_err(|_| "a token is not valid metadata".to_string())
+}
+
+fn declared_of(hand: &Hand) -> pb::Declared {
+    pb::Declared {
+        r#type: convert::hand_type(hand.kind) as i32,
+        key: hand.key().map(|k| k.symbol().to_string()).unwrap_or_default(),
+    }
+}
+
+impl Worker {
+    fn take_game(&self) -> bool {
+        if self.shared.stop.load(Ordering::Relaxed) || self.shared.deadline.is_some_and(|d| Instant::now() >= d) {
+            return false;
+        }
+        self.shared
+            .games_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
+                u64::MAX => Some(u64::MAX),
+                0 => None,
+                n => Some(n - 1),
+            })
+            .is_ok()
+    }
+
+    fn out_of_time(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed) || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    async fn create(&mut self) -> Option<Run> {
+        let a = &self.shared.args;
+        let auth = match &a.api_key {
+            Some(k) => Some(bearer(k).ok()?),
+            None => None,
+        };
+        let req = pb::CreateGameRequest {
+            variant: a.variant.clone(),
+            deals: a.deals_per_game,
+            ..Default::default()
+        };
+        let t = Instant::now();
+        let r = self.client.create_game(with_auth(req, auth.as_ref())).await;
+        self.stats.record(CREATE, t, &r);
+        let resp = r.ok()?.into_inner();
+        self.stats.games_created += 1;
+        let mut auth = Vec::new();
+        for tok in &resp.seat_tokens {
+            match bearer(tok) {
+                Ok(v) => auth.push(v),
+                Err(e) => {
+                    self.stats.error("CreateGame", "BadToken".into(), &e);
+                    return None;
+                }
+            }
+        }
+        let n = auth.len();
+        let mut run = Run {
+            id: resp.game_id,
+            auth,
+            seq: 0,
+            seating: (0..n as u8).collect(),
+            cards_left: vec![u32::from(self.shared.rules.hand_size); n],
+            turn: 0,
+            finished: false,
+            scores: Vec::new(),
+            plays: 0,
+            top: None,
+            hands: vec![None; n],
+        };
+        self.sync(&mut run, 0).await?;
+        Some(run)
+    }
+
+    /// GetState as `player`: the seating, cards left, the seat to act, and the player's hand.
+    async fn sync(&mut self, run: &mut Run, player: u8) -> Option<()> {
+        let req = pb::GetStateRequest { game_id: run.id.clone() };
+        let t = Instant::now();
+        let r = self.client.get_state(with_auth(req, run.auth.get(player as usize))).await;
+        self.stats.record(STATE, t, &r);
+        let s = r.ok()?.into_inner();
+        for seat in &s.seats {
+            if let Some(p) = run.seating.get_mut(seat.seat as usize) {
+                *p = seat.player as u8;
+            }
+            if let Some(c) = run.cards_left.get_mut(seat.seat as usize) {
+                *c = seat.card_count;
+            }
+        }
+        if run.seq != s.seq || run.turn != s.turn_seat.unwrap_or(0) as u8 {
+            if run.seq != 0 {
+                self.stats.desyncs += 1;
+                self.stats.error("bot", "Desync".into(), "the tracked turn or seq differs from GetState");
+            }
+            run.seq = s.seq;
+            run.turn = s.turn_seat.unwrap_or(0) as u8;
+        }
+        if let Some(h) = run.hands.get_mut(player as usize) {
+            *h = CardSet::from_ids(&s.hand).ok();
+        }
+        Some(())
+    }
+
+    /// Chooses and submits the action of the seat to act. `None`: the game failed (recorded).
+    async fn turn(&mut self, run: &mut Run) -> Option<()> {
+        let seat = run.turn;
+        let player = *run.seating.get(seat as usize)?;
+        let a = &self.shared.args;
+        let (policy, hints, pass_p, no_ids) = (a.policy, a.hints, a.pass_probability, a.no_request_ids);
+        // The choice: (cards, declared) or None to pass; the chosen interpretation (local).
+        let (choice, chosen): (Option<(Vec<u32>, pb::Declared)>, Option<Hand>) = match hints {
+            Hints::Server => {
+                let req = pb::GetHintsRequest { game_id: run.id.clone() };
+                let t = Instant::now();
+                let r = self.client.get_hints(with_auth(req, run.auth.get(player as usize))).await;
+                self.stats.record(HINTS, t, &r);
+                let h = r.ok()?.into_inner();
+                if !h.your_turn {
+                    self.stats.desyncs += 1;
+                    self.stats.error("bot", "Desync".into(), "GetHints says it is not this seat's turn");
+                    return None;
+                }
+                let pass = h.can_pass
+                    && (h.plays.is_empty() || (policy == Policy::Random && self.rng.random_bool(pass_p)));
+                if pass {
+                    (None, None)
+                } else {
+                    let i = match policy {
+                        Policy::Greedy => 0,
+                        Policy::Random => self.rng.random_range(0..h.plays.len().max(1)),
+                    };
+                    let p = h.plays.get(i)?;
+                    let declared = pb::Declared { r#type: p.r#type, key: p.key.clone() };
+                    (Some((p.cards.clone(), declared)), None)
+                }
+            }
+            Hints::Local => {
+                if run.hands.get(player as usize).copied().flatten().is_none() {
+                    self.sync(run, player).await?;
+                }
+                let hand = run.hands.get(player as usize).copied().flatten()?;
+                let plays = shuangkou::moves::legal_plays(hand.rank_counts(), run.top.as_ref(), &self.shared.rules);
+                let can_pass = run.top.is_some();
+                let pass = can_pass && (plays.is_empty() || (policy == Policy::Random && self.rng.random_bool(pass_p)));
+                if pass {
+                    (None, None)
+                } else {
+                    let i = match policy {
+                        Policy::Greedy => 0,
+                        Policy::Random => self.rng.random_range(0..plays.len().max(1)),
+                    };
+                    let p = plays.get(i)?;
+                    let cards = hand.take(p.cards)?;
+                    (Some((cards.ids(), declared_of(&p.hand))), Some(p.hand))
+                }
+            }
+        };
+        let request_id = if no_ids {
+            String::new()
+        } else {
+            self.requests += 1;
+            format!("w{}-{}", self.index, self.requests)
+        };
+        let played: Option<CardSet> = choice.as_ref().and_then(|(c, _)| CardSet::from_ids(c).ok());
+        let req = match choice {
+            Some((cards, declared)) => pb::SubmitPlayRequest {
+                game_id: run.id.clone(),
+                seat: u32::from(player),
+                cards,
+                pass: false,
+                declared: Some(declared),
+                expected_seq: run.seq,
+                request_id,
+            },
+            None => pb::SubmitPlayRequest {
+                game_id: run.id.clone(),
+                seat: u32::from(player),
+                pass: true,
+                expected_seq: run.seq,
+                request_id,
+                ..Default::default()
+            },
+        };
+        let t = Instant::now();
+        let r = self.client.submit_play(with_auth(req, run.auth.get(player as usize))).await;
+        self.stats.record(SUBMIT, t, &r);
+        let resp = r.ok()?.into_inner();
+        run.seq = resp.seq;
+        run.plays += 1;
+        if let (Some(c), Some(Some(h))) = (played, run.hands.get_mut(player as usize)) {
+            *h = h.difference(c);
+        }
+        if let Err(e) = run.follow(&resp.events, player, chosen, &mut self.stats) {
+            self.stats.error("bot", "Events".into(), &e);
+            return None;
+        }
+        Some(())
+    }
+
+    async fn finish(&mut self, run: Run) {
+        let req = pb::GetReplayRequest { game_id: run.id.clone() };
+        let t = Instant::now();
+        let r = self.client.get_replay(with_auth(req, run.auth.first())).await;
+        self.stats.record(REPLAY, t, &r);
+        match r {
+            Ok(resp) => self.stats.games_done.push(Finished {
+                replay: resp.into_inner(),
+                scores: run.scores,
+                plays: run.plays,
+            }),
+            Err(_) => self.stats.games_failed += 1,
+        }
+    }
+
+    /// Waits for this play's slot of the `--rate` schedule.
+    async fn pace(&self) {
+        if let Some(rate) = self.shared.args.rate {
+            let n = self.shared.scheduled.fetch_add(1, Ordering::Relaxed);
+            let at = self.shared.start + Duration::from_secs_f64(n as f64 / rate.max(1e-3));
+            tokio::time::sleep_until(at.into()).await;
+        }
+    }
+
+    /// Closed loop over this worker's games until the deadline or the deal budget.
+    async fn play(mut self, slots: usize) -> Stats {
+        let mut runs: Vec<Option<Run>> = Vec::with_capacity(slots);
+        for _ in 0..slots {
+            let r = self.next_game().await;
+            runs.push(r);
+        }
+        loop {
+            let mut any = false;
+            for i in 0..runs.len() {
+                if self.out_of_time() {
+                    return self.stats;
+                }
+                let Some(mut run) = runs[i].take() else { continue };
+                any = true;
+                self.pace().await;
+                match self.turn(&mut run).await {
+                    Some(()) if !run.finished => runs[i] = Some(run),
+                    Some(()) => {
+                        self.finish(run).await;
+                        runs[i] = self.next_game().await;
+                    }
+                    None => {
+                        self.stats.games_failed += 1;
+                        runs[i] = self.next_game().await;
+                    }
+                }
+            }
+            if !any {
+                return self.stats;
+            }
+        }
+    }
+
+    /// A new game if the budget and the clock allow; a failed creation counts as a failed game.
+    async fn next_game(&mut self) -> Option<Run> {
+        if !self.take_game() {
+            return None;
+        }
+        let r = self.create().await;
+        if r.is_none() {
+            self.stats.games_failed += 1;
+        }
+        r
+    }
+
+    /// `--populate`: creates games and makes a few plays in each; leaves them in progress.
+    async fn populate(mut self) -> Stats {
+        let plays = self.shared.args.plays_per_game;
+        while self.take_game() {
+            let Some(mut run) = self.create().await else {
+                self.stats.games_failed += 1;
+                continue;
+            };
+            for _ in 0..plays {
+                if run.finished || self.turn(&mut run).await.is_none() {
+                    break;
+                }
+            }
+        }
+        self.stats
+    }
+}
+
+// ---- health baseline ----
+
+async fn baseline(channels: &[Channel], concurrency: usize, secs: f64) -> Result<(Stats, f64), String> {
+    let start = Instant::now();
+    let end = start + Duration::from_secs_f64(secs);
+    let mut tasks = Vec::new();
+    for i in 0..concurrency {
+        let mut client = HealthClient::new(channels[i % channels.len()].clone());
+        let mut stats = Stats::new()?;
+        tasks.push(tokio::spawn(async move {
+            while Instant::now() < end {
+                let t = Instant::now();
+                let r = client.check(HealthCheckRequest { service: String::new() }).await;
+                stats.record(CHECK, t, &r);
+            }
+            stats
+        }));
+    }
+    let mut total = Stats::new()?;
+    for t in tasks {
+        total.merge(t.await.map_err(|e| e.to_string())?);
+    }
+    Ok((total, start.elapsed().as_secs_f64()))
+}
+
+// ---- verification ----
+
+fn declared_from(d: &pb::Declared) -> Result<Option<Declared>, String> {
+    if d.r#type == 0 {
+        return Ok(None);
+    }
+    let kind = HandType::ALL
+        .into_iter()
+        .find(|h| convert::hand_type(*h) as i32 == d.r#type)
+        .ok_or_else(|| format!("unknown hand type {}", d.r#type))?;
+    let key = if d.key.is_empty() {
+        None
+    } else {
+        Some(d.key.parse::<Rank>().map_err(|e| e.to_string())?)
+    };
+    Ok(Some(Declared { kind, key }))
+}
+
+/// Re-executes a finished game's log and compares every state hash and the totals.
+fn verify(variant: &str, f: &Finished) -> Result<(), String> {
+    let r = &f.replay;
+    let compiled = shuangkou::variants::builtin(&r.variant).map_err(|e| e.to_string())?;
+    if r.variant != variant || r.variant_version != compiled.hash() {
+        return Err(format!(
+            "the game's variant {} {} is not the embedded {variant} {}",
+            r.variant,
+            r.variant_version,
+            compiled.hash()
+        ));
+    }
+    let hooks = compiled.with_defaults().map_err(|e| e.to_string())?;
+    let seed: [u8; 32] = hex::decode(&r.seed)
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or("the revealed seed is not 64 hex digits")?;
+    let preset = match &r.preset_hands {
+        None => None,
+        Some(p) => Some(
+            p.hands
+                .iter()
+                .map(|h| CardSet::from_ids(&h.cards).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let mut entries = Vec::with_capacity(r.actions.len());
+    let mut hashes = Vec::with_capacity(r.actions.len());
+    for (i, a) in r.actions.iter().enumerate() {
+        if a.seq != i as u64 + 1 {
+            return Err(format!("action {} has seq {}", i + 1, a.seq));
+        }
+        let action = match a.kind.as_str() {
+            "play" => Action::Play {
+                cards: CardSet::from_ids(&a.cards).map_err(|e| e.to_string())?,
+                declared: match &a.declared {
+                    Some(d) => declared_from(d)?,
+                    None => None,
+                },
+            },
+            "pass" => Action::Pass,
+            other => return Err(format!("unexpected action kind {other:?} at seq {}", a.seq)),
+        };
+        entries.push(Entry {
+            player: a.player as u8,
+            action,
+            at: a.at as u64,
+        });
+        hashes.push(a.state_hash.clone());
+    }
+    let config = GameConfig {
+        variant: r.variant.clone(),
+        version: r.variant_version.clone(),
+        deals: r.deals,
+        turn_ms: None,
+        max_consecutive_timeouts: 1,
+        reconnect_ms: 90_000,
+    };
+    let game = Game::replay(config, &hooks, seed, preset, 0, &entries, Some(&hashes)).map_err(|e| e.to_string())?;
+    if game.phase() != Phase::Finished {
+        return Err("the replayed match is not over".into());
+    }
+    let totals: Vec<f64> = game.totals().iter().map(|c| convert::points(*c)).collect();
+    if totals != r.final_scores {
+        return Err(format!("replayed totals {totals:?} != the replay's final scores {:?}", r.final_scores));
+    }
+    if totals != f.scores {
+        return Err(format!("replayed totals {totals:?} != the match result received {:?}", f.scores));
+    }
+    if f.plays != r.actions.len() as u64 {
+        return Err(format!("{} plays acknowledged but {} in the log", f.plays, r.actions.len()));
+    }
+    Ok(())
+}
+
+// ---- report ----
+
+fn quantiles(h: &Histogram<u64>) -> serde_json::Value {
+    serde_json::json!({
+        "count": h.len(),
+        "p50_us": h.value_at_quantile(0.50),
+        "p90_us": h.value_at_quantile(0.90),
+        "p99_us": h.value_at_quantile(0.99),
+        "max_us": h.max(),
+        "mean_us": (h.mean() * 10.0).round() / 10.0,
+    })
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("shuangkou-load: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("shuangkou-load: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn connect(target: &str, n: usize) -> Result<Vec<Channel>, String> {
+    let uri = if target.contains("://") { target.to_string() } else { format!("http://{target}") };
+    let mut channels = Vec::new();
+    for _ in 0..n.max(1) {
+        let ch = Endpoint::from_shared(uri.clone())
+            .map_err(|e| format!("bad target {target}: {e}"))?
+            .tcp_nodelay(true)
+            .connect_timeout(Duration::from_secs(5))
+            .connect()
+            .await
+            .map_err(|e| format!("cannot connect to {target}: {e}"))?;
+        channels.push(ch);
+    }
+    Ok(channels)
+}
+
+/// The whole run; `Ok(false)` when something failed (errors, desyncs, mismatches).
+async fn run(args: Args) -> Result<bool, String> {
+    let rules = shuangkou::variants::builtin_rules(&args.variant).map_err(|e| e.to_string())?;
+    let channels = connect(&args.target, args.connections).await?;
+    let concurrency = args.concurrency.max(1);
+    let populate = args.populate;
+    let games_left = match (populate, args.deals) {
+        (Some(n), _) => n,
+        (None, Some(d)) => d.div_ceil(u64::from(args.deals_per_game.max(1))),
+        (None, None) => u64::MAX,
+    };
+    let duration = match (populate, args.duration, args.deals) {
+        (None, None, None) => Some(10.0),
+        (_, d, _) => d,
+    };
+    let baseline_secs = match populate {
+        Some(_) => 0.0,
+        None => args.baseline_secs.unwrap_or_else(|| duration.unwrap_or(10.0).min(10.0)),
+    };
+
+    // Baseline, first half.
+    let mut check = Stats::new()?;
+    let mut check_secs = 0.0;
+    if baseline_secs > 0.0 {
+        let (s, secs) = baseline(&channels, concurrency, baseline_secs / 2.0).await?;
+        check.merge(s);
+        check_secs += secs;
+    }
+    let check_first = check.ok[CHECK] as f64 / check_secs.max(1e-9);
+
+    // The games.
+    let start = Instant::now();
+    let shared = Arc::new(Shared {
+        rules,
+        games_left: AtomicU64::new(games_left),
+        stop: AtomicBool::new(false),
+        deadline: duration.map(|d| start + Duration::from_secs_f64(d)),
+        scheduled: AtomicU64::new(0),
+        start,
+        args,
+    });
+    let args = &shared.args;
+    let games = args.games.max(1);
+    let workers = concurrency.min(games);
+    let mut tasks = Vec::new();
+    for i in 0..workers {
+        let slots = games / workers + usize::from(i < games % workers);
+        let w = Worker {
+            index: i,
+            client: GameEngineClient::new(channels[i % channels.len()].clone())
+                .max_decoding_message_size(16 << 20),
+            shared: Arc::clone(&shared),
+            rng: ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64)),
+            stats: Stats::new()?,
+            requests: 0,
+        };
+        tasks.push(tokio::spawn(async move {
+            match populate {
+                Some(_) => w.populate().await,
+                None => w.play(slots).await,
+            }
+        }));
+    }
+    let mut total = Stats::new()?;
+    for t in tasks {
+        total.merge(t.await.map_err(|e| e.to_string())?);
+    }
+    let secs = start.elapsed().as_secs_f64();
+
+    // Baseline, second half.
+    let mut check_second = 0.0;
+    if baseline_secs > 0.0 {
+        let (s, secs2) = baseline(&channels, concurrency, baseline_secs / 2.0).await?;
+        check_second = s.ok[CHECK] as f64 / secs2.max(1e-9);
+        check.merge(s);
+        check_secs += secs2;
+    }
+    let check_rate = check.ok[CHECK] as f64 / check_secs.max(1e-9);
+
+    // Verification (after the timed part, so it does not compete with the load).
+    let verify_start = Instant::now();
+    let mut mismatches = Vec::new();
+    for f in &total.games_done {
+        if let Err(e) = verify(&args.variant, f) {
+            mismatches.push(e);
+        }
+    }
+    let verify_secs = verify_start.elapsed().as_secs_f64();
+
+    let plays = total.ok[SUBMIT];
+    let plays_rate = plays as f64 / secs.max(1e-9);
+    let game_rpcs: u64 = total.ok[..CHECK].iter().sum();
+    let ratio = if check_rate > 0.0 { plays_rate / check_rate } else { 0.0 };
+    let rpc_ratio = if check_rate > 0.0 { game_rpcs as f64 / secs.max(1e-9) / check_rate } else { 0.0 };
+    let errors = total.error_count() + check.error_count();
+    let ok = errors == 0 && mismatches.is_empty() && total.desyncs == 0 && total.games_failed == 0;
+
+    if args.json {
+        let mut rpcs = serde_json::Map::new();
+        for (i, name) in RPCS.iter().enumerate() {
+            let h = if i == CHECK { &check.latency[i] } else { &total.latency[i] };
+            if !h.is_empty() {
+                rpcs.insert(name.to_string(), quantiles(h));
+            }
+        }
+        let errs: Vec<_> = total
+            .errors
+            .iter()
+            .chain(check.errors.iter())
+            .map(|((rpc, code), n)| serde_json::json!({"rpc": rpc, "code": code, "count": n}))
+            .collect();
+        let out = serde_json::json!({
+            "target": args.target,
+            "variant": args.variant,
+            "policy": format!("{:?}", args.policy).to_lowercase(),
+            "hints": format!("{:?}", args.hints).to_lowercase(),
+            "games": games,
+            "concurrency": concurrency,
+            "connections": args.connections,
+            "rate": args.rate,
+            "seconds": (secs * 100.0).round() / 100.0,
+            "games_created": total.games_created,
+            "games_completed": total.games_done.len(),
+            "games_failed": total.games_failed,
+            "deals": total.deals,
+            "plays": plays,
+            "plays_per_second": plays_rate.round(),
+            "baseline_checks_per_second": check_rate.round(),
+            "baseline_before": check_first.round(),
+            "baseline_after": check_second.round(),
+            "ratio_submit_to_baseline": (ratio * 1000.0).round() / 1000.0,
+            "ratio_game_rpcs_to_baseline": (rpc_ratio * 1000.0).round() / 1000.0,
+            "rpcs": rpcs,
+            "errors": errs,
+            "desyncs": total.desyncs,
+            "verified": total.games_done.len() - mismatches.len(),
+            "mismatches": mismatches,
+            "verify_seconds": (verify_secs * 100.0).round() / 100.0,
+            "ok": ok,
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "shuangkou-load → {}: variant {}, policy {:?}, hints {:?}, {} games in play, concurrency {}, {} connections{}",
+            args.target,
+            args.variant,
+            args.policy,
+            args.hints,
+            games,
+            concurrency,
+            args.connections,
+            args.rate.map(|r| format!(", target rate {r}/s")).unwrap_or_default()
+        );
+        if baseline_secs > 0.0 {
+            println!(
+                "baseline: {:.0} Health/Check per second ({:.0} before, {:.0} after the games)",
+                check_rate, check_first, check_second
+            );
+        }
+        println!(
+            "games: {} created, {} completed, {} failed; {} deals, {} plays in {:.2} s = {:.0} plays/s",
+            total.games_created,
+            total.games_done.len(),
+            total.games_failed,
+            total.deals,
+            plays,
+            secs,
+            plays_rate
+        );
+        if baseline_secs > 0.0 {
+            println!(
+                "ratio SubmitPlay/baseline = {:.3}   (all game rpcs/baseline = {:.3})",
+                ratio, rpc_ratio
+            );
+        }
+        println!("{:<14} {:>9} {:>9} {:>9} {:>9} {:>9}   (µs)", "rpc", "count", "p50", "p90", "p99", "max");
+        for (i, name) in RPCS.iter().enumerate() {
+            let h = if i == CHECK { &check.latency[i] } else { &total.latency[i] };
+            if h.is_empty() {
+                continue;
+            }
+            println!(
+                "{:<14} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                name,
+                h.len(),
+                h.value_at_quantile(0.5),
+                h.value_at_quantile(0.9),
+                h.value_at_quantile(0.99),
+                h.max()
+            );
+        }
+        if errors == 0 {
+            println!("errors: none");
+        } else {
+            for ((rpc, code), n) in total.errors.iter().chain(check.errors.iter()) {
+                println!("errors: {rpc} {code} × {n}");
+            }
+            for s in &total.samples {
+                println!("  e.g. {s}");
+            }
+        }
+        if total.desyncs > 0 {
+            println!("bot desyncs: {}", total.desyncs);
+        }
+        println!(
+            "verified: {} of {} completed games replayed with matching state hashes and scores ({:.2} s)",
+            total.games_done.len() - mismatches.len(),
+            total.games_done.len(),
+            verify_secs
+        );
+        for m in mismatches.iter().take(5) {
+            println!("  MISMATCH {m}");
+        }
+        println!("{}", if ok { "OK" } else { "FAILED" });
+    }
+    Ok(ok)
+}

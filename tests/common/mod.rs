@@ -1,0 +1,634 @@
+//! Shared helpers of the service integration tests (`tests/service_*.rs`): an in-process server
+//! on `127.0.0.1:0`, clients, authenticated requests, seeds, and a client that plays a whole
+//! match with nothing but its own seat token (`WatchGame`, `GetState`, `GetHints`,
+//! `SubmitPlay`), logging every message it receives.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shuangkou::config::ServeConfig;
+use shuangkou::service::handlers::App;
+use shuangkou::service::pb;
+use shuangkou::service::pb::game_engine_client::GameEngineClient;
+use shuangkou::service::status::reason_of;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+
+/// Every embedded variant.
+pub const VARIANTS: [&str; 6] = ["classic", "jj", "baibian", "huopin", "qianbian", "erren"];
+
+pub const ADMIN_KEY: &str = "admin-key-0123456789";
+pub const ACME_KEY: &str = "acme-key-0123456789";
+pub const OTHER_KEY: &str = "other-key-0123456789";
+
+/// The seed of a test: `SHUANGKOU_TEST_SEED` when set (to reproduce a failure), else `default`.
+/// Printed, so a failing test shows it.
+pub fn test_seed(default: u64) -> u64 {
+    let seed = std::env::var("SHUANGKOU_TEST_SEED")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(default);
+    eprintln!("test seed = {seed} (rerun with SHUANGKOU_TEST_SEED={seed})");
+    seed
+}
+
+/// A 256-bit game seed (64 hex digits) derived from a test seed.
+pub fn game_seed(seed: u64) -> String {
+    format!("{:064x}", u128::from(seed) * 0x9e37_79b9_7f4a_7c15 + 1)
+}
+
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    serve: ServeConfig,
+}
+
+/// The test configuration: memory store, no metrics, no turn timers, no keys (open), no drain
+/// delay. `tweak` changes it.
+pub fn config(tweak: impl FnOnce(&mut ServeConfig)) -> ServeConfig {
+    let mut c = Cli::try_parse_from(["shuangkou-test"])
+        .expect("default serve configuration")
+        .serve;
+    c.listen = "127.0.0.1:0".parse().expect("address");
+    c.no_metrics = true;
+    c.no_turn_timers = true;
+    c.store = "memory".into();
+    c.variants_dir = None;
+    c.api_keys = Vec::new();
+    c.admin_key = None;
+    c.drain_delay_seconds = 0;
+    c.drain_seconds = 5;
+    tweak(&mut c);
+    c
+}
+
+/// A server running in this process.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub app: Option<Arc<App>>,
+    shutdown: Option<oneshot::Sender<()>>,
+    handle: Option<JoinHandle<Result<(), String>>>,
+}
+
+impl TestServer {
+    /// Starts a server with the test configuration changed by `tweak`.
+    pub async fn start(tweak: impl FnOnce(&mut ServeConfig)) -> TestServer {
+        TestServer::try_start(config(tweak))
+            .await
+            .expect("server starts")
+    }
+
+    pub async fn try_start(config: ServeConfig) -> Result<TestServer, String> {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| e.to_string())?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let app = App::open(config).await?;
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(shuangkou::service::server::serve(
+            Arc::clone(&app),
+            listener,
+            async move {
+                let _ = rx.await;
+            },
+        ));
+        Ok(TestServer {
+            addr,
+            app: Some(app),
+            shutdown: Some(tx),
+            handle: Some(handle),
+        })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A client on a new channel (its own HTTP/2 connection).
+    pub async fn client(&self) -> GameEngineClient<Channel> {
+        GameEngineClient::new(self.channel().await)
+    }
+
+    pub async fn channel(&self) -> Channel {
+        channel(self.addr).await
+    }
+
+    /// Begins the shutdown (as SIGTERM does).
+    pub fn begin_shutdown(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Waits for `serve` to return (after `begin_shutdown`).
+    pub async fn stopped(&mut self) -> Result<(), String> {
+        match self.handle.take() {
+            Some(h) => tokio::time::timeout(Duration::from_secs(30), h)
+                .await
+                .map_err(|_| "server did not stop within 30 s".to_string())?
+                .map_err(|e| e.to_string())?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.begin_shutdown();
+    }
+}
+
+/// A channel to `addr` (connects at once).
+pub async fn channel(addr: SocketAddr) -> Channel {
+    Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .expect("connect")
+}
+
+/// A request with `authorization: Bearer <token>` (no header for an empty token).
+pub fn authed<T>(message: T, token: &str) -> Request<T> {
+    let mut r = Request::new(message);
+    if !token.is_empty() {
+        r.metadata_mut().insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("ascii token"),
+        );
+    }
+    r
+}
+
+/// Asserts that `r` failed with `code` and `reason`; returns the status.
+#[track_caller]
+pub fn expect_reject<T: std::fmt::Debug>(
+    r: Result<tonic::Response<T>, Status>,
+    code: Code,
+    reason: &str,
+) -> Status {
+    match r {
+        Ok(resp) => panic!("expected {code:?}/{reason}, got OK: {:?}", resp.get_ref()),
+        Err(s) => {
+            assert_eq!(
+                (s.code(), reason_of(&s).as_deref()),
+                (code, Some(reason)),
+                "status: {s:?}"
+            );
+            s
+        }
+    }
+}
+
+/// A CreateGame request for `variant` with `deals` deals and an admin-only seed.
+pub fn create_req(variant: &str, deals: u32, seed: Option<u64>) -> pb::CreateGameRequest {
+    pb::CreateGameRequest {
+        variant: variant.into(),
+        deals,
+        seed: seed.map(game_seed).unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+/// Creates a game with `token` (empty: anonymous) and returns the response.
+pub async fn create(
+    client: &mut GameEngineClient<Channel>,
+    token: &str,
+    req: pb::CreateGameRequest,
+) -> pb::CreateGameResponse {
+    client
+        .create_game(authed(req, token))
+        .await
+        .expect("CreateGame")
+        .into_inner()
+}
+
+pub async fn state(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+) -> pb::GetStateResponse {
+    client
+        .get_state(authed(
+            pb::GetStateRequest {
+                game_id: game_id.into(),
+            },
+            token,
+        ))
+        .await
+        .expect("GetState")
+        .into_inner()
+}
+
+pub async fn hints(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+) -> pb::GetHintsResponse {
+    client
+        .get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: game_id.into(),
+            },
+            token,
+        ))
+        .await
+        .expect("GetHints")
+        .into_inner()
+}
+
+/// The player sitting at `seat` in a state.
+pub fn player_at(state: &pb::GetStateResponse, seat: u32) -> u32 {
+    state
+        .seats
+        .iter()
+        .find(|s| s.seat == seat)
+        .map(|s| s.player)
+        .expect("seat in state")
+}
+
+/// The player whose turn it is.
+pub fn turn_player(state: &pb::GetStateResponse) -> u32 {
+    player_at(state, state.turn_seat.expect("a seat to act"))
+}
+
+/// A SubmitPlay request playing `play` (declaring its interpretation, so wild plays that fit
+/// several types are accepted).
+pub fn play_req(game_id: &str, player: u32, play: &pb::Play, expected_seq: u64) -> pb::SubmitPlayRequest {
+    pb::SubmitPlayRequest {
+        game_id: game_id.into(),
+        seat: player,
+        cards: play.cards.clone(),
+        pass: false,
+        declared: Some(pb::Declared {
+            r#type: play.r#type,
+            key: play.key.clone(),
+        }),
+        expected_seq,
+        request_id: String::new(),
+    }
+}
+
+pub fn pass_req(game_id: &str, player: u32, expected_seq: u64) -> pb::SubmitPlayRequest {
+    pb::SubmitPlayRequest {
+        game_id: game_id.into(),
+        seat: player,
+        pass: true,
+        expected_seq,
+        ..Default::default()
+    }
+}
+
+/// Everything one viewer received during a match.
+#[derive(Debug, Default, Clone)]
+pub struct ViewerLog {
+    /// The player index, or `None` for the spectator.
+    pub player: Option<u32>,
+    pub events: Vec<pb::GameEvent>,
+    pub states: Vec<pb::GetStateResponse>,
+    /// Hints with the seq of the state they were asked at.
+    pub hints: Vec<(u64, pb::GetHintsResponse)>,
+    pub submits: Vec<pb::SubmitPlayResponse>,
+}
+
+/// How a playing client chooses.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    pub seed: u64,
+    /// Probability of passing when passing is legal.
+    pub pass_prob: f64,
+    /// Stop acting (but keep watching) once the game's seq reaches this.
+    pub stop_at_seq: Option<u64>,
+}
+
+/// Plays a match for `player` with its own channel and token only: watches the game from the
+/// start, reads its state after every new seq, and when it is to act asks for hints and plays a
+/// random one (or passes, sometimes, when legal), with `expected_seq`. Returns what it received.
+pub async fn play_as(
+    addr: SocketAddr,
+    game_id: String,
+    player: u32,
+    token: String,
+    policy: Policy,
+) -> Result<ViewerLog, String> {
+    let mut rng = ChaCha8Rng::seed_from_u64(policy.seed ^ (u64::from(player) << 40));
+    let mut client = GameEngineClient::new(channel(addr).await);
+    let mut log = ViewerLog {
+        player: Some(player),
+        ..Default::default()
+    };
+    let mut stream = client
+        .watch_game(authed(
+            pb::WatchGameRequest {
+                game_id: game_id.clone(),
+                from_seq: 0,
+            },
+            &token,
+        ))
+        .await
+        .map_err(|s| format!("player {player}: WatchGame: {s:?}"))?
+        .into_inner();
+    let mut checked: Option<u64> = None;
+    let mut n = 0u64;
+    while let Some(ev) = stream
+        .message()
+        .await
+        .map_err(|s| format!("player {player}: stream: {s:?}"))?
+    {
+        let seq = ev.seq;
+        log.events.push(ev);
+        if checked.is_some_and(|c| c >= seq) {
+            continue;
+        }
+        let st = client
+            .get_state(authed(
+                pb::GetStateRequest {
+                    game_id: game_id.clone(),
+                },
+                &token,
+            ))
+            .await
+            .map_err(|s| format!("player {player}: GetState: {s:?}"))?
+            .into_inner();
+        log.states.push(st.clone());
+        checked = Some(st.seq.max(seq));
+        if st.phase == pb::Phase::Finished as i32
+            || st.turn_seat.is_none()
+            || st.turn_seat != st.your_seat
+            || policy.stop_at_seq.is_some_and(|s| st.seq >= s)
+        {
+            continue;
+        }
+        let h = client
+            .get_hints(authed(
+                pb::GetHintsRequest {
+                    game_id: game_id.clone(),
+                },
+                &token,
+            ))
+            .await
+            .map_err(|s| format!("player {player}: GetHints: {s:?}"))?
+            .into_inner();
+        log.hints.push((st.seq, h.clone()));
+        if !h.your_turn {
+            return Err(format!("player {player}: hints say not my turn at seq {}", st.seq));
+        }
+        let pass = h.can_pass && (h.plays.is_empty() || rng.random_bool(policy.pass_prob));
+        n += 1;
+        let mut req = if pass {
+            pass_req(&game_id, player, st.seq)
+        } else {
+            if h.plays.is_empty() {
+                return Err(format!("player {player}: no hint and cannot pass at seq {}", st.seq));
+            }
+            let i = rng.random_range(0..h.plays.len());
+            play_req(&game_id, player, &h.plays[i], st.seq)
+        };
+        req.request_id = format!("p{player}-{n}");
+        let resp = client
+            .submit_play(authed(req.clone(), &token))
+            .await
+            .map_err(|s| format!("player {player}: SubmitPlay {req:?} at seq {}: {s:?}", st.seq))?
+            .into_inner();
+        if resp.seq != st.seq + 1 {
+            return Err(format!("player {player}: acted at {} but got seq {}", st.seq, resp.seq));
+        }
+        log.submits.push(resp);
+    }
+    Ok(log)
+}
+
+/// Watches the game as a spectator (or any token) until the stream ends, reading the state
+/// after every new seq.
+pub async fn watch_as(addr: SocketAddr, game_id: String, token: String) -> Result<ViewerLog, String> {
+    let mut client = GameEngineClient::new(channel(addr).await);
+    let mut log = ViewerLog::default();
+    let mut stream = client
+        .watch_game(authed(
+            pb::WatchGameRequest {
+                game_id: game_id.clone(),
+                from_seq: 0,
+            },
+            &token,
+        ))
+        .await
+        .map_err(|s| format!("spectator: WatchGame: {s:?}"))?
+        .into_inner();
+    let mut checked: Option<u64> = None;
+    while let Some(ev) = stream
+        .message()
+        .await
+        .map_err(|s| format!("spectator: stream: {s:?}"))?
+    {
+        let seq = ev.seq;
+        log.events.push(ev);
+        if checked.is_some_and(|c| c >= seq) {
+            continue;
+        }
+        let st = client
+            .get_state(authed(
+                pb::GetStateRequest {
+                    game_id: game_id.clone(),
+                },
+                &token,
+            ))
+            .await
+            .map_err(|s| format!("spectator: GetState: {s:?}"))?
+            .into_inner();
+        checked = Some(st.seq.max(seq));
+        log.states.push(st);
+    }
+    Ok(log)
+}
+
+/// Plays a whole match with one task per player (each its own channel) and a spectator task;
+/// returns the players' logs (by player) and the spectator's.
+pub async fn play_match(
+    addr: SocketAddr,
+    created: &pb::CreateGameResponse,
+    policy: Policy,
+    timeout: Duration,
+) -> Result<(Vec<ViewerLog>, ViewerLog), String> {
+    let spectator = tokio::spawn(watch_as(
+        addr,
+        created.game_id.clone(),
+        created.spectator_token.clone(),
+    ));
+    let players: Vec<_> = created
+        .seat_tokens
+        .iter()
+        .enumerate()
+        .map(|(p, token)| {
+            tokio::spawn(play_as(
+                addr,
+                created.game_id.clone(),
+                p as u32,
+                token.clone(),
+                policy,
+            ))
+        })
+        .collect();
+    let all = async {
+        let mut logs = Vec::new();
+        for p in players {
+            logs.push(p.await.map_err(|e| e.to_string())??);
+        }
+        let spec = spectator.await.map_err(|e| e.to_string())??;
+        Ok::<_, String>((logs, spec))
+    };
+    tokio::time::timeout(timeout, all)
+        .await
+        .map_err(|_| format!("the match did not finish within {timeout:?}"))?
+}
+
+/// A match re-executed from its replay with the embedded variant: the state after every seq.
+pub struct Rebuilt {
+    /// `states[s]` is the state after seq `s` (`states[0]`: as created).
+    pub states: Vec<shuangkou::game::Game>,
+    /// The action log, as re-executed.
+    pub entries: Vec<shuangkou::game::Entry>,
+}
+
+impl Rebuilt {
+    pub fn last(&self) -> &shuangkou::game::Game {
+        self.states.last().expect("at least the initial state")
+    }
+}
+
+fn declared_from(d: &pb::Declared) -> Result<Option<shuangkou::hand::Declared>, String> {
+    use shuangkou::hand::HandType;
+    if d.r#type == 0 {
+        return Ok(None);
+    }
+    let kind = HandType::ALL
+        .into_iter()
+        .find(|h| shuangkou::service::convert::hand_type(*h) as i32 == d.r#type)
+        .ok_or_else(|| format!("unknown declared type {}", d.r#type))?;
+    let key = if d.key.is_empty() {
+        None
+    } else {
+        Some(
+            d.key
+                .parse::<shuangkou::cards::Rank>()
+                .map_err(|e| e.to_string())?,
+        )
+    };
+    Ok(Some(shuangkou::hand::Declared { kind, key }))
+}
+
+/// Rebuilds a match from `GetReplay` with the core (`Game::replay`, checking every recorded
+/// state hash) and the embedded variant's hooks, and keeps the state after every seq.
+pub fn rebuild(replay: &pb::GetReplayResponse) -> Result<Rebuilt, String> {
+    use shuangkou::cards::CardSet;
+    use shuangkou::game::{Action, Entry, Game, GameConfig};
+    use shuangkou::variants::OptionValue;
+
+    let compiled = shuangkou::variants::builtin(&replay.variant).map_err(|e| e.to_string())?;
+    if compiled.hash() != replay.variant_version {
+        return Err(format!(
+            "the game ran {} version {}, the embedded one is {}",
+            replay.variant,
+            replay.variant_version,
+            compiled.hash()
+        ));
+    }
+    let pairs: Vec<String> = replay
+        .options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let overrides = compiled
+        .parse_overrides(&pairs)
+        .map_err(|e| e.to_string())?;
+    let hooks = compiled.configure(&overrides).map_err(|e| e.to_string())?;
+    let reconnect_seconds = match hooks.option("reconnect_seconds") {
+        Some(OptionValue::Int(s)) => *s,
+        _ => 90,
+    };
+    let config = GameConfig {
+        variant: replay.variant.clone(),
+        version: replay.variant_version.clone(),
+        deals: replay.deals,
+        turn_ms: None,
+        max_consecutive_timeouts: 1,
+        reconnect_ms: reconnect_seconds.max(1) as u64 * 1000,
+    };
+    let seed: [u8; 32] = hex::decode(&replay.seed)
+        .map_err(|e| format!("seed: {e}"))?
+        .try_into()
+        .map_err(|_| "seed is not 256 bits".to_string())?;
+    let preset = match &replay.preset_hands {
+        None => None,
+        Some(p) => Some(
+            p.hands
+                .iter()
+                .map(|h| CardSet::from_ids(&h.cards).map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let mut entries = Vec::new();
+    let mut hashes = Vec::new();
+    for (i, a) in replay.actions.iter().enumerate() {
+        if a.seq != i as u64 + 1 {
+            return Err(format!("action {i} has seq {}", a.seq));
+        }
+        let action = match a.kind.as_str() {
+            "play" => Action::Play {
+                cards: CardSet::from_ids(&a.cards).map_err(|e| e.to_string())?,
+                declared: match &a.declared {
+                    Some(d) => declared_from(d)?,
+                    None => None,
+                },
+            },
+            "pass" => Action::Pass,
+            "leave" => Action::Leave,
+            "timeout" => Action::Timeout,
+            "disconnect" => Action::Disconnect,
+            "reconnect" => Action::Reconnect,
+            "reconnect_expired" => Action::ReconnectExpired,
+            other => return Err(format!("unknown action kind {other:?}")),
+        };
+        entries.push(Entry {
+            player: u8::try_from(a.player).map_err(|_| "player out of range".to_string())?,
+            action,
+            at: u64::try_from(a.at).unwrap_or(0),
+        });
+        hashes.push(a.state_hash.clone());
+    }
+    // The core's verification: every recorded state hash.
+    let verified = Game::replay(
+        config.clone(),
+        &hooks,
+        seed,
+        preset.clone(),
+        0,
+        &entries,
+        Some(&hashes),
+    )
+    .map_err(|e| format!("replay does not verify: {e}"))?;
+    // The same, step by step, keeping every state.
+    let (mut game, _) = Game::new(config, &hooks, seed, preset, 0).map_err(|e| e.to_string())?;
+    let mut states = vec![game.clone()];
+    for e in &entries {
+        game.apply(&hooks, *e).map_err(|err| err.to_string())?;
+        states.push(game.clone());
+    }
+    if game.state_hash() != verified.state_hash() {
+        return Err("step-by-step replay differs from Game::replay".into());
+    }
+    Ok(Rebuilt { states, entries })
+}
+
+/// Points (as on the wire) from the core's hundredths.
+pub fn points(centi: &[i64]) -> Vec<f64> {
+    centi.iter().map(|c| *c as f64 / 100.0).collect()
+}

@@ -1,0 +1,126 @@
+//! View non-interference: resampling every card a viewer cannot see (keeping what it can see)
+//! leaves its view, serialized, byte-identical — for seats, partners under 雙明 and spectators.
+//! Also: events are redacted the same way.
+
+use proptest::prelude::*;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shuangkou::cards::CardSet;
+use shuangkou::game::testing::PlainHooks;
+use shuangkou::game::{Action, Entry, Event, Game, GameConfig, Phase, Viewer};
+use shuangkou::rules::Rules;
+
+fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Vec<Event>) {
+    let mut hooks = PlainHooks::new(Rules::BAIBIAN);
+    hooks.partners_see_hands = double_open;
+    let cfg = GameConfig {
+        variant: "t".into(),
+        version: "t".into(),
+        deals: 3,
+        turn_ms: None,
+        max_consecutive_timeouts: 3,
+        reconnect_ms: 90_000,
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut s = [0u8; 32];
+    rng.fill(&mut s);
+    let (mut g, mut events) = Game::new(cfg, &hooks, s, None, 0).unwrap();
+    for _ in 0..steps {
+        if g.phase() != Phase::Playing {
+            break;
+        }
+        let seat = g.turn().unwrap();
+        let (plays, can_pass) = g.legal_plays(seat);
+        let player = g.seating()[seat as usize];
+        let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
+            Action::Pass
+        } else {
+            let p = plays[rng.random_range(0..plays.len())];
+            Action::Play { cards: g.hand(seat).take(p.cards).unwrap(), declared: None }
+        };
+        match g.apply(&hooks, Entry { player, action, at: 0 }) {
+            Ok(ev) => events.extend(ev),
+            Err(_) => {
+                // An undeclared ambiguous play: declare it.
+                let Action::Play { cards, .. } = action else { unreachable!() };
+                let h = shuangkou::hand::classify(cards.rank_counts(), g.rules())[0];
+                let declared = Some(shuangkou::hand::Declared { kind: h.kind, key: h.key() });
+                if let Ok(ev) = g.apply(&hooks, Entry { player, action: Action::Play { cards, declared }, at: 0 }) {
+                    events.extend(ev);
+                }
+            }
+        }
+    }
+    (g, hooks, events)
+}
+
+/// Shuffles the cards of `hidden` seats among them, keeping each seat's count.
+fn resample(g: &Game, hidden: &[u8], rng: &mut ChaCha8Rng) -> Game {
+    let mut pool: Vec<_> = hidden.iter().flat_map(|&s| g.hand(s).iter().collect::<Vec<_>>()).collect();
+    pool.shuffle(rng);
+    let mut hands: Vec<CardSet> = (0..g.players()).map(|s| g.hand(s)).collect();
+    let mut it = pool.into_iter();
+    for &s in hidden {
+        let n = g.hand(s).len();
+        hands[s as usize] = it.by_ref().take(n).collect();
+    }
+    g.with_hands(hands).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn views_do_not_depend_on_hidden_cards(seed in any::<u64>(), steps in 0usize..120, double_open in any::<bool>()) {
+        let (g, _, _) = mid_game(seed, steps, double_open);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xABCD);
+        let n = g.players();
+        // Spectator: every hand is hidden.
+        let all: Vec<u8> = (0..n).collect();
+        let other = resample(&g, &all, &mut rng);
+        prop_assert_eq!(
+            serde_json::to_string(&g.view(Viewer::Spectator)).unwrap(),
+            serde_json::to_string(&other.view(Viewer::Spectator)).unwrap()
+        );
+        for player in 0..n {
+            let seat = g.seat_of(player).unwrap();
+            let partner = (seat + 2) % 4;
+            let hidden: Vec<u8> = (0..n)
+                .filter(|&s| s != seat && !(double_open && n == 4 && s == partner))
+                .collect();
+            let other = resample(&g, &hidden, &mut rng);
+            prop_assert_eq!(
+                serde_json::to_string(&g.view(Viewer::Player(player))).unwrap(),
+                serde_json::to_string(&other.view(Viewer::Player(player))).unwrap(),
+                "seed {} player {}", seed, player
+            );
+        }
+    }
+}
+
+#[test]
+fn deal_start_events_show_only_what_the_viewer_may_see() {
+    for double_open in [false, true] {
+        let (g, _, events) = mid_game(11, 5, double_open);
+        let Some(Event::DealStarted { hands, players, .. }) = events.first() else { panic!() };
+        for p in 0..4u8 {
+            let seat = players.iter().position(|&x| x == p).unwrap();
+            let Event::DealStarted { hands: seen, .. } = g.event_view(&events[0], Viewer::Player(p)) else { panic!() };
+            for (s, h) in seen.iter().enumerate() {
+                let visible = s == seat || (double_open && s == (seat + 2) % 4);
+                assert_eq!(*h == hands[s], visible, "player {p} seat {s} double_open {double_open}");
+                if !visible {
+                    assert!(h.is_empty());
+                }
+            }
+        }
+        let Event::DealStarted { hands: seen, .. } = g.event_view(&events[0], Viewer::Spectator) else { panic!() };
+        assert!(seen.iter().all(|h| h.is_empty()));
+        // A view never carries another seat's hand (outside 雙明).
+        let v = g.view(Viewer::Player(0));
+        assert_eq!(v.partner_hand.is_some(), double_open);
+        assert!(v.all_hands.is_none());
+        assert!(g.view(Viewer::Admin).all_hands.is_some());
+    }
+}
