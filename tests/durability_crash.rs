@@ -87,7 +87,15 @@ async fn sigkill_loses_no_acknowledged_play() {
         tokio::time::sleep(Duration::from_millis(rng.random_range(0..200))).await;
         server.restart().await;
         server.assert_clean_logs();
-        verify(&addr, &games, &acked, &mut rng, seed, &format!("after kill {}", k + 1)).await;
+        verify(
+            &addr,
+            &games,
+            &acked,
+            &mut rng,
+            seed,
+            &format!("after kill {}", k + 1),
+        )
+        .await;
         println!(
             "kill {}: {} games, {} acknowledged plays, verified",
             k + 1,
@@ -97,6 +105,10 @@ async fn sigkill_loses_no_acknowledged_play() {
     }
 
     shared.stop.store(true, Ordering::SeqCst);
+    println!(
+        "{:.1}s: kills done; clients finish their games",
+        started.elapsed().as_secs_f64()
+    );
     for t in tasks {
         match tokio::time::timeout(Duration::from_secs(60), t).await {
             Ok(Ok(())) => {}
@@ -112,15 +124,28 @@ async fn sigkill_loses_no_acknowledged_play() {
     let mut c = client(&addr);
     let mut by_game: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for a in &acked {
-        by_game.entry(a.req.game_id.as_str()).or_default().push(a.seq);
+        by_game
+            .entry(a.req.game_id.as_str())
+            .or_default()
+            .push(a.seq);
     }
     for t in &games {
         let state = retry!(
             shared,
             "final GetState",
-            c.get_state(authed(pb::GetStateRequest { game_id: t.game_id.clone() }, &t.spectator))
+            c.get_state(authed(
+                pb::GetStateRequest {
+                    game_id: t.game_id.clone()
+                },
+                &t.spectator
+            ))
         );
-        assert_eq!(state.phase, pb::Phase::Finished as i32, "seed {seed}: game {} not finished", t.game_id);
+        assert_eq!(
+            state.phase,
+            pb::Phase::Finished as i32,
+            "seed {seed}: game {} not finished",
+            t.game_id
+        );
         let mut seqs = by_game.remove(t.game_id.as_str()).unwrap_or_default();
         seqs.sort_unstable();
         let expected: Vec<u64> = (1..=state.seq).collect();
@@ -178,7 +203,12 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
         let state = retry!(
             shared,
             "GetState",
-            c.get_state(authed(pb::GetStateRequest { game_id: game_id.clone() }, &t.spectator))
+            c.get_state(authed(
+                pb::GetStateRequest {
+                    game_id: game_id.clone()
+                },
+                &t.spectator
+            ))
         );
         let Some(player) = player_to_act(&state) else {
             return;
@@ -187,19 +217,42 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
         let hints = retry!(
             shared,
             "GetHints",
-            c.get_hints(authed(pb::GetHintsRequest { game_id: game_id.clone() }, &token))
+            c.get_hints(authed(
+                pb::GetHintsRequest {
+                    game_id: game_id.clone()
+                },
+                &token
+            ))
         );
-        assert!(hints.your_turn, "seed {seed}: game {game_id}: player {player} to act but hints say no");
-        let req = choose(rng, &game_id, player, state.seq, &hints, format!("{game_id}-{}", state.seq + 1));
+        assert!(
+            hints.your_turn,
+            "seed {seed}: game {game_id}: player {player} to act but hints say no"
+        );
+        let req = choose(
+            rng,
+            &game_id,
+            player,
+            state.seq,
+            &hints,
+            format!("{game_id}-{}", state.seq + 1),
+        );
         let resp = retry!(
             shared,
             format!("SubmitPlay {game_id} seq {}", state.seq + 1),
             c.submit_play(authed(req.clone(), &token))
         );
-        assert_eq!(resp.seq, state.seq + 1, "seed {seed}: game {game_id}: unexpected seq");
+        assert_eq!(
+            resp.seq,
+            state.seq + 1,
+            "seed {seed}: game {game_id}: unexpected seq"
+        );
         if !req.pass {
             let played = resp.play.as_ref().map(|p| sorted(&p.cards));
-            assert_eq!(played, Some(sorted(&req.cards)), "seed {seed}: game {game_id}: reply play differs");
+            assert_eq!(
+                played,
+                Some(sorted(&req.cards)),
+                "seed {seed}: game {game_id}: reply play differs"
+            );
         }
         shared.acks.lock().unwrap().push(Ack {
             seq: resp.seq,
@@ -212,7 +265,14 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
 /// Checks every game against the plays acknowledged before the kill: present at their seqs, no
 /// gap, the game loads (replayed and verified by the server), and re-sent requests return their
 /// original results.
-async fn verify(addr: &SocketAddr, games: &[Table], acked: &[Ack], rng: &mut Rand, seed: u64, when: &str) {
+async fn verify(
+    addr: &SocketAddr,
+    games: &[Table],
+    acked: &[Ack],
+    rng: &mut Rand,
+    seed: u64,
+    when: &str,
+) {
     let shared = Shared::default();
     let mut c = client(addr);
     let mut by_game: BTreeMap<&str, Vec<&Ack>> = BTreeMap::new();
@@ -223,11 +283,24 @@ async fn verify(addr: &SocketAddr, games: &[Table], acked: &[Ack], rng: &mut Ran
         let replay = retry!(
             shared,
             "GetReplay",
-            c.get_replay(authed(pb::GetReplayRequest { game_id: t.game_id.clone() }, ADMIN_KEY))
+            c.get_replay(authed(
+                pb::GetReplayRequest {
+                    game_id: t.game_id.clone()
+                },
+                ADMIN_KEY
+            ))
         );
         for (i, a) in replay.actions.iter().enumerate() {
-            assert_eq!(a.seq, i as u64 + 1, "seed {seed} {when}: game {}: log gap", t.game_id);
-            assert!(!a.state_hash.is_empty(), "seed {seed} {when}: no state hash");
+            assert_eq!(
+                a.seq,
+                i as u64 + 1,
+                "seed {seed} {when}: game {}: log gap",
+                t.game_id
+            );
+            assert!(
+                !a.state_hash.is_empty(),
+                "seed {seed} {when}: no state hash"
+            );
         }
         let n = replay.actions.len() as u64;
         let acks = by_game.remove(t.game_id.as_str()).unwrap_or_default();
@@ -239,12 +312,29 @@ async fn verify(addr: &SocketAddr, games: &[Table], acked: &[Ack], rng: &mut Ran
                 a.seq
             );
             let action = &replay.actions[a.seq as usize - 1];
-            assert_eq!(action.player, a.req.seat, "seed {seed} {when}: seq {} player", a.seq);
+            assert_eq!(
+                action.player, a.req.seat,
+                "seed {seed} {when}: seq {} player",
+                a.seq
+            );
             if a.req.pass {
-                assert_eq!(action.kind, "pass", "seed {seed} {when}: seq {} kind", a.seq);
+                assert_eq!(
+                    action.kind, "pass",
+                    "seed {seed} {when}: seq {} kind",
+                    a.seq
+                );
             } else {
-                assert_eq!(action.kind, "play", "seed {seed} {when}: seq {} kind", a.seq);
-                assert_eq!(sorted(&action.cards), sorted(&a.req.cards), "seed {seed} {when}: seq {} cards", a.seq);
+                assert_eq!(
+                    action.kind, "play",
+                    "seed {seed} {when}: seq {} kind",
+                    a.seq
+                );
+                assert_eq!(
+                    sorted(&action.cards),
+                    sorted(&a.req.cards),
+                    "seed {seed} {when}: seq {} cards",
+                    a.seq
+                );
             }
         }
         // Idempotency across the restart: the last acknowledged request and a random one.
@@ -258,12 +348,22 @@ async fn verify(addr: &SocketAddr, games: &[Table], acked: &[Ack], rng: &mut Ran
                 format!("SubmitPlay retry {} seq {}", t.game_id, a.seq),
                 c.submit_play(authed(a.req.clone(), &a.token))
             );
-            assert_eq!(resp.seq, a.seq, "seed {seed} {when}: a retried request did not return its original seq");
+            assert_eq!(
+                resp.seq, a.seq,
+                "seed {seed} {when}: a retried request did not return its original seq"
+            );
             if !a.req.pass {
                 let played = resp.play.as_ref().map(|p| sorted(&p.cards));
-                assert_eq!(played, Some(sorted(&a.req.cards)), "seed {seed} {when}: retried play differs");
+                assert_eq!(
+                    played,
+                    Some(sorted(&a.req.cards)),
+                    "seed {seed} {when}: retried play differs"
+                );
             }
         }
     }
-    assert!(by_game.is_empty(), "seed {seed} {when}: acknowledged plays of unknown games");
+    assert!(
+        by_game.is_empty(),
+        "seed {seed} {when}: acknowledged plays of unknown games"
+    );
 }

@@ -158,28 +158,30 @@ fn check_viewer(log: &ViewerLog, rebuilt: &Rebuilt) {
     }
 }
 
-async fn full_match(variant: &str, default_seed: u64) {
-    let seed = test_seed(default_seed);
-    eprintln!("variant {variant}");
-    let server = TestServer::start(|_| {}).await;
-    let mut client = server.client().await;
-    let created = create(&mut client, "", create_req(variant, 2, Some(seed))).await;
+/// Plays a two-deal match of `variant` on the shared server and checks scores against the core's
+/// replay and every received message against what the viewer may see. Errors carry the seed.
+async fn full_match(variant: &'static str, seed: u64) -> Result<String, String> {
+    let addr = tokio::task::spawn_blocking(shared)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut client = shuangkou::service::pb::game_engine_client::GameEngineClient::new(
+        channel(addr).await,
+    );
+    let created = create(&mut client, ADMIN_KEY, create_req(variant, 2, Some(seed))).await;
     let policy = Policy {
         seed,
         pass_prob: 0.25,
         stop_at_seq: None,
     };
-    let (players, spectator) = play_match(server.addr, &created, policy, Duration::from_secs(120))
-        .await
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    let (players, spectator) = play_match(addr, &created, policy, Duration::from_secs(150)).await?;
 
     // Final state, as a seat sees it.
     let fin = state(&mut client, &created.game_id, &created.seat_tokens[0]).await;
-    assert_eq!(fin.phase, pb::Phase::Finished as i32, "seed {seed}");
+    assert_eq!(fin.phase, pb::Phase::Finished as i32);
     assert_eq!(fin.deals, 2);
     assert_eq!(fin.scores.as_ref().map(|s| s.deals.len()), Some(2));
 
-    // The core's re-execution of the log.
+    // The core's re-execution of the log (anyone holding the game id may fetch the replay).
     let replay = client
         .get_replay(authed(
             pb::GetReplayRequest {
@@ -188,16 +190,16 @@ async fn full_match(variant: &str, default_seed: u64) {
             "",
         ))
         .await
-        .expect("GetReplay after the match")
+        .map_err(|s| format!("GetReplay after the match: {s:?}"))?
         .into_inner();
     assert_eq!(replay.variant, variant);
     assert_eq!(replay.variant_version, created.variant_version);
     assert_eq!(replay.seed, game_seed(seed));
-    let rebuilt = rebuild(&replay).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    let rebuilt = rebuild(&replay)?;
     let core = rebuilt.last();
     let totals = points(core.totals());
-    assert_eq!(fin.scores.as_ref().map(|s| s.total.clone()), Some(totals.clone()), "seed {seed}");
-    assert_eq!(replay.final_scores, totals, "seed {seed}");
+    assert_eq!(fin.scores.as_ref().map(|s| s.total.clone()), Some(totals.clone()));
+    assert_eq!(replay.final_scores, totals);
     assert_eq!(fin.seq, replay.actions.len() as u64);
     assert_eq!(core.results().len(), 2);
     for (i, d) in fin.scores.as_ref().expect("scores").deals.iter().enumerate() {
@@ -212,43 +214,109 @@ async fn full_match(variant: &str, default_seed: u64) {
                 _ => None,
             })
             .expect("MatchEnded event");
-        assert_eq!(ended, totals, "seed {seed}: MatchEnded of player {:?}", log.player);
+        assert_eq!(ended, totals, "MatchEnded of player {:?}", log.player);
         assert!(!log.submits.is_empty(), "every player acted");
     }
     // Nothing leaked, to any seat or the spectator.
     for log in players.iter().chain(std::iter::once(&spectator)) {
         check_viewer(log, &rebuilt);
     }
-    let actions = replay.actions.len();
-    eprintln!("{variant}: {actions} actions, totals {totals:?}");
+    Ok(format!(
+        "{variant}: {} actions, totals {totals:?}",
+        replay.actions.len()
+    ))
 }
 
+/// Every variant, all at once (the matches are latency-bound; running them together keeps the
+/// suite fast): each match's result is reported with its variant and seed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn match_classic() {
-    full_match("classic", 11).await;
+async fn every_variant_plays_full_matches_scored_as_the_core_replays_them_without_leaks() {
+    let base = test_seed(11);
+    let runs: Vec<_> = VARIANTS
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let seed = base + i as u64;
+            (*v, seed, tokio::spawn(full_match(v, seed)))
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for (variant, seed, run) in runs {
+        match run.await {
+            Ok(Ok(summary)) => eprintln!("{summary}"),
+            Ok(Err(e)) => failures.push(format!("{variant} (seed {seed}): {e}")),
+            Err(panic) => failures.push(format!("{variant} (seed {seed}): {panic}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A match that ends by an escape (LeaveGame) in its first deal of two: the replay still
+/// re-executes to the same state hashes and scores.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn match_jj_shows_partner_hands() {
-    full_match("jj", 12).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn match_baibian() {
-    full_match("baibian", 13).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn match_huopin() {
-    full_match("huopin", 14).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn match_qianbian() {
-    full_match("qianbian", 15).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn match_erren_two_players() {
-    full_match("erren", 16).await;
+async fn a_match_ended_by_leaving_replays_exactly() {
+    let seed = test_seed(41);
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared server");
+    let mut client = shuangkou::service::pb::game_engine_client::GameEngineClient::new(
+        channel(addr).await,
+    );
+    let created = create(&mut client, ADMIN_KEY, create_req("classic", 2, Some(seed))).await;
+    let policy = Policy {
+        seed,
+        pass_prob: 0.3,
+        stop_at_seq: Some(9),
+    };
+    let players: Vec<_> = created
+        .seat_tokens
+        .iter()
+        .enumerate()
+        .map(|(p, t)| tokio::spawn(play_as(addr, created.game_id.clone(), p as u32, t.clone(), policy)))
+        .collect();
+    // Wait until the players stopped at seq 9, then player 2 leaves.
+    let token = &created.seat_tokens[2];
+    let mut st = state(&mut client, &created.game_id, token).await;
+    for _ in 0..500 {
+        if st.seq >= 9 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        st = state(&mut client, &created.game_id, token).await;
+    }
+    assert_eq!(st.seq, 9, "seed {seed}");
+    let left = client
+        .leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: created.game_id.clone(),
+            },
+            token,
+        ))
+        .await
+        .expect("LeaveGame")
+        .into_inner();
+    assert_eq!(left.seq, 10);
+    let result = left.deal_result.expect("the escape settles the deal");
+    assert_eq!(result.outcome, pb::Outcome::Escape as i32);
+    assert_eq!(Some(result.escaped.expect("escaped seat")), st.your_seat);
+    for p in players {
+        p.await.expect("player task").expect("player");
+    }
+    let fin = state(&mut client, &created.game_id, token).await;
+    assert_eq!(fin.phase, pb::Phase::Finished as i32);
+    let replay = client
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: created.game_id.clone(),
+            },
+            "",
+        ))
+        .await
+        .expect("GetReplay")
+        .into_inner();
+    assert_eq!(replay.deals, 2, "the replay gives the deals the match was created with");
+    assert_eq!(replay.actions.last().map(|a| a.kind.as_str()), Some("leave"));
+    let rebuilt = rebuild(&replay).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    assert_eq!(
+        fin.scores.map(|s| s.total),
+        Some(points(rebuilt.last().totals()))
+    );
 }

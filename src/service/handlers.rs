@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{Mutex as AsyncMutex, watch};
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
@@ -137,7 +138,16 @@ impl App {
         let mut ok = 0usize;
         for id in ids {
             match self.load(&id).await {
-                Ok(_) => ok += 1,
+                Ok(game) => {
+                    ok += 1;
+                    // Finished, but the process stopped between its last append and archiving
+                    // it: archive it now, or it is rebuilt at every start.
+                    if game.lock().await.finished() {
+                        if let Err(e) = self.store.finish(&id).await {
+                            tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
+                        }
+                    }
+                }
                 Err(e) => tracing::error!(game = %id, error = %e, "cannot recover game"),
             }
         }
@@ -343,7 +353,10 @@ impl App {
         match self.store.append(&live.record.id, &prepared.log).await {
             Ok(Appended::Ok) => {}
             Ok(Appended::Conflict { current }) => {
-                self.catch_up(live).await?;
+                // Read what the log has even with an unshared store: after an append whose
+                // outcome was unknown (a failed commit that did reach the disk) this copy is
+                // behind, and without this every later append would conflict again.
+                self.refresh(live).await?;
                 return Err(ApiError::new(
                     Reason::StaleSeq,
                     format!("the game moved on (seq {current}); read the state and retry"),
@@ -352,9 +365,12 @@ impl App {
             }
             Err(e) => {
                 tracing::error!(game = %live.record.id, error = %e, "append failed; action not acknowledged");
+                // Not "it did not happen": a write cut off mid-way (a Redis timeout, a failed
+                // commit) may still have been stored, and a retry with the same request id
+                // returns it.
                 return Err(ApiError::new(
                     Reason::StoreFailed,
-                    "the action could not be stored; it did not happen",
+                    "the action could not be stored and is not acknowledged; retry with the same request_id",
                 ));
             }
         }
@@ -370,20 +386,46 @@ impl App {
         Ok(submitted)
     }
 
-    /// Applies the log entries another replica appended since this copy's seq.
+    /// Applies the log entries another replica appended since this copy's seq (shared stores;
+    /// with an unshared store this process is the only writer and the copy is current).
     async fn catch_up(&self, live: &mut Live) -> Result<(), ApiError> {
         if !self.store.is_shared() {
             return Ok(());
         }
+        self.refresh(live).await
+    }
+
+    /// Applies the log entries after this copy's seq, whatever the store.
+    async fn refresh(&self, live: &mut Live) -> Result<(), ApiError> {
         let entries = self
             .store
             .entries_after(&live.record.id, live.seq())
             .await
             .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let was_finished = live.finished();
         for e in entries {
             live.apply_entry(&e)?;
         }
+        if !was_finished && live.finished() {
+            // Finished by another replica (or by an append whose reply was lost): no longer
+            // counts against this process's limit of games in progress.
+            self.active.fetch_sub(1, Ordering::SeqCst);
+        }
         Ok(())
+    }
+
+    /// Locks a game for a read, caught up with other replicas first (shared stores), so a read
+    /// on any replica shows every action acknowledged anywhere (or fails, never stale).
+    async fn read_lock<'a>(
+        &self,
+        game: &'a Shared,
+    ) -> Result<tokio::sync::MutexGuard<'a, Live>, ApiError> {
+        let mut live = game.lock().await;
+        self.catch_up(&mut live).await?;
+        Ok(live)
     }
 
     fn game_count(&self) -> usize {
@@ -443,6 +485,9 @@ impl GameApi {
     }
 }
 
+/// How often a watcher re-reads a shared store's log when it has no notification feed.
+const WATCH_POLL: Duration = Duration::from_secs(1);
+
 type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
 
 #[tonic::async_trait]
@@ -457,7 +502,7 @@ impl pb::game_engine_server::GameEngine for GameApi {
             .registry
             .list()
             .iter()
-            .map(|v| convert::variant(v))
+            .map(convert::variant)
             .collect();
         finish("ListVariants", start, Ok(pb::ListVariantsResponse { variants }))
     }
@@ -497,7 +542,7 @@ impl pb::game_engine_server::GameEngine for GameApi {
         let req = request.into_inner();
         let r = async {
             let (game, access) = self.app.authorize(&caller, &req.game_id).await?;
-            let live = game.lock().await;
+            let live = self.app.read_lock(&game).await?;
             Ok(live.state(access))
         }
         .await;
@@ -529,7 +574,7 @@ impl pb::game_engine_server::GameEngine for GameApi {
             let Access::Player(p) = access else {
                 return Err(ApiError::new(Reason::PermissionDenied, "hints need a seat token"));
             };
-            let live = game.lock().await;
+            let live = self.app.read_lock(&game).await?;
             live.hints(p)
         }
         .await;
@@ -569,7 +614,7 @@ impl pb::game_engine_server::GameEngine for GameApi {
                 return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
             }
             let game = self.app.load(&req.game_id).await?;
-            let live = game.lock().await;
+            let live = self.app.read_lock(&game).await?;
             if !live.finished() && caller != Caller::Admin {
                 return Err(ApiError::new(
                     Reason::GameInProgress,
@@ -684,25 +729,37 @@ impl GameApi {
         }
         let mut live = game.lock().await;
         self.app.catch_up(&mut live).await?;
-        if !req.request_id.is_empty() {
-            if let Some(seq) = live.request_seq(&req.request_id) {
-                return live.response_for(seq, player);
-            }
-        }
-        if req.expected_seq != 0 && req.expected_seq != live.seq() {
-            return Err(ApiError::new(
-                Reason::StaleSeq,
-                format!("expected seq {} but the game is at {}", req.expected_seq, live.seq()),
-            )
-            .with("current_seq", live.seq().to_string()));
+        let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        if let Some(seq) = rid.and_then(|r| live.request_seq(r)) {
+            return live.response_for(seq, player);
         }
         let now = now_ms();
-        let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        let submitted = self
+        let expected = req.expected_seq;
+        // `expected_seq` is checked inside the commit, against the state it acts on (after
+        // catching up with other replicas), so a request that lost a race is STALE_SEQ, never
+        // judged on a newer state (NOT_YOUR_TURN…).
+        let committed = self
             .app
-            .commit(&mut live, |l| l.prepare(player, action, now, rid))
-            .await?;
-        live.response_for(submitted.seq, player)
+            .commit(&mut live, |l| {
+                if expected != 0 && expected != l.seq() {
+                    return Err(ApiError::new(
+                        Reason::StaleSeq,
+                        format!("expected seq {expected} but the game is at {}", l.seq()),
+                    )
+                    .with("current_seq", l.seq().to_string()));
+                }
+                l.prepare(player, action, now, rid)
+            })
+            .await;
+        match committed {
+            Ok(submitted) => live.response_for(submitted.seq, player),
+            // The same request, applied meanwhile by another replica (a retry racing its
+            // original): the original result.
+            Err(e) => match rid.and_then(|r| live.request_seq(r)) {
+                Some(seq) => live.response_for(seq, player),
+                None => Err(e),
+            },
+        }
     }
 
     async fn watch(
@@ -719,9 +776,13 @@ impl GameApi {
             live.subscribe()
         };
         let mut store_notify = self.app.store.subscribe(&req.game_id);
+        let (mut local_open, mut store_open) = (true, true);
+        let shared = self.app.store.is_shared();
         let mut closing = self.app.close_streams.subscribe();
         let app = Arc::clone(&self.app);
-        let mut next = req.from_seq;
+        // The last seq sent; `None` until something is sent when watching from the beginning
+        // (`from_seq` 0 includes the creation events, seq 0, exactly once).
+        let mut next = (req.from_seq > 0).then_some(req.from_seq);
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
         crate::metrics::watch_streams(1.0);
         tokio::spawn(async move {
@@ -736,19 +797,28 @@ impl GameApi {
                     }
                 };
                 for ev in batch {
-                    next = next.max(ev.seq);
+                    next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
                     if tx.send(Ok(ev)).await.is_err() {
                         crate::metrics::watch_streams(-1.0);
                         return;
                     }
                 }
-                let finished = game.lock().await.finished_at(next);
+                let finished = game.lock().await.finished_at(next.unwrap_or(0));
                 if finished {
                     break;
                 }
                 tokio::select! {
-                    _ = notify.recv() => {}
-                    _ = store_notify.recv() => {}
+                    r = notify.recv(), if local_open => {
+                        local_open = !matches!(r, Err(RecvError::Closed));
+                    }
+                    // A closed receiver (the memory store's for a game it does not hold, or a
+                    // failed subscribe) answers at once, forever: stop selecting on it instead
+                    // of spinning (and, with a shared store, re-reading the log) in this loop.
+                    r = store_notify.recv(), if store_open => {
+                        store_open = !matches!(r, Err(RecvError::Closed));
+                    }
+                    // Without the store's feed, plays made on other replicas are polled for.
+                    _ = tokio::time::sleep(WATCH_POLL), if shared && !store_open => {}
                     _ = closing.changed() => {
                         let _ = tx.send(Err(Status::unavailable("UNAVAILABLE: server shutting down; resume from your last seq elsewhere"))).await;
                         break;

@@ -440,10 +440,11 @@ impl Live {
         })
     }
 
-    /// Every event after `after` (seq), as `access` may see them.
-    pub fn events_after(&self, after: u64, access: Access) -> Vec<pb::GameEvent> {
+    /// Every event after seq `after`, as `access` may see them; `None` = from the beginning,
+    /// including the creation events (seq 0).
+    pub fn events_after(&self, after: Option<u64>, access: Access) -> Vec<pb::GameEvent> {
         let viewer = Live::viewer(access);
-        let start = if after == 0 && self.events.first().is_some() { 0 } else { after as usize + 1 };
+        let start = after.map_or(0, |a| a as usize + 1);
         let mut out = Vec::new();
         for (seq, (at, events)) in self.events.iter().enumerate().skip(start) {
             for e in events {
@@ -631,7 +632,9 @@ impl Live {
             variant_version: self.record.version.clone(),
             actions,
             options: self.record.options.clone().into_iter().collect(),
-            deals: self.game.config().deals,
+            // The deals the match was created with: an escape shortens the match in the engine
+            // state, but a replay starts from the configuration at creation.
+            deals: Live::config(&self.record, &self.hooks, true).deals,
             preset_hands: self.record.preset_hands.as_ref().map(|h| pb::PresetHands {
                 hands: h.iter().map(|c| pb::CardList { cards: c.clone() }).collect(),
             }),

@@ -147,6 +147,45 @@ impl Drop for TestServer {
     }
 }
 
+/// The configuration of the shared server: admin key and two platforms (`acme`, `other`).
+pub fn keyed(c: &mut ServeConfig) {
+    c.admin_key = Some(ADMIN_KEY.into());
+    c.api_keys = vec![format!("acme={ACME_KEY}"), format!("other={OTHER_KEY}")];
+}
+
+/// The address of this test binary's shared server (keys as in [`keyed`], memory store, no
+/// timers), started once on its own thread and runtime so every test of the binary can use it
+/// (starting a server compiles and checks every variant: seconds in debug builds).
+pub fn shared() -> SocketAddr {
+    static SHARED: std::sync::OnceLock<SocketAddr> = std::sync::OnceLock::new();
+    *SHARED.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let server = TestServer::try_start(config(keyed))
+                    .await
+                    .expect("shared server starts");
+                tx.send(server.addr).expect("report the address");
+                // Serve until the test process exits.
+                std::future::pending::<()>().await;
+                drop(server);
+            });
+        });
+        rx.recv().expect("shared server address")
+    })
+}
+
+/// A client of the shared server on a new channel.
+pub async fn shared_client() -> GameEngineClient<Channel> {
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared server");
+    GameEngineClient::new(channel(addr).await)
+}
+
 /// A channel to `addr` (connects at once).
 pub async fn channel(addr: SocketAddr) -> Channel {
     Endpoint::from_shared(format!("http://{addr}"))
@@ -326,7 +365,7 @@ pub async fn play_as(
         player: Some(player),
         ..Default::default()
     };
-    let mut stream = client
+    let mut stream = GameEngineClient::new(channel(addr).await)
         .watch_game(authed(
             pb::WatchGameRequest {
                 game_id: game_id.clone(),

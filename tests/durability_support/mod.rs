@@ -20,9 +20,9 @@ use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Request, Status};
+use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
-use tonic_health::pb::HealthCheckRequest;
 
 /// The admin key every test server is started with (admin GetReplay of unfinished games).
 pub const ADMIN_KEY: &str = "durability-admin-key-0123456789";
@@ -233,7 +233,11 @@ impl Server {
         ] {
             bad.extend(self.log_lines_with(needle));
         }
-        assert!(bad.is_empty(), "server logs show failures:\n{}", bad.join("\n"));
+        assert!(
+            bad.is_empty(),
+            "server logs show failures:\n{}",
+            bad.join("\n")
+        );
     }
 
     pub fn client(&self) -> Client {
@@ -362,7 +366,10 @@ pub fn choose(
     };
     let pass = hints.plays.is_empty() || (hints.can_pass && rng.random_bool(0.1));
     if pass {
-        assert!(hints.can_pass, "no legal play and passing is not allowed: {hints:?}");
+        assert!(
+            hints.can_pass,
+            "no legal play and passing is not allowed: {hints:?}"
+        );
         req.pass = true;
         return req;
     }

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Service load and memory benchmarks (BENCHMARKS.md, "Service load" and "Memory").
+#
+#   benches/service_load.sh [load|rate|memory|all] [out-dir]
+#
+# load:   for each store (memory, embedded in a temporary directory, Redis on a private
+#         loopback redis-server), a closed-loop run with server hints and one with local hints,
+#         each with its own health-check baseline (same run, same concurrency, same connections);
+# rate:   the local-hints run again at 80% of the peak measured by `load` (p99 at 80% of peak);
+# memory: server RSS (VmRSS) with 10,000 then 100,000 games in progress (created and dealt,
+#         4 plays each), memory and embedded stores.
+# Every run writes its JSON to the out-dir (default target/bench-load) and a summary line.
+# Environment: DURATION (s, default 20), CONC (default 32), GAMES (default 256), SEED (default 1),
+# REDIS_PORT (default 16379).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+out=${2:-target/bench-load}
+mkdir -p "$out"
+DURATION=${DURATION:-20}
+CONC=${CONC:-32}
+GAMES=${GAMES:-256}
+SEED=${SEED:-1}
+REDIS_PORT=${REDIS_PORT:-16379}
+server=./target/release/shuangkou
+load=./target/release/shuangkou-load
+[ -x "$server" ] && [ -x "$load" ] || cargo build --release --bins --quiet
+
+tmp=$(mktemp -d)
+pid=""
+redis_pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null && wait "$redis_pid" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_port() {
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "port $1 did not open" >&2
+  return 1
+}
+
+start_server() {
+  port=$(free_port)
+  mport=$(free_port)
+  "$server" serve --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$mport" --no-turn-timers \
+    --store "$1" >"$tmp/server.log" 2>&1 &
+  pid=$!
+  wait_port "$port"
+}
+
+stop_server() {
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pid=""
+}
+
+start_redis() {
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+  redis_pid=$!
+  wait_port "$REDIS_PORT"
+}
+
+store_spec() {
+  case $1 in
+    memory) echo memory ;;
+    embedded) rm -rf "$tmp/data"; echo "$tmp/data" ;;
+    redis) echo "redis://127.0.0.1:$REDIS_PORT/0" ;;
+  esac
+}
+
+summary() {
+  python3 - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["rpcs"].get("SubmitPlay", {})
+c = r["rpcs"].get("Health/Check", {})
+print(f'{sys.argv[1]}: {r["plays_per_second"]:.0f} plays/s, SubmitPlay p50 {s.get("p50_us")} µs p99 {s.get("p99_us")} µs max {s.get("max_us")} µs; '
+      f'baseline {r["baseline_checks_per_second"]:.0f}/s (p50 {c.get("p50_us")} p99 {c.get("p99_us")}); ratio {r["ratio_submit_to_baseline"]}; '
+      f'errors {len(r["errors"])}, verified {r["verified"]}/{r["games_completed"]}, ok {r["ok"]}')
+EOF
+}
+
+run_load() { # name args...
+  local name=$1
+  shift
+  echo "+ shuangkou-load $*" >"$out/$name.cmd"
+  "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json "$@" >"$out/$name.json" || true
+  summary "$out/$name.json"
+}
+
+if [ "$what" = load ] || [ "$what" = all ]; then
+  start_redis
+  for store in memory embedded redis; do
+    start_server "$(store_spec $store)"
+    run_load "$store-server-hints" --games "$GAMES" --concurrency "$CONC" --duration "$DURATION" --hints server
+    run_load "$store-local-hints" --games "$GAMES" --concurrency "$CONC" --duration "$DURATION" --hints local
+    stop_server
+  done
+fi
+
+if [ "$what" = rate ] || [ "$what" = all ]; then
+  [ -n "$redis_pid" ] || start_redis
+  for store in memory embedded redis; do
+    peak=$(python3 -c "import json; print(json.load(open('$out/$store-local-hints.json'))['plays_per_second'])")
+    rate=$(python3 -c "print(round($peak * 0.8))")
+    start_server "$(store_spec $store)"
+    run_load "$store-rate80" --games "$GAMES" --concurrency "$CONC" --duration "$DURATION" --hints local --rate "$rate"
+    stop_server
+  done
+fi
+
+rss() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
+
+if [ "$what" = memory ] || [ "$what" = all ]; then
+  for store in memory embedded; do
+    start_server "$(store_spec $store)"
+    base=$(rss)
+    "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json --populate 10000 \
+      --plays-per-game 4 --concurrency 16 --hints local >"$out/mem-$store-10k.json"
+    sleep 1
+    r10=$(rss)
+    "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json --populate 90000 \
+      --plays-per-game 4 --concurrency 16 --hints local >"$out/mem-$store-100k.json"
+    sleep 1
+    r100=$(rss)
+    python3 - "$store" "$base" "$r10" "$r100" <<'EOF' | tee "$out/mem-$store.txt"
+import sys
+store, base, r10, r100 = sys.argv[1], *map(int, sys.argv[2:])
+print(f"{store}: VmRSS empty {base/1024:.1f} MiB, 10k games {r10/1024:.1f} MiB, 100k games {r100/1024:.1f} MiB; "
+      f"per game {(r100-base)*1024/100000:.0f} B (100k), {(r100-r10)*1024/90000:.0f} B (marginal 10k→100k)")
+EOF
+    stop_server
+  done
+fi

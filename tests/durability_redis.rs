@@ -1,0 +1,691 @@
+//! Several server processes sharing one real `redis-server` (started here on a free loopback
+//! port, `--save '' --appendonly no`, in a temp dir), all with the same `SHUANGKOU_TOKEN_KEY`.
+//!
+//! - `any_replica_serves_any_request`: three replicas; every request of every game goes to a
+//!   random replica. Games complete; a state read anywhere right after an OK play already shows
+//!   it (cached games are revalidated); idempotent creates and play retries return the original
+//!   result on any replica; a WatchGame watcher on one replica streams every play made on the
+//!   others, in order, with no gap and no duplicate (the same events as a full stream read after
+//!   the match).
+//! - `concurrent_plays_on_replicas_exactly_one_wins`: at every turn of a game, the player to act
+//!   sends one SubmitPlay to each of three replicas at once with the same `expected_seq`.
+//!   With different request ids exactly one is OK (seq + 1) and every other is ABORTED with
+//!   reason STALE_SEQ (never a second append; never judged on the newer state). The one
+//!   exception is the first action, where `expected_seq` is 0, which means "no check": there
+//!   the losers are FAILED_PRECONDITION with reason NOT_YOUR_TURN. With the same request id
+//!   every reply is OK with the same seq and play (one append).
+//! - `killed_replica_mid_game`: a replica is killed with SIGKILL while a client plays on it; the
+//!   client retries the same requests on another replica and finishes; nothing acknowledged is
+//!   lost, nothing is applied twice; the killed replica, restarted, serves the same game.
+//! - `readiness_follows_the_store`: while redis-server is down the health check reports
+//!   NOT_SERVING (and requests fail, none is acknowledged); once it is back, SERVING again.
+//!
+//! Skipped (with a message) only when `redis-server` is absent and `SHUANGKOU_REQUIRE_REDIS` is
+//! unset. `SHUANGKOU_TEST_SEED` replays a seed's choices; `SHUANGKOU_DURABILITY_HEAVY=1` plays
+//! more games.
+
+mod durability_support;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use durability_support::*;
+use rand::Rng;
+use shuangkou::service::pb;
+use tokio::task::JoinHandle;
+use tonic::Code;
+use tonic_health::pb::health_check_response::ServingStatus;
+
+macro_rules! redis_or_skip {
+    ($test:expr, $root:expr) => {
+        match RedisServer::start($test, $root) {
+            Some(server) => server,
+            None => return,
+        }
+    };
+}
+
+/// Starts `n` replicas on the Redis store.
+async fn replicas(n: usize, redis: &RedisServer, root: &std::path::Path) -> Vec<Server> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.push(Server::start(&format!("replica{i}"), &redis.url(), root).await);
+    }
+    out
+}
+
+/// A WatchGame stream from seq 0, collected until the server ends it (the match is over).
+fn watch(mut c: Client, game_id: String, token: String) -> JoinHandle<Vec<pb::GameEvent>> {
+    tokio::spawn(async move {
+        let req = authed(
+            pb::WatchGameRequest {
+                game_id: game_id.clone(),
+                from_seq: 0,
+            },
+            &token,
+        );
+        let mut stream = match c.watch_game(req).await {
+            Ok(s) => s.into_inner(),
+            Err(s) => panic!("WatchGame {game_id}: {s:?}"),
+        };
+        let mut out = Vec::new();
+        loop {
+            match tokio::time::timeout(Duration::from_secs(60), stream.message()).await {
+                Ok(Ok(Some(ev))) => out.push(ev),
+                Ok(Ok(None)) => return out,
+                Ok(Err(s)) => panic!("WatchGame {game_id} failed: {s:?}"),
+                Err(_) => panic!("WatchGame {game_id}: no event for 60 s"),
+            }
+        }
+    })
+}
+
+/// Checks a live stream against the full stream read after the match: the same events, and
+/// the seqs in order with no gap from 0 to the final seq.
+fn check_stream(live: &[pb::GameEvent], full: &[pb::GameEvent], final_seq: u64, what: &str) {
+    let mut seqs: Vec<u64> = Vec::new();
+    for ev in full {
+        if seqs.last() != Some(&ev.seq) {
+            seqs.push(ev.seq);
+        }
+    }
+    assert_eq!(
+        seqs,
+        (0..=final_seq).collect::<Vec<_>>(),
+        "{what}: seqs of the full stream"
+    );
+    if live != full {
+        let first = live
+            .iter()
+            .zip(full)
+            .position(|(a, b)| a != b)
+            .unwrap_or(live.len().min(full.len()));
+        panic!(
+            "{what}: the live stream ({} events) differs from the full one ({} events) at event {first}: live {:?} / full {:?}",
+            live.len(),
+            full.len(),
+            live.get(first),
+            full.get(first)
+        );
+    }
+}
+
+/// Reads a whole finished game's stream (one batch, then the server ends it).
+async fn full_stream(c: &Client, t: &Table) -> Vec<pb::GameEvent> {
+    match tokio::time::timeout(
+        Duration::from_secs(30),
+        watch(c.clone(), t.game_id.clone(), t.spectator.clone()),
+    )
+    .await
+    {
+        Ok(Ok(events)) => events,
+        other => panic!("full stream of {}: {other:?}", t.game_id),
+    }
+}
+
+/// Checks the replay against the acknowledged plays: every seq acknowledged exactly once.
+fn check_replay(
+    replay: &pb::GetReplayResponse,
+    acks: &BTreeMap<u64, pb::SubmitPlayRequest>,
+    what: &str,
+) {
+    let seqs: Vec<u64> = replay.actions.iter().map(|a| a.seq).collect();
+    assert_eq!(
+        seqs,
+        acks.keys().copied().collect::<Vec<_>>(),
+        "{what}: log seqs vs acknowledged seqs"
+    );
+    for a in &replay.actions {
+        let req = &acks[&a.seq];
+        assert_eq!(a.player, req.seat, "{what}: seq {} player", a.seq);
+        if req.pass {
+            assert_eq!(a.kind, "pass", "{what}: seq {}", a.seq);
+        } else {
+            assert_eq!(
+                sorted(&a.cards),
+                sorted(&req.cards),
+                "{what}: seq {} cards",
+                a.seq
+            );
+        }
+    }
+}
+
+async fn replay_of(c: &mut Client, game_id: &str) -> pb::GetReplayResponse {
+    c.get_replay(authed(
+        pb::GetReplayRequest {
+            game_id: game_id.into(),
+        },
+        ADMIN_KEY,
+    ))
+    .await
+    .unwrap_or_else(|s| panic!("GetReplay {game_id}: {s:?}"))
+    .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_replica_serves_any_request() {
+    let seed = seed("any_replica_serves_any_request");
+    let root = temp_dir("replicas");
+    let redis = redis_or_skip!("any_replica_serves_any_request", &root);
+    let servers = replicas(3, &redis, &root).await;
+    let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+    let games = if heavy() { 8 } else { 3 };
+    let tasks: Vec<_> = (0..games)
+        .map(|g| tokio::spawn(random_replica_game(clients.clone(), seed, g)))
+        .collect();
+    for t in tasks {
+        if let Err(e) = tokio::time::timeout(Duration::from_secs(80), t)
+            .await
+            .expect("game timed out")
+        {
+            panic!("seed {seed}: {e}");
+        }
+    }
+    for s in &servers {
+        s.assert_clean_logs();
+    }
+}
+
+async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
+    let mut rng = rng(seed, 10 + g);
+    let what = |m: &str| format!("seed {seed} game {g}: {m}");
+    let pick = |rng: &mut Rand| clients[rng.random_range(0..clients.len())].clone();
+    let rid = format!("replicas-{seed}-{g}");
+    let created = pick(&mut rng)
+        .create_game(authed(create_request(&rid), ADMIN_KEY))
+        .await
+        .unwrap_or_else(|s| panic!("{}", what(&format!("create: {s:?}"))))
+        .into_inner();
+    // The same create on every replica: the same game and the same tokens.
+    for c in &clients {
+        let again = c
+            .clone()
+            .create_game(authed(create_request(&rid), ADMIN_KEY))
+            .await
+            .unwrap_or_else(|s| panic!("{}", what(&format!("create again: {s:?}"))))
+            .into_inner();
+        assert_eq!(
+            again,
+            created,
+            "{}",
+            what("idempotent create on another replica")
+        );
+    }
+    let t = Table::from_response(&created);
+    let watcher = watch(pick(&mut rng), t.game_id.clone(), t.spectator.clone());
+    let mut acks: BTreeMap<u64, pb::SubmitPlayRequest> = BTreeMap::new();
+    let mut acked = 0u64;
+    loop {
+        let state = pick(&mut rng)
+            .get_state(authed(
+                pb::GetStateRequest {
+                    game_id: t.game_id.clone(),
+                },
+                &t.spectator,
+            ))
+            .await
+            .unwrap_or_else(|s| panic!("{}", what(&format!("GetState: {s:?}"))))
+            .into_inner();
+        assert_eq!(
+            state.seq,
+            acked,
+            "{}",
+            what("a replica's state does not show the last acknowledged play (stale cache)")
+        );
+        let Some(player) = player_to_act(&state) else {
+            break;
+        };
+        let token = t.seat_tokens[player as usize].clone();
+        let hints = pick(&mut rng)
+            .get_hints(authed(
+                pb::GetHintsRequest {
+                    game_id: t.game_id.clone(),
+                },
+                &token,
+            ))
+            .await
+            .unwrap_or_else(|s| panic!("{}", what(&format!("GetHints: {s:?}"))))
+            .into_inner();
+        assert!(
+            hints.your_turn,
+            "{}",
+            what("hints on a replica do not see the turn (stale cache)")
+        );
+        let req = choose(
+            &mut rng,
+            &t.game_id,
+            player,
+            state.seq,
+            &hints,
+            format!("{}-{}", t.game_id, state.seq + 1),
+        );
+        let resp = pick(&mut rng)
+            .submit_play(authed(req.clone(), &token))
+            .await
+            .unwrap_or_else(|s| {
+                panic!(
+                    "{}",
+                    what(&format!("SubmitPlay seq {}: {s:?}", state.seq + 1))
+                )
+            })
+            .into_inner();
+        assert_eq!(resp.seq, state.seq + 1, "{}", what("seq"));
+        if rng.random_bool(0.2) {
+            // A retry of the same request on any replica: the original result.
+            let again = pick(&mut rng)
+                .submit_play(authed(req.clone(), &token))
+                .await
+                .unwrap_or_else(|s| panic!("{}", what(&format!("retry: {s:?}"))))
+                .into_inner();
+            assert_eq!(again, resp, "{}", what("a retried request's reply differs"));
+        }
+        acked = resp.seq;
+        acks.insert(resp.seq, req);
+    }
+    let live = tokio::time::timeout(Duration::from_secs(30), watcher)
+        .await
+        .unwrap_or_else(|_| panic!("{}", what("the watcher did not end after the match")))
+        .unwrap_or_else(|e| panic!("{}", what(&format!("watcher: {e}"))));
+    let mut replays = Vec::new();
+    for c in &clients {
+        replays.push(replay_of(&mut c.clone(), &t.game_id).await);
+    }
+    check_replay(&replays[0], &acks, &what("replay"));
+    assert!(
+        replays.iter().all(|r| *r == replays[0]),
+        "{}",
+        what("replicas' replays differ")
+    );
+    let full = full_stream(&pick(&mut rng), &t).await;
+    check_stream(&live, &full, acked, &what("watcher on a random replica"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_plays_on_replicas_exactly_one_wins() {
+    let seed = seed("concurrent_plays_on_replicas_exactly_one_wins");
+    let root = temp_dir("race");
+    let redis = redis_or_skip!("concurrent_plays_on_replicas_exactly_one_wins", &root);
+    let servers = replicas(3, &redis, &root).await;
+    let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+    let mut rng = rng(seed, 1);
+    let what = |m: &str| format!("seed {seed}: {m}");
+    let created = clients[0]
+        .clone()
+        .create_game(authed(create_request(&format!("race-{seed}")), ADMIN_KEY))
+        .await
+        .expect("create")
+        .into_inner();
+    let t = Table::from_response(&created);
+    let (mut different, mut same) = (0, 0);
+    loop {
+        let state = clients[rng.random_range(0..3)]
+            .clone()
+            .get_state(authed(
+                pb::GetStateRequest {
+                    game_id: t.game_id.clone(),
+                },
+                &t.spectator,
+            ))
+            .await
+            .expect("GetState")
+            .into_inner();
+        let Some(player) = player_to_act(&state) else {
+            break;
+        };
+        let token = t.seat_tokens[player as usize].clone();
+        let hints = clients[rng.random_range(0..3)]
+            .clone()
+            .get_hints(authed(
+                pb::GetHintsRequest {
+                    game_id: t.game_id.clone(),
+                },
+                &token,
+            ))
+            .await
+            .expect("GetHints")
+            .into_inner();
+        let shared_rid = rng.random_bool(0.3);
+        let reqs: Vec<pb::SubmitPlayRequest> = (0..3)
+            .map(|i| {
+                let rid = if shared_rid {
+                    format!("{}-{}", t.game_id, state.seq + 1)
+                } else {
+                    format!("{}-{}-{i}", t.game_id, state.seq + 1)
+                };
+                choose(&mut rng, &t.game_id, player, state.seq, &hints, rid)
+            })
+            .collect();
+        let reqs = if shared_rid {
+            // One request, sent to every replica at once.
+            vec![reqs[0].clone(); 3]
+        } else {
+            reqs
+        };
+        let calls: Vec<_> = reqs
+            .iter()
+            .zip(&clients)
+            .map(|(req, c)| {
+                let mut c = c.clone();
+                let req = authed(req.clone(), &token);
+                tokio::spawn(async move { c.submit_play(req).await.map(|r| r.into_inner()) })
+            })
+            .collect();
+        let mut results = Vec::new();
+        for call in calls {
+            results.push(call.await.expect("call task"));
+        }
+        let next = state.seq + 1;
+        if shared_rid {
+            same += 1;
+            for r in &results {
+                match r {
+                    Ok(resp) => assert_eq!(resp.seq, next, "{}", what("same request id: seq")),
+                    Err(s) => panic!(
+                        "{}",
+                        what(&format!("same request id on three replicas: {s:?}"))
+                    ),
+                }
+            }
+            let first = results[0].as_ref().ok();
+            assert!(
+                results.iter().all(|r| r.as_ref().ok() == first),
+                "{}",
+                what("same request id: replies differ")
+            );
+        } else {
+            different += 1;
+            let wins = results.iter().filter(|r| r.is_ok()).count();
+            assert_eq!(
+                wins,
+                1,
+                "{}",
+                what(&format!("seq {next}: {wins} winners: {results:?}"))
+            );
+            for r in &results {
+                match r {
+                    Ok(resp) => assert_eq!(resp.seq, next, "{}", what("winner's seq")),
+                    // expected_seq 0 means "no check" (the first action): a loser is judged
+                    // on the state after the winner's play, where it is another seat's turn.
+                    Err(s) if state.seq == 0 => {
+                        assert_eq!(
+                            s.code(),
+                            Code::FailedPrecondition,
+                            "{}",
+                            what(&format!("loser: {s:?}"))
+                        );
+                        assert_eq!(
+                            reason(s),
+                            "NOT_YOUR_TURN",
+                            "{}",
+                            what(&format!("loser: {s:?}"))
+                        );
+                    }
+                    Err(s) => {
+                        assert_eq!(
+                            s.code(),
+                            Code::Aborted,
+                            "{}",
+                            what(&format!("loser: {s:?}"))
+                        );
+                        assert_eq!(reason(s), "STALE_SEQ", "{}", what(&format!("loser: {s:?}")));
+                    }
+                }
+            }
+        }
+        // Exactly one append, seen by every replica.
+        for c in &clients {
+            let s = c
+                .clone()
+                .get_state(authed(
+                    pb::GetStateRequest {
+                        game_id: t.game_id.clone(),
+                    },
+                    &t.spectator,
+                ))
+                .await
+                .expect("GetState")
+                .into_inner();
+            assert_eq!(s.seq, next, "{}", what("seq after a race"));
+        }
+    }
+    assert!(
+        different > 0 && same > 0,
+        "{}",
+        what("both kinds of races ran")
+    );
+    println!("seed {seed}: {different} races with different request ids, {same} with the same one");
+    for s in &servers {
+        s.assert_clean_logs();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_replica_mid_game() {
+    let seed = seed("killed_replica_mid_game");
+    let root = temp_dir("failover");
+    let redis = redis_or_skip!("killed_replica_mid_game", &root);
+    let mut servers = replicas(2, &redis, &root).await;
+    let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+    let mut rng = rng(seed, 2);
+    let what = |m: &str| format!("seed {seed}: {m}");
+    let created = clients[0]
+        .clone()
+        .create_game(authed(
+            create_request(&format!("failover-{seed}")),
+            ADMIN_KEY,
+        ))
+        .await
+        .expect("create")
+        .into_inner();
+    let t = Table::from_response(&created);
+    let watcher = watch(clients[1].clone(), t.game_id.clone(), t.spectator.clone());
+
+    // The client plays on replica 0 and fails over to replica 1; replica 0 dies meanwhile,
+    // after a random number of plays and a random delay (usually with a request in flight).
+    let kill_at = rng.random_range(3..25u64);
+    let delay = Duration::from_micros(rng.random_range(0..20_000));
+    let (progress, mut acked) = tokio::sync::watch::channel(0u64);
+    let player = {
+        let clients = clients.clone();
+        let t = t.clone();
+        let mut rng = rng.clone();
+        tokio::spawn(async move { failover_player(clients, t, &mut rng, seed, progress).await })
+    };
+    acked
+        .wait_for(|n| *n >= kill_at)
+        .await
+        .expect("the player stopped early");
+    tokio::time::sleep(delay).await;
+    servers[0].kill();
+    let (acks, switched) = player.await.expect("player");
+    assert!(
+        switched,
+        "{}",
+        what("the game ended before the replica was killed")
+    );
+    let final_seq = *acks.keys().last().expect("plays");
+    let live = tokio::time::timeout(Duration::from_secs(30), watcher)
+        .await
+        .expect("watcher ends")
+        .expect("watcher");
+    let mut c1 = clients[1].clone();
+    let replay = replay_of(&mut c1, &t.game_id).await;
+    check_replay(&replay, &acks, &what("replay on the surviving replica"));
+    let full = full_stream(&c1, &t).await;
+    check_stream(
+        &live,
+        &full,
+        final_seq,
+        &what("watcher on the surviving replica"),
+    );
+
+    // The killed replica, restarted, serves the same game.
+    servers[0].restart().await;
+    let mut c0 = servers[0].client();
+    assert_eq!(
+        replay_of(&mut c0, &t.game_id).await,
+        replay,
+        "{}",
+        what("restarted replica's replay")
+    );
+    for s in &servers {
+        s.assert_clean_logs();
+    }
+}
+
+/// Plays a game on the first replica that answers, retrying each request (same request id) on
+/// the next one when the outcome is unknown. Returns the acknowledged plays and whether it
+/// failed over.
+async fn failover_player(
+    clients: Vec<Client>,
+    t: Table,
+    rng: &mut Rand,
+    seed: u64,
+    progress: tokio::sync::watch::Sender<u64>,
+) -> (BTreeMap<u64, pb::SubmitPlayRequest>, bool) {
+    let mut at = 0usize;
+    let mut switched = false;
+    let mut acks = BTreeMap::new();
+    macro_rules! call {
+        ($what:expr, |$c:ident| $call:expr) => {{
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                let mut $c = clients[at].clone();
+                match $call.await {
+                    Ok(r) => break r.into_inner(),
+                    Err(s) if transient(&s) && Instant::now() < deadline => {
+                        at = (at + 1) % clients.len();
+                        switched = true;
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    Err(s) => panic!("seed {seed}: {}: {s:?}", $what),
+                }
+            }
+        }};
+    }
+    loop {
+        let state = call!("GetState", |c| c.get_state(authed(
+            pb::GetStateRequest {
+                game_id: t.game_id.clone()
+            },
+            &t.spectator
+        )));
+        let Some(player) = player_to_act(&state) else {
+            return (acks, switched);
+        };
+        let token = t.seat_tokens[player as usize].clone();
+        let hints = call!("GetHints", |c| c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: t.game_id.clone()
+            },
+            &token
+        )));
+        let req = choose(
+            rng,
+            &t.game_id,
+            player,
+            state.seq,
+            &hints,
+            format!("{}-{}", t.game_id, state.seq + 1),
+        );
+        let resp = call!("SubmitPlay", |c| c.submit_play(authed(req.clone(), &token)));
+        assert_eq!(resp.seq, state.seq + 1, "seed {seed}: seq");
+        acks.insert(resp.seq, req);
+        progress.send_replace(acks.len() as u64);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_store() {
+    let root = temp_dir("readiness");
+    let mut redis = redis_or_skip!("readiness_follows_the_store", &root);
+    let server = Server::start("replica", &redis.url(), &root).await;
+    let mut c = server.client();
+    assert_eq!(health(&server.addr).await, Some(ServingStatus::Serving));
+    let created = c
+        .create_game(authed(create_request("readiness-1"), ADMIN_KEY))
+        .await
+        .expect("create")
+        .into_inner();
+
+    redis.stop();
+    let status = wait_health(&server, ServingStatus::NotServing, Duration::from_secs(10)).await;
+    assert_eq!(
+        status,
+        Some(ServingStatus::NotServing),
+        "readiness stayed true with Redis down"
+    );
+    // Nothing is acknowledged while the store is down.
+    let down = c
+        .create_game(authed(create_request("readiness-2"), ADMIN_KEY))
+        .await;
+    assert!(
+        down.is_err(),
+        "a create was acknowledged with Redis down: {down:?}"
+    );
+    let t = Table::from_response(&created);
+    let state = c
+        .get_state(authed(
+            pb::GetStateRequest {
+                game_id: t.game_id.clone(),
+            },
+            &t.spectator,
+        ))
+        .await;
+    if let Ok(state) = state {
+        // A cached game may still be read; a play must not be acknowledged.
+        let state = state.into_inner();
+        let player = player_to_act(&state).expect("playing");
+        let token = &t.seat_tokens[player as usize];
+        let hints = c
+            .get_hints(authed(
+                pb::GetHintsRequest {
+                    game_id: t.game_id.clone(),
+                },
+                token,
+            ))
+            .await;
+        if let Ok(hints) = hints {
+            let mut rng = rng(1, 1);
+            let req = choose(
+                &mut rng,
+                &t.game_id,
+                player,
+                state.seq,
+                &hints.into_inner(),
+                "down-1".into(),
+            );
+            let r = c.submit_play(authed(req, token)).await;
+            assert!(r.is_err(), "a play was acknowledged with Redis down: {r:?}");
+        }
+    }
+
+    redis.launch();
+    let status = wait_health(&server, ServingStatus::Serving, Duration::from_secs(15)).await;
+    assert_eq!(
+        status,
+        Some(ServingStatus::Serving),
+        "readiness did not come back with Redis"
+    );
+    c.create_game(authed(create_request("readiness-3"), ADMIN_KEY))
+        .await
+        .expect("create after Redis is back");
+    let lines = server.log_lines_with("store readiness changed");
+    assert!(lines.len() >= 2, "readiness changes are logged: {lines:?}");
+}
+
+async fn wait_health(
+    server: &Server,
+    want: ServingStatus,
+    within: Duration,
+) -> Option<ServingStatus> {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = health(&server.addr).await;
+        if got == Some(want) || Instant::now() >= deadline {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
