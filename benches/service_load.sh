@@ -11,7 +11,7 @@
 #         4 plays each), memory and embedded stores.
 # Every run writes its JSON to the out-dir (default target/bench-load) and a summary line.
 # Environment: DURATION (s, default 20), CONC (default 32), GAMES (default 256), SEED (default 1),
-# REDIS_PORT (default 16379).
+# REDIS_PORT (default 16379), BIN (directory of the release binaries, default target/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -22,8 +22,9 @@ CONC=${CONC:-32}
 GAMES=${GAMES:-256}
 SEED=${SEED:-1}
 REDIS_PORT=${REDIS_PORT:-16379}
-server=./target/release/shuangkou
-load=./target/release/shuangkou-load
+BIN=${BIN:-target/release}
+server=$BIN/shuangkou
+load=$BIN/shuangkou-load
 [ -x "$server" ] && [ -x "$load" ] || cargo build --release --bins --quiet
 
 tmp=$(mktemp -d)

@@ -91,7 +91,10 @@ fn check_event(ev: &pb::GameEvent, rebuilt: &Rebuilt, player: Option<u32>, what:
                 ref other => panic!("{what}: Played event for a {other:?}"),
             }
             for w in &play.wilds {
-                assert!(play.cards.contains(&w.card), "{what}: wild not among the cards");
+                assert!(
+                    play.cards.contains(&w.card),
+                    "{what}: wild not among the cards"
+                );
             }
         }
         _ => {}
@@ -108,8 +111,16 @@ fn check_viewer(log: &ViewerLog, rebuilt: &Rebuilt) {
     let last = rebuilt.entries.len() as u64;
     let mut prev = 0u64;
     for ev in &log.events {
-        assert!(ev.seq >= prev && ev.seq <= last, "{who}: event seq {} after {prev}", ev.seq);
-        assert!(ev.seq <= prev + 1, "{who}: gap in the stream before seq {}", ev.seq);
+        assert!(
+            ev.seq >= prev && ev.seq <= last,
+            "{who}: event seq {} after {prev}",
+            ev.seq
+        );
+        assert!(
+            ev.seq <= prev + 1,
+            "{who}: gap in the stream before seq {}",
+            ev.seq
+        );
         prev = ev.seq;
     }
     assert_eq!(prev, last, "{who}: the stream ended before the last seq");
@@ -118,9 +129,18 @@ fn check_viewer(log: &ViewerLog, rebuilt: &Rebuilt) {
         .iter()
         .filter(|e| matches!(e.event, Some(E::DealStarted(_))))
         .count();
-    assert_eq!(starts, rebuilt.last().results().len(), "{who}: one DealStarted per deal");
+    assert_eq!(
+        starts,
+        rebuilt.last().results().len(),
+        "{who}: one DealStarted per deal"
+    );
     for (i, ev) in log.events.iter().enumerate() {
-        check_event(ev, rebuilt, log.player, &format!("{who} event #{i} (seq {})", ev.seq));
+        check_event(
+            ev,
+            rebuilt,
+            log.player,
+            &format!("{who} event #{i} (seq {})", ev.seq),
+        );
     }
     for st in &log.states {
         let what = format!("{who} GetState at seq {}", st.seq);
@@ -139,7 +159,10 @@ fn check_viewer(log: &ViewerLog, rebuilt: &Rebuilt) {
                 "{what}: card count"
             );
         }
-        assert_eq!(st.your_seat, log.player.and_then(|p| g.seat_of(p as u8)).map(u32::from));
+        assert_eq!(
+            st.your_seat,
+            log.player.and_then(|p| g.seat_of(p as u8)).map(u32::from)
+        );
     }
     for (seq, h) in &log.hints {
         let g = &rebuilt.states[*seq as usize];
@@ -147,13 +170,21 @@ fn check_viewer(log: &ViewerLog, rebuilt: &Rebuilt) {
         for play in &h.plays {
             let what = format!("{who} hint at seq {seq}");
             check_no_hidden(&play.cards, g, log.player, &what);
-            assert!(set(&play.cards).is_subset(own), "{what}: hint not from the hand");
+            assert!(
+                set(&play.cards).is_subset(own),
+                "{what}: hint not from the hand"
+            );
         }
     }
     for r in &log.submits {
         for ev in &r.events {
             assert_eq!(ev.seq, r.seq);
-            check_event(ev, rebuilt, log.player, &format!("{who} SubmitPlay response seq {}", r.seq));
+            check_event(
+                ev,
+                rebuilt,
+                log.player,
+                &format!("{who} SubmitPlay response seq {}", r.seq),
+            );
         }
     }
 }
@@ -164,9 +195,8 @@ async fn full_match(variant: &'static str, seed: u64) -> Result<String, String> 
     let addr = tokio::task::spawn_blocking(shared)
         .await
         .map_err(|e| e.to_string())?;
-    let mut client = shuangkou::service::pb::game_engine_client::GameEngineClient::new(
-        channel(addr).await,
-    );
+    let mut client =
+        shuangkou::service::pb::game_engine_client::GameEngineClient::new(channel(addr).await);
     let created = create(&mut client, ADMIN_KEY, create_req(variant, 2, Some(seed))).await;
     let policy = Policy {
         seed,
@@ -198,12 +228,27 @@ async fn full_match(variant: &'static str, seed: u64) -> Result<String, String> 
     let rebuilt = rebuild(&replay)?;
     let core = rebuilt.last();
     let totals = points(core.totals());
-    assert_eq!(fin.scores.as_ref().map(|s| s.total.clone()), Some(totals.clone()));
+    assert_eq!(
+        fin.scores.as_ref().map(|s| s.total.clone()),
+        Some(totals.clone())
+    );
     assert_eq!(replay.final_scores, totals);
     assert_eq!(fin.seq, replay.actions.len() as u64);
     assert_eq!(core.results().len(), 2);
-    for (i, d) in fin.scores.as_ref().expect("scores").deals.iter().enumerate() {
-        assert_eq!(d.scores, points(&core.results()[i].settlement.scores), "deal {}", i + 1);
+    for (i, d) in fin
+        .scores
+        .as_ref()
+        .expect("scores")
+        .deals
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(
+            d.scores,
+            points(&core.results()[i].settlement.scores),
+            "deal {}",
+            i + 1
+        );
     }
     for log in &players {
         let ended = log
@@ -256,10 +301,11 @@ async fn every_variant_plays_full_matches_scored_as_the_core_replays_them_withou
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_ended_by_leaving_replays_exactly() {
     let seed = test_seed(41);
-    let addr = tokio::task::spawn_blocking(shared).await.expect("shared server");
-    let mut client = shuangkou::service::pb::game_engine_client::GameEngineClient::new(
-        channel(addr).await,
-    );
+    let addr = tokio::task::spawn_blocking(shared)
+        .await
+        .expect("shared server");
+    let mut client =
+        shuangkou::service::pb::game_engine_client::GameEngineClient::new(channel(addr).await);
     let created = create(&mut client, ADMIN_KEY, create_req("classic", 2, Some(seed))).await;
     let policy = Policy {
         seed,
@@ -270,7 +316,15 @@ async fn a_match_ended_by_leaving_replays_exactly() {
         .seat_tokens
         .iter()
         .enumerate()
-        .map(|(p, t)| tokio::spawn(play_as(addr, created.game_id.clone(), p as u32, t.clone(), policy)))
+        .map(|(p, t)| {
+            tokio::spawn(play_as(
+                addr,
+                created.game_id.clone(),
+                p as u32,
+                t.clone(),
+                policy,
+            ))
+        })
         .collect();
     // Wait until the players stopped at seq 9, then player 2 leaves.
     let token = &created.seat_tokens[2];
@@ -312,8 +366,14 @@ async fn a_match_ended_by_leaving_replays_exactly() {
         .await
         .expect("GetReplay")
         .into_inner();
-    assert_eq!(replay.deals, 2, "the replay gives the deals the match was created with");
-    assert_eq!(replay.actions.last().map(|a| a.kind.as_str()), Some("leave"));
+    assert_eq!(
+        replay.deals, 2,
+        "the replay gives the deals the match was created with"
+    );
+    assert_eq!(
+        replay.actions.last().map(|a| a.kind.as_str()),
+        Some("leave")
+    );
     let rebuilt = rebuild(&replay).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     assert_eq!(
         fin.scores.map(|s| s.total),

@@ -331,13 +331,18 @@ enum Answer {
 /// The one place that turns a variant id into rules (the variant registry replaces the presets
 /// here).
 fn rules_for(variant: &str, options: Option<&Map<String, Value>>) -> Result<Rules, Failure> {
-    let rules = Rules::preset(variant).map_err(|_| {
+    // The variant scripts are the single source of the card rules.
+    let rules = crate::variants::builtin_rules(variant).map_err(|_| {
         Failure::new(
             "UNKNOWN_VARIANT",
             format!(
                 "unknown variant {:?} (known: {})",
                 cut(variant),
-                Rules::PRESET_IDS.join(", ")
+                crate::variants::EMBEDDED
+                    .iter()
+                    .map(|(id, _)| *id)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )
     })?;

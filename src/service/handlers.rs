@@ -269,14 +269,11 @@ impl App {
         match caller {
             Caller::Admin => Ok((self.load(game_id).await?, Access::Admin)),
             Caller::Game(token) => {
-                if token.game_id != game_id {
-                    // Do not reveal whether the other game exists.
-                    return Err(ApiError::new(
-                        Reason::PermissionDenied,
-                        "the token is for another game",
-                    ));
-                }
-                let game = self.load(game_id).await.map_err(|e| match e.reason {
+                // The token is verified against the game it names first: an unknown (forged,
+                // expired) token is UNAUTHENTICATED whatever game it is used on, and only a
+                // genuine token for another game is PERMISSION_DENIED, which says nothing about
+                // whether the requested game exists.
+                let game = self.load(&token.game_id).await.map_err(|e| match e.reason {
                     Reason::NoSuchGame => {
                         ApiError::new(Reason::Unauthenticated, "unknown or expired token")
                     }
@@ -288,6 +285,12 @@ impl App {
                 };
                 if !ok {
                     return Err(ApiError::new(Reason::Unauthenticated, "unknown or expired token"));
+                }
+                if token.game_id != game_id {
+                    return Err(ApiError::new(
+                        Reason::PermissionDenied,
+                        "the token is for another game",
+                    ));
                 }
                 let access = match token.role {
                     Role::Player(p) => Access::Player(p),
@@ -525,11 +528,7 @@ impl pb::game_engine_server::GameEngine for GameApi {
         let caller = self.app.caller(&request);
         let req = request.into_inner();
         let span = tracing::info_span!("SubmitPlay", game = %req.game_id, seat = req.seat);
-        let r = {
-            let _e = span.enter();
-            drop(_e);
-            self.submit(&caller, req).await
-        };
+        let r = tracing::Instrument::instrument(self.submit(&caller, req), span).await;
         finish("SubmitPlay", start, r)
     }
 
@@ -615,6 +614,16 @@ impl pb::game_engine_server::GameEngine for GameApi {
             }
             let game = self.app.load(&req.game_id).await?;
             let live = self.app.read_lock(&game).await?;
+            // A platform key sees its own games only: another platform's game answers exactly
+            // as a game that does not exist.
+            if let Caller::Platform(p) = &caller {
+                if live.record.platform.as_deref() != Some(p.as_str()) {
+                    return Err(ApiError::new(
+                        Reason::NoSuchGame,
+                        format!("no game {}", req.game_id),
+                    ));
+                }
+            }
             if !live.finished() && caller != Caller::Admin {
                 return Err(ApiError::new(
                     Reason::GameInProgress,
@@ -730,7 +739,7 @@ impl GameApi {
         let mut live = game.lock().await;
         self.app.catch_up(&mut live).await?;
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = rid.and_then(|r| live.request_seq(r)) {
+        if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
             return live.response_for(seq, player);
         }
         let now = now_ms();
@@ -755,7 +764,7 @@ impl GameApi {
             Ok(submitted) => live.response_for(submitted.seq, player),
             // The same request, applied meanwhile by another replica (a retry racing its
             // original): the original result.
-            Err(e) => match rid.and_then(|r| live.request_seq(r)) {
+            Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
                 Some(seq) => live.response_for(seq, player),
                 None => Err(e),
             },
@@ -820,7 +829,11 @@ impl GameApi {
                     // Without the store's feed, plays made on other replicas are polled for.
                     _ = tokio::time::sleep(WATCH_POLL), if shared && !store_open => {}
                     _ = closing.changed() => {
-                        let _ = tx.send(Err(Status::unavailable("UNAVAILABLE: server shutting down; resume from your last seq elsewhere"))).await;
+                        let status = ApiError::new(
+                            Reason::Unavailable,
+                            "server shutting down; resume from your last seq elsewhere",
+                        );
+                        let _ = tx.send(Err(status.into())).await;
                         break;
                     }
                     _ = tx.closed() => break,

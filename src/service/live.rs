@@ -130,7 +130,9 @@ pub struct Live {
     /// Events by seq: index 0 holds the creation events.
     events: Vec<(u64, Vec<Event>)>,
     entries: Vec<Stored>,
-    requests: HashMap<String, u64>,
+    /// Idempotency keys: (player, request id) → the seq of the action it caused. Keys are the
+    /// sending player's: another seat that happens to use the same key is another request.
+    requests: HashMap<(u8, String), u64>,
     notify: broadcast::Sender<u64>,
 }
 
@@ -294,7 +296,8 @@ impl Live {
 
     fn push(&mut self, stored: Stored, events: Vec<Event>) {
         if let Some(r) = &stored.request_id {
-            self.requests.insert(r.clone(), self.game.seq());
+            self.requests
+                .insert((stored.entry.player, r.clone()), self.game.seq());
         }
         self.events.push((stored.entry.at, events));
         self.entries.push(stored);
@@ -325,8 +328,11 @@ impl Live {
         let _ = self.notify.send(self.game.seq());
     }
 
-    pub fn request_seq(&self, request_id: &str) -> Option<u64> {
-        self.requests.get(request_id).copied()
+    /// The seq of the action `player` caused with `request_id`, if any.
+    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<u64> {
+        self.requests
+            .get(&(player, request_id.to_string()))
+            .copied()
     }
 
     /// Applies a player's action: on a copy of the engine state, returning the new state, its

@@ -42,7 +42,8 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// The stable name (as in API.md).
+    /// The stable name: the name of the proto's `ErrorReason` value (API.md's reasons, and
+    /// `_TOKEN`/`_SERVER` suffixes where a reason would repeat a gRPC code's name).
     pub const fn name(self) -> &'static str {
         match self {
             Reason::BadCardId => "BAD_CARD_ID",
@@ -61,12 +62,12 @@ impl Reason {
             Reason::GameInProgress => "GAME_IN_PROGRESS",
             Reason::StaleSeq => "STALE_SEQ",
             Reason::NoSuchGame => "NO_SUCH_GAME",
-            Reason::Unauthenticated => "UNAUTHENTICATED",
-            Reason::PermissionDenied => "PERMISSION_DENIED",
+            Reason::Unauthenticated => "UNAUTHENTICATED_TOKEN",
+            Reason::PermissionDenied => "PERMISSION_DENIED_TOKEN",
             Reason::LimitExceeded => "LIMIT_EXCEEDED",
             Reason::ScriptFailed => "SCRIPT_FAILED",
             Reason::StoreFailed => "STORE_FAILED",
-            Reason::Unavailable => "UNAVAILABLE",
+            Reason::Unavailable => "UNAVAILABLE_SERVER",
         }
     }
 
@@ -170,5 +171,22 @@ mod tests {
         assert_eq!(info.domain, DOMAIN);
         assert_eq!(info.metadata.get("current_seq").map(String::as_str), Some("7"));
         assert_eq!(reason_of(&s).as_deref(), Some("STALE_SEQ"));
+    }
+
+    #[test]
+    fn every_reason_is_an_error_reason_of_the_proto() {
+        use Reason::*;
+        for r in [
+            BadCardId, DuplicateCard, NotACombination, AmbiguousPlay, DeclaredMismatch,
+            UnknownVariant, BadOption, BadRequest, NotYourTurn, CardsNotHeld, DoesNotBeat,
+            MustLead, GameOver, GameInProgress, StaleSeq, NoSuchGame, Unauthenticated,
+            PermissionDenied, LimitExceeded, ScriptFailed, StoreFailed, Unavailable,
+        ] {
+            assert!(
+                crate::service::pb::ErrorReason::from_str_name(r.name()).is_some(),
+                "{} is not an ErrorReason value",
+                r.name()
+            );
+        }
     }
 }

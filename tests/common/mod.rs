@@ -182,7 +182,9 @@ pub fn shared() -> SocketAddr {
 
 /// A client of the shared server on a new channel.
 pub async fn shared_client() -> GameEngineClient<Channel> {
-    let addr = tokio::task::spawn_blocking(shared).await.expect("shared server");
+    let addr = tokio::task::spawn_blocking(shared)
+        .await
+        .expect("shared server");
     GameEngineClient::new(channel(addr).await)
 }
 
@@ -222,6 +224,11 @@ pub fn expect_reject<T: std::fmt::Debug>(
                 (s.code(), reason_of(&s).as_deref()),
                 (code, Some(reason)),
                 "status: {s:?}"
+            );
+            // Every reason sent is one the proto documents (`ErrorReason`).
+            assert!(
+                pb::ErrorReason::from_str_name(reason).is_some(),
+                "{reason} is not an ErrorReason of the proto"
             );
             s
         }
@@ -302,7 +309,12 @@ pub fn turn_player(state: &pb::GetStateResponse) -> u32 {
 
 /// A SubmitPlay request playing `play` (declaring its interpretation, so wild plays that fit
 /// several types are accepted).
-pub fn play_req(game_id: &str, player: u32, play: &pb::Play, expected_seq: u64) -> pb::SubmitPlayRequest {
+pub fn play_req(
+    game_id: &str,
+    player: u32,
+    play: &pb::Play,
+    expected_seq: u64,
+) -> pb::SubmitPlayRequest {
     pb::SubmitPlayRequest {
         game_id: game_id.into(),
         seat: player,
@@ -345,7 +357,7 @@ pub struct Policy {
     pub seed: u64,
     /// Probability of passing when passing is legal.
     pub pass_prob: f64,
-    /// Stop acting (but keep watching) once the game's seq reaches this.
+    /// Stop (return the log) once the game's seq reaches this.
     pub stop_at_seq: Option<u64>,
 }
 
@@ -365,7 +377,7 @@ pub async fn play_as(
         player: Some(player),
         ..Default::default()
     };
-    let mut stream = GameEngineClient::new(channel(addr).await)
+    let mut stream = client
         .watch_game(authed(
             pb::WatchGameRequest {
                 game_id: game_id.clone(),
@@ -400,10 +412,12 @@ pub async fn play_as(
             .into_inner();
         log.states.push(st.clone());
         checked = Some(st.seq.max(seq));
+        if policy.stop_at_seq.is_some_and(|s| st.seq >= s) {
+            return Ok(log);
+        }
         if st.phase == pb::Phase::Finished as i32
             || st.turn_seat.is_none()
             || st.turn_seat != st.your_seat
-            || policy.stop_at_seq.is_some_and(|s| st.seq >= s)
         {
             continue;
         }
@@ -419,7 +433,10 @@ pub async fn play_as(
             .into_inner();
         log.hints.push((st.seq, h.clone()));
         if !h.your_turn {
-            return Err(format!("player {player}: hints say not my turn at seq {}", st.seq));
+            return Err(format!(
+                "player {player}: hints say not my turn at seq {}",
+                st.seq
+            ));
         }
         let pass = h.can_pass && (h.plays.is_empty() || rng.random_bool(policy.pass_prob));
         n += 1;
@@ -427,7 +444,10 @@ pub async fn play_as(
             pass_req(&game_id, player, st.seq)
         } else {
             if h.plays.is_empty() {
-                return Err(format!("player {player}: no hint and cannot pass at seq {}", st.seq));
+                return Err(format!(
+                    "player {player}: no hint and cannot pass at seq {}",
+                    st.seq
+                ));
             }
             let i = rng.random_range(0..h.plays.len());
             play_req(&game_id, player, &h.plays[i], st.seq)
@@ -436,10 +456,18 @@ pub async fn play_as(
         let resp = client
             .submit_play(authed(req.clone(), &token))
             .await
-            .map_err(|s| format!("player {player}: SubmitPlay {req:?} at seq {}: {s:?}", st.seq))?
+            .map_err(|s| {
+                format!(
+                    "player {player}: SubmitPlay {req:?} at seq {}: {s:?}",
+                    st.seq
+                )
+            })?
             .into_inner();
         if resp.seq != st.seq + 1 {
-            return Err(format!("player {player}: acted at {} but got seq {}", st.seq, resp.seq));
+            return Err(format!(
+                "player {player}: acted at {} but got seq {}",
+                st.seq, resp.seq
+            ));
         }
         log.submits.push(resp);
     }
@@ -448,7 +476,11 @@ pub async fn play_as(
 
 /// Watches the game as a spectator (or any token) until the stream ends, reading the state
 /// after every new seq.
-pub async fn watch_as(addr: SocketAddr, game_id: String, token: String) -> Result<ViewerLog, String> {
+pub async fn watch_as(
+    addr: SocketAddr,
+    game_id: String,
+    token: String,
+) -> Result<ViewerLog, String> {
     let mut client = GameEngineClient::new(channel(addr).await);
     let mut log = ViewerLog::default();
     let mut stream = client

@@ -66,8 +66,28 @@ pub fn heavy() -> bool {
     std::env::var("SHUANGKOU_DURABILITY_HEAVY").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// A fresh directory under the target's temp dir.
-pub fn temp_dir(test: &str) -> PathBuf {
+/// A fresh directory under the target's temp dir, removed when dropped unless the test is
+/// failing (the server logs in it explain the failure).
+pub struct TempRoot(PathBuf);
+
+impl std::ops::Deref for TempRoot {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempRoot {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            say(&format!("test files kept in {}", self.0.display()));
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+pub fn temp_dir(test: &str) -> TempRoot {
     static N: AtomicU64 = AtomicU64::new(0);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "durability-{test}-{}-{}",
@@ -76,7 +96,7 @@ pub fn temp_dir(test: &str) -> PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    TempRoot(dir)
 }
 
 pub fn free_port() -> u16 {

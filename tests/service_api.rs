@@ -1,0 +1,1068 @@
+//! The contract of `shuangkou.v1` over a real socket: every error reason of API.md with its
+//! gRPC code, every authentication rule, platform isolation, idempotent plays, `expected_seq`,
+//! concurrent identical plays, and resuming a `WatchGame` stream.
+//!
+//! Most tests share one server with an admin key and two platform keys (`common::shared`);
+//! the open-mode and limit tests start their own.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use shuangkou::service::pb;
+use shuangkou::service::pb::game_engine_client::GameEngineClient;
+use shuangkou::service::pb::variant_admin_client::VariantAdminClient;
+use shuangkou::service::status::reason_of;
+use tonic::Code;
+use tonic::transport::Channel;
+use tonic_types::StatusExt;
+
+type Client = GameEngineClient<Channel>;
+
+/// A classic game on the shared server (created with the admin key and a seed).
+async fn new_game(client: &mut Client, variant: &str, seed: u64) -> pb::CreateGameResponse {
+    create(client, ADMIN_KEY, create_req(variant, 1, Some(seed))).await
+}
+
+/// The state as the admin sees it, and the player to act.
+async fn turn(client: &mut Client, g: &pb::CreateGameResponse) -> (pb::GetStateResponse, u32) {
+    let st = state(client, &g.game_id, ADMIN_KEY).await;
+    let p = turn_player(&st);
+    (st, p)
+}
+
+async fn submit(
+    client: &mut Client,
+    token: &str,
+    req: pb::SubmitPlayRequest,
+) -> Result<tonic::Response<pb::SubmitPlayResponse>, tonic::Status> {
+    client.submit_play(authed(req, token)).await
+}
+
+fn cards_req(g: &pb::CreateGameResponse, player: u32, cards: Vec<u32>) -> pb::SubmitPlayRequest {
+    pb::SubmitPlayRequest {
+        game_id: g.game_id.clone(),
+        seat: player,
+        cards,
+        ..Default::default()
+    }
+}
+
+fn rank_of(id: u32) -> u32 {
+    let r = id % 54;
+    if r >= 52 { r } else { r % 13 }
+}
+
+fn metadata(s: &tonic::Status, key: &str) -> Option<String> {
+    s.get_details_error_info()
+        .and_then(|i| i.metadata.get(key).cloned())
+}
+
+// ---------------------------------------------------------------- errors of API.md
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_card_id_and_duplicate_card_are_invalid_argument() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 101).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let token = &g.seat_tokens[p as usize];
+    expect_reject(
+        submit(&mut c, token, cards_req(&g, p, vec![108])).await,
+        Code::InvalidArgument,
+        "BAD_CARD_ID",
+    );
+    let own = state(&mut c, &g.game_id, token).await.hand;
+    expect_reject(
+        submit(&mut c, token, cards_req(&g, p, vec![own[0], own[0]])).await,
+        Code::InvalidArgument,
+        "DUPLICATE_CARD",
+    );
+    // Preset hands are checked alike.
+    let mut req = create_req("classic", 1, Some(1));
+    req.preset_hands = Some(pb::PresetHands {
+        hands: vec![pb::CardList { cards: vec![500] }; 4],
+    });
+    expect_reject(
+        c.create_game(authed(req, ADMIN_KEY)).await,
+        Code::InvalidArgument,
+        "BAD_CARD_ID",
+    );
+    // Nothing changed.
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn not_a_combination_is_invalid_argument() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 102).await;
+    let (_, p) = turn(&mut c, &g).await;
+    let token = &g.seat_tokens[p as usize];
+    let hand = state(&mut c, &g.game_id, token).await.hand;
+    // Two suited cards two ranks or more apart form nothing in classic.
+    let a = hand
+        .iter()
+        .copied()
+        .find(|&id| rank_of(id) < 52)
+        .expect("a suited card");
+    let b = hand
+        .iter()
+        .copied()
+        .find(|&id| rank_of(id) < 52 && rank_of(id).abs_diff(rank_of(a)) >= 2)
+        .expect("a second suited card of another rank");
+    expect_reject(
+        submit(&mut c, token, cards_req(&g, p, vec![a, b])).await,
+        Code::InvalidArgument,
+        "NOT_A_COMBINATION",
+    );
+}
+
+/// Preset hands (admin only) where player 0 holds `cards` and the rest is dealt in id order;
+/// the seed is searched so that player 0 leads.
+async fn preset_game(c: &mut Client, variant: &str, cards: &[u32]) -> pb::CreateGameResponse {
+    let mut hands = vec![cards.to_vec(), Vec::new(), Vec::new(), Vec::new()];
+    let mut rest = (0..108u32).filter(|id| !cards.contains(id));
+    for (i, hand) in hands.iter_mut().enumerate() {
+        while hand.len() < 27 {
+            hand.push(rest.next().expect("108 cards"));
+        }
+        assert_eq!(hand.len(), 27, "hand {i}");
+    }
+    for seed in 1..200 {
+        let mut req = create_req(variant, 1, Some(seed));
+        req.preset_hands = Some(pb::PresetHands {
+            hands: hands
+                .iter()
+                .map(|h| pb::CardList { cards: h.clone() })
+                .collect(),
+        });
+        let g = create(c, ADMIN_KEY, req).await;
+        let (st, p) = turn(c, &g).await;
+        let own = state(c, &g.game_id, &g.seat_tokens[0]).await.hand;
+        assert!(cards.iter().all(|id| own.contains(id)), "preset hand dealt");
+        if p == 0 {
+            assert_eq!(st.seq, 0);
+            return g;
+        }
+    }
+    panic!("no seed in 1..200 lets player 0 lead");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ambiguous_play_lists_interpretations_and_a_declaration_resolves_it() {
+    let mut c = shared_client().await;
+    // 3♠ 4♠ 5♠ + SJ BJ BJ: a straight 3-8 or the pair chain 33 44 55 under 千變.
+    let cards = vec![0, 1, 2, 52, 53, 107];
+    let g = preset_game(&mut c, "qianbian", &cards).await;
+    let token = &g.seat_tokens[0];
+    let s = expect_reject(
+        submit(&mut c, token, cards_req(&g, 0, cards.clone())).await,
+        Code::InvalidArgument,
+        "AMBIGUOUS_PLAY",
+    );
+    let list = metadata(&s, "interpretations").expect("interpretations in ErrorInfo");
+    assert!(
+        list.contains("straight") && list.contains("pair_chain"),
+        "{list}"
+    );
+    // A declaration that fits none of them.
+    let mut req = cards_req(&g, 0, cards.clone());
+    req.declared = Some(pb::Declared {
+        r#type: pb::HandType::TypeTripleChain as i32,
+        key: String::new(),
+    });
+    expect_reject(
+        submit(&mut c, token, req.clone()).await,
+        Code::InvalidArgument,
+        "DECLARED_MISMATCH",
+    );
+    assert_eq!(state(&mut c, &g.game_id, token).await.seq, 0);
+    req.declared = Some(pb::Declared {
+        r#type: pb::HandType::TypePairChain as i32,
+        key: "5".into(),
+    });
+    let r = submit(&mut c, token, req)
+        .await
+        .expect("declared play")
+        .into_inner();
+    let play = r.play.expect("the play");
+    assert_eq!(
+        (play.type_name.as_str(), play.key.as_str()),
+        ("pair_chain", "5")
+    );
+    assert_eq!(play.wilds.len(), 3);
+    assert_eq!(r.seq, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_variant_and_bad_option_are_invalid_argument() {
+    let mut c = shared_client().await;
+    expect_reject(
+        c.create_game(authed(create_req("nope", 1, None), ADMIN_KEY))
+            .await,
+        Code::InvalidArgument,
+        "UNKNOWN_VARIANT",
+    );
+    for (k, v) in [
+        ("no_such_option", "1"),
+        ("turn_seconds", "abc"),
+        ("turn_seconds", "100000"),
+    ] {
+        let mut req = create_req("classic", 1, None);
+        req.options.insert(k.into(), v.into());
+        expect_reject(
+            c.create_game(authed(req, ADMIN_KEY)).await,
+            Code::InvalidArgument,
+            "BAD_OPTION",
+        );
+    }
+    let mut req = create_req("classic", 1, None);
+    req.options.insert("turn_seconds".into(), "60".into());
+    c.create_game(authed(req, ADMIN_KEY))
+        .await
+        .expect("a valid option");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turn_errors_are_failed_precondition() {
+    let seed = test_seed(103);
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", seed).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let token = &g.seat_tokens[p as usize];
+    // MUST_LEAD: the leader cannot pass.
+    expect_reject(
+        submit(&mut c, token, pass_req(&g.game_id, p, 0)).await,
+        Code::FailedPrecondition,
+        "MUST_LEAD",
+    );
+    // NOT_YOUR_TURN: another player plays a card it holds.
+    let other = (p + 1) % 4;
+    let other_token = &g.seat_tokens[other as usize];
+    let other_hand = state(&mut c, &g.game_id, other_token).await.hand;
+    expect_reject(
+        submit(
+            &mut c,
+            other_token,
+            cards_req(&g, other, vec![other_hand[0]]),
+        )
+        .await,
+        Code::FailedPrecondition,
+        "NOT_YOUR_TURN",
+    );
+    // CARDS_NOT_HELD: the leader plays a card of another hand.
+    expect_reject(
+        submit(&mut c, token, cards_req(&g, p, vec![other_hand[0]])).await,
+        Code::FailedPrecondition,
+        "CARDS_NOT_HELD",
+    );
+    // DOES_NOT_BEAT: the leader leads its strongest single; the next seat follows with a
+    // single that is not among its legal plays.
+    let h = hints(&mut c, &g.game_id, token).await;
+    let top = h
+        .plays
+        .iter()
+        .filter(|pl| pl.type_name == "single")
+        .next_back()
+        .expect("a single to lead")
+        .clone();
+    let r = submit(&mut c, token, play_req(&g.game_id, p, &top, st.seq))
+        .await
+        .expect("lead a single")
+        .into_inner();
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    assert_eq!(st.seq, r.seq);
+    let next = turn_player(&st);
+    let next_token = &g.seat_tokens[next as usize];
+    let legal: Vec<u32> = hints(&mut c, &g.game_id, next_token)
+        .await
+        .plays
+        .iter()
+        .filter(|pl| pl.cards.len() == 1)
+        .map(|pl| rank_of(pl.cards[0]))
+        .collect();
+    let hand = state(&mut c, &g.game_id, next_token).await.hand;
+    let weak = hand
+        .iter()
+        .copied()
+        .find(|&id| !legal.contains(&rank_of(id)))
+        .unwrap_or_else(|| panic!("seed {seed}: every card of the next seat beats {top:?}"));
+    expect_reject(
+        submit(&mut c, next_token, cards_req(&g, next, vec![weak])).await,
+        Code::FailedPrecondition,
+        "DOES_NOT_BEAT",
+    );
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn game_over_after_the_match_ends() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 104).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let leaver = (p + 1) % 4;
+    let r = c
+        .leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: g.game_id.clone(),
+            },
+            &g.seat_tokens[leaver as usize],
+        ))
+        .await
+        .expect("LeaveGame")
+        .into_inner();
+    assert_eq!(r.seq, st.seq + 1);
+    let token = &g.seat_tokens[p as usize];
+    let hand = state(&mut c, &g.game_id, token).await.hand;
+    expect_reject(
+        submit(&mut c, token, cards_req(&g, p, vec![hand[0]])).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    expect_reject(
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: g.game_id.clone(),
+            },
+            token,
+        ))
+        .await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    expect_reject(
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: g.game_id.clone(),
+            },
+            token,
+        ))
+        .await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stale_seq_is_aborted_with_the_current_seq() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 105).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let token = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, token).await;
+    let s = expect_reject(
+        submit(
+            &mut c,
+            token,
+            play_req(&g.game_id, p, &h.plays[0], st.seq + 7),
+        )
+        .await,
+        Code::Aborted,
+        "STALE_SEQ",
+    );
+    assert_eq!(metadata(&s, "current_seq"), Some(st.seq.to_string()));
+    assert!(s.message().contains(&st.seq.to_string()), "{}", s.message());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_such_game_is_not_found() {
+    let mut c = shared_client().await;
+    expect_reject(
+        c.get_state(authed(
+            pb::GetStateRequest {
+                game_id: "0123456789abcdef01234567".into(),
+            },
+            ADMIN_KEY,
+        ))
+        .await,
+        Code::NotFound,
+        "NO_SUCH_GAME",
+    );
+    expect_reject(
+        c.get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: "0123456789abcdef01234567".into(),
+            },
+            "",
+        ))
+        .await,
+        Code::NotFound,
+        "NO_SUCH_GAME",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_is_game_in_progress_until_the_match_ends() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 106).await;
+    let req = || pb::GetReplayRequest {
+        game_id: g.game_id.clone(),
+    };
+    expect_reject(
+        c.get_replay(authed(req(), "")).await,
+        Code::FailedPrecondition,
+        "GAME_IN_PROGRESS",
+    );
+    expect_reject(
+        c.get_replay(authed(req(), &g.seat_tokens[0])).await,
+        Code::FailedPrecondition,
+        "GAME_IN_PROGRESS",
+    );
+    // The admin may read it at any time.
+    let r = c
+        .get_replay(authed(req(), ADMIN_KEY))
+        .await
+        .expect("admin replay")
+        .into_inner();
+    assert_eq!(r.seed, game_seed(106));
+}
+
+/// A server of its own: open (no keys) and at most two games in progress.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_mode_and_the_games_limit() {
+    let server = TestServer::start(|c| c.max_games = 2).await;
+    let mut c = server.client().await;
+    // Open: anyone creates, with the admin extras; the operators' service is open too.
+    let a = create(&mut c, "", create_req("classic", 1, Some(7))).await;
+    create(&mut c, "", create_req("erren", 1, None)).await;
+    expect_reject(
+        c.create_game(authed(create_req("classic", 1, None), ""))
+            .await,
+        Code::ResourceExhausted,
+        "LIMIT_EXCEEDED",
+    );
+    // A finished game frees its place.
+    let (st, p) = {
+        let st = state(&mut c, &a.game_id, &a.seat_tokens[0]).await;
+        let p = turn_player(&st);
+        (st, p)
+    };
+    let r = c
+        .leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: a.game_id.clone(),
+            },
+            &a.seat_tokens[p as usize],
+        ))
+        .await
+        .expect("leave")
+        .into_inner();
+    assert_eq!(r.seq, st.seq + 1);
+    create(&mut c, "", create_req("classic", 1, None)).await;
+    let mut admin = VariantAdminClient::new(server.channel().await);
+    let v = admin
+        .validate_variant(authed(
+            pb::ValidateVariantRequest {
+                source: "not a script".into(),
+                file_name: "x.rhai".into(),
+            },
+            "",
+        ))
+        .await
+        .expect("open operators' service")
+        .into_inner();
+    assert!(!v.ok && !v.errors.is_empty());
+}
+
+// ---------------------------------------------------------------- authentication
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seat_tokens_are_bound_to_their_seat_and_game() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 201).await;
+    let other_game = new_game(&mut c, "classic", 202).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let h = hints(&mut c, &g.game_id, &g.seat_tokens[p as usize]).await;
+    // Another seat's token (acting as the seat to play).
+    let wrong = &g.seat_tokens[((p + 1) % 4) as usize];
+    expect_reject(
+        submit(&mut c, wrong, play_req(&g.game_id, p, &h.plays[0], 0)).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    // Another game's token, on every rpc of a game.
+    let foreign = &other_game.seat_tokens[p as usize];
+    expect_reject(
+        submit(&mut c, foreign, play_req(&g.game_id, p, &h.plays[0], 0)).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    let gid = || g.game_id.clone();
+    expect_reject(
+        c.get_state(authed(pb::GetStateRequest { game_id: gid() }, foreign))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    expect_reject(
+        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, foreign))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    expect_reject(
+        c.leave_game(authed(pb::LeaveGameRequest { game_id: gid() }, foreign))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    expect_reject(
+        c.watch_game(authed(
+            pb::WatchGameRequest {
+                game_id: gid(),
+                from_seq: 0,
+            },
+            foreign,
+        ))
+        .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    // The spectator token watches and reads, but cannot act or ask for hints.
+    let spec = &g.spectator_token;
+    let seen = state(&mut c, &g.game_id, spec).await;
+    assert!(seen.hand.is_empty() && seen.partner_hand.is_empty() && seen.your_seat.is_none());
+    expect_reject(
+        submit(&mut c, spec, play_req(&g.game_id, p, &h.plays[0], 0)).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    expect_reject(
+        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, spec))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    expect_reject(
+        c.leave_game(authed(pb::LeaveGameRequest { game_id: gid() }, spec))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    // Nothing happened.
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_or_unknown_tokens_are_unauthenticated() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 203).await;
+    let other_game = new_game(&mut c, "classic", 204).await;
+    let forged_here = format!("{}.p0.{}", g.game_id, "0".repeat(32));
+    let forged_there = format!("{}.p0.{}", other_game.game_id, "0".repeat(32));
+    let no_game = format!("{}.p0.{}", "feedfeedfeedfeedfeedfeed", "0".repeat(32));
+    let bad_seat = g.seat_tokens[0].replacen(".p0.", ".p9.", 1);
+    for token in [
+        "",
+        "nonsense",
+        forged_here.as_str(),
+        forged_there.as_str(),
+        no_game.as_str(),
+        bad_seat.as_str(),
+    ] {
+        let s = expect_reject(
+            c.get_state(authed(
+                pb::GetStateRequest {
+                    game_id: g.game_id.clone(),
+                },
+                token,
+            ))
+            .await,
+            Code::Unauthenticated,
+            "UNAUTHENTICATED_TOKEN",
+        );
+        assert!(
+            token.is_empty() || !s.message().contains(token),
+            "a token is echoed: {s:?}"
+        );
+        expect_reject(
+            submit(&mut c, token, pass_req(&g.game_id, 0, 0)).await,
+            Code::Unauthenticated,
+            "UNAUTHENTICATED_TOKEN",
+        );
+    }
+    // A token with a wrong secret is unknown even for its own seat.
+    let mut wrong_secret = g.seat_tokens[1].clone();
+    let last = wrong_secret.pop().expect("a token");
+    wrong_secret.push(if last == '0' { '1' } else { '0' });
+    expect_reject(
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: g.game_id.clone(),
+            },
+            &wrong_secret,
+        ))
+        .await,
+        Code::Unauthenticated,
+        "UNAUTHENTICATED_TOKEN",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creating_games_needs_a_platform_key_when_keys_are_configured() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 205).await;
+    expect_reject(
+        c.create_game(authed(create_req("classic", 1, None), ""))
+            .await,
+        Code::Unauthenticated,
+        "UNAUTHENTICATED_TOKEN",
+    );
+    expect_reject(
+        c.create_game(authed(
+            create_req("classic", 1, None),
+            "not-a-configured-key",
+        ))
+        .await,
+        Code::Unauthenticated,
+        "UNAUTHENTICATED_TOKEN",
+    );
+    expect_reject(
+        c.create_game(authed(create_req("classic", 1, None), &g.seat_tokens[0]))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    let made = create(&mut c, ACME_KEY, create_req("classic", 1, None)).await;
+    assert_eq!(made.seat_tokens.len(), 4);
+    assert!(!made.spectator_token.is_empty());
+    assert_eq!(made.seed_commitment.len(), 64);
+    // Seeds and preset hands are admin-only.
+    expect_reject(
+        c.create_game(authed(create_req("classic", 1, Some(1)), ACME_KEY))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    let mut req = create_req("classic", 1, None);
+    req.preset_hands = Some(pb::PresetHands::default());
+    expect_reject(
+        c.create_game(authed(req, ACME_KEY)).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    // A platform key does not act in games.
+    expect_reject(
+        c.get_state(authed(
+            pb::GetStateRequest {
+                game_id: made.game_id.clone(),
+            },
+            ACME_KEY,
+        ))
+        .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    // The operators' service: the admin key only.
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
+    let mut admin = VariantAdminClient::new(channel(addr).await);
+    let req = || pb::ValidateVariantRequest {
+        source: "fn meta() { 1 }".into(),
+        file_name: "x.rhai".into(),
+    };
+    expect_reject(
+        admin.validate_variant(authed(req(), "")).await,
+        Code::Unauthenticated,
+        "UNAUTHENTICATED_TOKEN",
+    );
+    expect_reject(
+        admin.validate_variant(authed(req(), ACME_KEY)).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    expect_reject(
+        admin
+            .validate_variant(authed(req(), &g.seat_tokens[0]))
+            .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    let v = admin
+        .validate_variant(authed(req(), ADMIN_KEY))
+        .await
+        .expect("admin validates")
+        .into_inner();
+    assert!(!v.ok);
+    // ListVariants: anyone.
+    let list = c
+        .list_variants(authed(pb::ListVariantsRequest {}, ""))
+        .await
+        .expect("ListVariants")
+        .into_inner();
+    let ids: Vec<&str> = list.variants.iter().map(|v| v.id.as_str()).collect();
+    for v in VARIANTS {
+        assert!(ids.contains(&v), "{v} in {ids:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_of_one_platform_are_invisible_to_another() {
+    let mut c = shared_client().await;
+    let rid = format!("order-{}", test_seed(206));
+    let mut req = create_req("classic", 1, None);
+    req.request_id = rid.clone();
+    let acme = create(&mut c, ACME_KEY, req.clone()).await;
+    // The same request again: the same game and tokens. Another platform's same request id is
+    // its own game.
+    let again = create(&mut c, ACME_KEY, req.clone()).await;
+    assert_eq!(again, acme);
+    let other = create(&mut c, OTHER_KEY, req.clone()).await;
+    assert_ne!(other.game_id, acme.game_id);
+    assert!(
+        other
+            .seat_tokens
+            .iter()
+            .all(|t| !acme.seat_tokens.contains(t))
+    );
+
+    let replay = |id: &str| pb::GetReplayRequest { game_id: id.into() };
+    let unknown = "00aa00aa00aa00aa00aa00aa";
+    // In progress: the owner hears GAME_IN_PROGRESS; the other platform hears exactly what it
+    // hears for a game that does not exist.
+    expect_reject(
+        c.get_replay(authed(replay(&acme.game_id), ACME_KEY)).await,
+        Code::FailedPrecondition,
+        "GAME_IN_PROGRESS",
+    );
+    expect_reject(
+        c.get_replay(authed(replay(&acme.game_id), OTHER_KEY)).await,
+        Code::NotFound,
+        "NO_SUCH_GAME",
+    );
+    expect_reject(
+        c.get_replay(authed(replay(unknown), OTHER_KEY)).await,
+        Code::NotFound,
+        "NO_SUCH_GAME",
+    );
+    for id in [acme.game_id.as_str(), unknown] {
+        expect_reject(
+            c.get_state(authed(
+                pb::GetStateRequest { game_id: id.into() },
+                OTHER_KEY,
+            ))
+            .await,
+            Code::PermissionDenied,
+            "PERMISSION_DENIED_TOKEN",
+        );
+    }
+    // Finished: the owner reads the replay, the other platform still sees nothing.
+    let st = state(&mut c, &acme.game_id, &acme.seat_tokens[0]).await;
+    let p = turn_player(&st);
+    c.leave_game(authed(
+        pb::LeaveGameRequest {
+            game_id: acme.game_id.clone(),
+        },
+        &acme.seat_tokens[p as usize],
+    ))
+    .await
+    .expect("leave");
+    let r = c
+        .get_replay(authed(replay(&acme.game_id), ACME_KEY))
+        .await
+        .expect("owner's replay")
+        .into_inner();
+    assert_eq!(r.actions.len(), 1);
+    expect_reject(
+        c.get_replay(authed(replay(&acme.game_id), OTHER_KEY)).await,
+        Code::NotFound,
+        "NO_SUCH_GAME",
+    );
+    // The other platform's tokens do not open acme's game either.
+    expect_reject(
+        c.get_state(authed(
+            pb::GetStateRequest {
+                game_id: acme.game_id.clone(),
+            },
+            &other.seat_tokens[0],
+        ))
+        .await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+}
+
+// ---------------------------------------------------------------- exactly-once plays
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repeated_request_id_returns_the_original_result_without_acting_again() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 301).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let token = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, token).await;
+    let mut req = play_req(&g.game_id, p, &h.plays[0], st.seq);
+    req.request_id = "same-key".into();
+    let first = submit(&mut c, token, req.clone())
+        .await
+        .expect("play")
+        .into_inner();
+    assert_eq!(first.seq, st.seq + 1);
+    let retry = submit(&mut c, token, req.clone())
+        .await
+        .expect("retry")
+        .into_inner();
+    assert_eq!(retry, first);
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, first.seq);
+
+    // The game moves on; the retry still answers the original, even with other cards and a
+    // stale expected_seq, and acts on nothing.
+    let st2 = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let next = turn_player(&st2);
+    let next_token = &g.seat_tokens[next as usize];
+    let mut pass = pass_req(&g.game_id, next, st2.seq);
+    // Request ids belong to the seat that sent them: another seat's same key acts.
+    pass.request_id = "same-key".into();
+    let passed = submit(&mut c, next_token, pass)
+        .await
+        .expect("pass")
+        .into_inner();
+    assert_eq!(
+        passed.seq,
+        first.seq + 1,
+        "another seat's request with the same key must act"
+    );
+    let mut changed = req.clone();
+    changed.cards = h.plays.last().expect("a hint").cards.clone();
+    changed.declared = None;
+    let late = submit(&mut c, token, changed)
+        .await
+        .expect("late retry")
+        .into_inner();
+    assert_eq!(late, first);
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+            },
+            ADMIN_KEY,
+        ))
+        .await
+        .expect("admin replay")
+        .into_inner();
+    assert_eq!(replay.actions.len() as u64, passed.seq);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expected_seq_guards_against_acting_on_a_stale_state() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 302).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let token = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, token).await;
+    // 0: no check (the only way to act at seq 0).
+    let r = submit(&mut c, token, play_req(&g.game_id, p, &h.plays[0], 0))
+        .await
+        .expect("no check")
+        .into_inner();
+    assert_eq!(r.seq, st.seq + 1);
+    // The right seq: acts.
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let next = turn_player(&st);
+    let passed = submit(
+        &mut c,
+        &g.seat_tokens[next as usize],
+        pass_req(&g.game_id, next, st.seq),
+    )
+    .await
+    .expect("expected seq matches")
+    .into_inner();
+    assert_eq!(passed.seq, r.seq + 1);
+    // The seq the previous player acted on is stale now: nothing happens.
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let third = turn_player(&st);
+    let s = expect_reject(
+        submit(
+            &mut c,
+            &g.seat_tokens[third as usize],
+            pass_req(&g.game_id, third, r.seq),
+        )
+        .await,
+        Code::Aborted,
+        "STALE_SEQ",
+    );
+    assert_eq!(metadata(&s, "current_seq"), Some(passed.seq.to_string()));
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_many_simultaneous_identical_plays_exactly_one_succeeds() {
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
+    let mut c = GameEngineClient::new(channel(addr).await);
+    let g = new_game(&mut c, "classic", 303).await;
+    // One play first: `expected_seq` 0 means "no check", so the race is run at seq 1.
+    let (st, p) = turn(&mut c, &g).await;
+    let token = g.seat_tokens[p as usize].clone();
+    let h = hints(&mut c, &g.game_id, &token).await;
+    submit(&mut c, &token, play_req(&g.game_id, p, &h.plays[0], st.seq))
+        .await
+        .expect("lead");
+    let (st, p) = turn(&mut c, &g).await;
+    assert_eq!(st.seq, 1);
+    let token = g.seat_tokens[p as usize].clone();
+    let h = hints(&mut c, &g.game_id, &token).await;
+    let play = h
+        .plays
+        .first()
+        .cloned()
+        .unwrap_or_else(|| panic!("no play beats the lead: {h:?}"));
+    const N: usize = 24;
+    let mut channels = Vec::new();
+    for _ in 0..4 {
+        channels.push(channel(addr).await);
+    }
+    let barrier = Arc::new(tokio::sync::Barrier::new(N));
+    let tasks: Vec<_> = (0..N)
+        .map(|i| {
+            let mut client = GameEngineClient::new(channels[i % channels.len()].clone());
+            let mut req = play_req(&g.game_id, p, &play, st.seq);
+            req.request_id = format!("concurrent-{i}");
+            let (token, barrier) = (token.clone(), Arc::clone(&barrier));
+            tokio::spawn(async move {
+                barrier.wait().await;
+                client.submit_play(authed(req, &token)).await
+            })
+        })
+        .collect();
+    let mut ok = Vec::new();
+    let mut stale = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            Ok(r) => ok.push(r.into_inner()),
+            Err(s) => {
+                assert_eq!(
+                    (s.code(), reason_of(&s).as_deref()),
+                    (Code::Aborted, Some("STALE_SEQ")),
+                    "{s:?}"
+                );
+                assert_eq!(metadata(&s, "current_seq"), Some((st.seq + 1).to_string()));
+                stale += 1;
+            }
+        }
+    }
+    assert_eq!(ok.len(), 1, "exactly one success");
+    assert_eq!(stale, N - 1);
+    assert_eq!(ok[0].seq, st.seq + 1);
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq + 1);
+
+    // The same request sent many times at once (one request id): all get the one result.
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let next = turn_player(&st);
+    let next_token = g.seat_tokens[next as usize].clone();
+    let barrier = Arc::new(tokio::sync::Barrier::new(8));
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let mut client = GameEngineClient::new(channels[i % channels.len()].clone());
+            let mut req = pass_req(&g.game_id, next, st.seq);
+            req.request_id = "one-pass".into();
+            let (token, barrier) = (next_token.clone(), Arc::clone(&barrier));
+            tokio::spawn(async move {
+                barrier.wait().await;
+                client.submit_play(authed(req, &token)).await
+            })
+        })
+        .collect();
+    let mut results = Vec::new();
+    for t in tasks {
+        results.push(
+            t.await
+                .expect("task")
+                .expect("the same request")
+                .into_inner(),
+        );
+    }
+    assert!(
+        results
+            .iter()
+            .all(|r| *r == results[0] && r.seq == st.seq + 1)
+    );
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq + 1);
+}
+
+// ---------------------------------------------------------------- WatchGame resume
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
+    let seed = test_seed(401);
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
+    let mut c = GameEngineClient::new(channel(addr).await);
+    let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
+    let policy = Policy {
+        seed,
+        pass_prob: 0.3,
+        stop_at_seq: Some(40),
+    };
+    let players: Vec<_> = g
+        .seat_tokens
+        .iter()
+        .enumerate()
+        .map(|(p, t)| {
+            tokio::spawn(play_as(
+                addr,
+                g.game_id.clone(),
+                p as u32,
+                t.clone(),
+                policy,
+            ))
+        })
+        .collect();
+    let token = g.seat_tokens[1].clone();
+    let watch = |from_seq: u64| {
+        let (addr, game_id, token) = (addr, g.game_id.clone(), token.clone());
+        async move {
+            GameEngineClient::new(channel(addr).await)
+                .watch_game(authed(pb::WatchGameRequest { game_id, from_seq }, &token))
+                .await
+                .expect("WatchGame")
+                .into_inner()
+        }
+    };
+    // Receive until an event of a seq after 10 arrives: everything of the seqs before it is
+    // complete. That event is lost with the connection, which drops mid-deal.
+    let mut first = watch(0).await;
+    let mut kept = Vec::new();
+    let last = loop {
+        let ev = first.message().await.expect("stream").expect("an event");
+        let prev = kept.last().map(|e: &pb::GameEvent| e.seq);
+        if prev.is_some_and(|p| p >= 10 && ev.seq > p) {
+            break prev.expect("a previous event");
+        }
+        kept.push(ev);
+    };
+    drop(first);
+    // The game goes on meanwhile.
+    let mut st = state(&mut c, &g.game_id, &token).await;
+    while st.seq < last + 10 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        st = state(&mut c, &g.game_id, &token).await;
+    }
+    assert_eq!(st.phase, pb::Phase::Playing as i32, "still mid-deal");
+    let mut second = watch(last).await;
+    let mut resumed = Vec::new();
+    while resumed.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
+        resumed.push(second.message().await.expect("stream").expect("an event"));
+    }
+    for p in players {
+        p.await.expect("player task").expect("player");
+    }
+    // Compared with one uninterrupted stream of the same viewer.
+    let mut full_stream = watch(0).await;
+    let mut full = Vec::new();
+    while full.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
+        full.push(
+            full_stream
+                .message()
+                .await
+                .expect("stream")
+                .expect("an event"),
+        );
+    }
+    let joined: Vec<_> = kept.iter().chain(resumed.iter()).cloned().collect();
+    assert_eq!(
+        resumed[0].seq,
+        last + 1,
+        "seed {seed}: resumed after {last}"
+    );
+    assert_eq!(joined, full, "seed {seed}: dropped after seq {last}");
+}
