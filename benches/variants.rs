@@ -57,11 +57,15 @@ fn bench(c: &mut Criterion) {
         let d = deal(id);
         let e = escape(id);
         let s = seating(id);
-        c.bench_function(&format!("{id}/settle"), |b| b.iter(|| v.settle(black_box(&d)).unwrap()));
+        c.bench_function(&format!("{id}/settle"), |b| {
+            b.iter(|| v.settle(black_box(&d)).unwrap())
+        });
         c.bench_function(&format!("{id}/settle_escape"), |b| {
             b.iter(|| v.settle_escape(black_box(&e)).unwrap())
         });
-        c.bench_function(&format!("{id}/seating"), |b| b.iter(|| v.seating(black_box(&s)).unwrap()));
+        c.bench_function(&format!("{id}/seating"), |b| {
+            b.iter(|| v.seating(black_box(&s)).unwrap())
+        });
     }
     // Compiling and contract-checking one script (what a reload pays before its checks).
     let (_, src) = variants::EMBEDDED[2];

@@ -48,7 +48,9 @@ fn heap_of<T: Clone>(value: &T) -> usize {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let variant = std::env::args().nth(1).unwrap_or_else(|| "baibian".to_string());
+    let variant = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "baibian".to_string());
     let compiled = shuangkou::variants::builtin(&variant)?;
     let hooks = compiled.with_defaults()?;
     let config = GameConfig {
@@ -73,7 +75,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for deal in 1..=2u32 {
         // Play until about half of the deal's cards are on the table.
         while game.deal_number() == deal
-            && (0..game.players()).map(|s| game.hand(s).len()).sum::<usize>() > per_deal / 2
+            && (0..game.players())
+                .map(|s| game.hand(s).len())
+                .sum::<usize>()
+                > per_deal / 2
         {
             let Some(seat) = game.turn() else { break };
             let player = game.seating()[seat as usize];
@@ -91,7 +96,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }),
                 }
             };
-            let entry = Entry { player, action, at: 0 };
+            let entry = Entry {
+                player,
+                action,
+                at: 0,
+            };
             let ev = game.apply(&hooks, entry)?;
             log.push(entry);
             events.push((game.seq(), ev));
@@ -127,7 +136,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     }),
                 }
             };
-            let entry = Entry { player, action, at: 0 };
+            let entry = Entry {
+                player,
+                action,
+                at: 0,
+            };
             let ev = game.apply(&hooks, entry)?;
             log.push(entry);
             events.push((game.seq(), ev));

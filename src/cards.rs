@@ -163,7 +163,9 @@ pub enum CardError {
     BadCardId(u32),
     #[error("unknown card token {0:?} (expected 3..9, T or 10, J, Q, K, A, 2, SJ, BJ)")]
     UnknownToken(String),
-    #[error("too many copies of {rank}: token {token:?} would be copy {count}, the decks hold {max}")]
+    #[error(
+        "too many copies of {rank}: token {token:?} would be copy {count}, the decks hold {max}"
+    )]
     TooManyCopies {
         token: String,
         rank: Rank,
@@ -274,8 +276,24 @@ impl<'de> Deserialize<'de> for Card {
 }
 
 /// A set of physical cards: a 108-bit set in a `u128`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+///
+/// Serialized as the list of its card ids (readable in logs and snapshots, and safe inside
+/// internally tagged enums, whose buffering has no `u128`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct CardSet(u128);
+
+impl Serialize for CardSet {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter().map(|c| c.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for CardSet {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CardSet, D::Error> {
+        let ids = Vec::<u32>::deserialize(d)?;
+        CardSet::from_ids(&ids).map_err(serde::de::Error::custom)
+    }
+}
 
 /// Bit mask of the eight physical copies of each suited rank, and the two of each joker.
 const fn rank_mask(rank: Rank) -> u128 {
@@ -659,7 +677,10 @@ mod tests {
     #[test]
     fn card_ids_match_the_api_encoding() {
         let c = Card::new(0).unwrap();
-        assert_eq!((c.rank(), c.suit(), c.deck()), (Rank::THREE, Some(Suit::Spades), 0));
+        assert_eq!(
+            (c.rank(), c.suit(), c.deck()),
+            (Rank::THREE, Some(Suit::Spades), 0)
+        );
         let c = Card::new(12).unwrap();
         assert_eq!(c.rank(), Rank::TWO);
         let c = Card::new(13 + 11).unwrap();
@@ -667,7 +688,10 @@ mod tests {
         assert_eq!(Card::new(52).unwrap().rank(), Rank::SMALL_JOKER);
         assert_eq!(Card::new(53).unwrap().rank(), Rank::BIG_JOKER);
         let c = Card::new(54 + 51).unwrap();
-        assert_eq!((c.rank(), c.suit(), c.deck()), (Rank::TWO, Some(Suit::Diamonds), 1));
+        assert_eq!(
+            (c.rank(), c.suit(), c.deck()),
+            (Rank::TWO, Some(Suit::Diamonds), 1)
+        );
         assert_eq!(Card::new(107).unwrap().rank(), Rank::BIG_JOKER);
         assert_eq!(Card::new(108), Err(CardError::BadCardId(108)));
         for c in Card::all() {
@@ -701,9 +725,22 @@ mod tests {
             Err(CardError::UnknownToken("X".into()))
         );
         let e = "7 7 7 7 7 7 7 7 7".parse::<RankCounts>().unwrap_err();
-        assert!(matches!(e, CardError::TooManyCopies { count: 9, .. }), "{e}");
+        assert!(
+            matches!(e, CardError::TooManyCopies { count: 9, .. }),
+            "{e}"
+        );
         let e = "sj SJ sj".parse::<RankCounts>().unwrap_err();
-        assert!(matches!(e, CardError::TooManyCopies { count: 3, max: 2, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                CardError::TooManyCopies {
+                    count: 3,
+                    max: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains("sj"));
     }
 
@@ -727,7 +764,10 @@ mod tests {
         assert_eq!(b.minus(a).unwrap().to_string(), "3 5");
         assert_eq!(a.minus(b), None);
         assert_eq!(a.plus(a).to_string(), "3 3 3 3 4 4");
-        assert_eq!(RankCounts::from_bits(RankCounts::FULL.bits()), Some(RankCounts::FULL));
+        assert_eq!(
+            RankCounts::from_bits(RankCounts::FULL.bits()),
+            Some(RankCounts::FULL)
+        );
         assert_eq!(RankCounts::from_bits(9), None);
     }
 

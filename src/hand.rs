@@ -123,7 +123,10 @@ impl WildUse {
     /// The (joker, rank it became) pairs.
     pub fn iter(&self) -> impl Iterator<Item = (Rank, Rank)> + '_ {
         (0..self.n as usize).filter_map(|i| {
-            Some((Rank::from_index(self.from[i])?, Rank::from_index(self.to[i])?))
+            Some((
+                Rank::from_index(self.from[i])?,
+                Rank::from_index(self.to[i])?,
+            ))
         })
     }
 
@@ -237,8 +240,16 @@ fn names(hands: &[Hand]) -> String {
 fn split_wilds(cards: RankCounts, rules: &Rules) -> (RankCounts, u8, u8) {
     let sj = cards.get(Rank::SMALL_JOKER);
     let bj = cards.get(Rank::BIG_JOKER);
-    let ws = if rules.is_wild(Rank::SMALL_JOKER) { sj } else { 0 };
-    let wb = if rules.is_wild(Rank::BIG_JOKER) { bj } else { 0 };
+    let ws = if rules.is_wild(Rank::SMALL_JOKER) {
+        sj
+    } else {
+        0
+    };
+    let wb = if rules.is_wild(Rank::BIG_JOKER) {
+        bj
+    } else {
+        0
+    };
     let nat = cards
         .with(Rank::SMALL_JOKER, sj - ws)
         .with(Rank::BIG_JOKER, bj - wb);
@@ -303,7 +314,11 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
         match n {
             1 => out.push(make(
                 HandType::Single,
-                if sj == 1 { Rank::SMALL_JOKER } else { Rank::BIG_JOKER },
+                if sj == 1 {
+                    Rank::SMALL_JOKER
+                } else {
+                    Rank::BIG_JOKER
+                },
                 None,
                 1,
                 1,
@@ -314,8 +329,23 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
                 0,
             )),
             2 if sj == 2 || bj == 2 => {
-                let r = if sj == 2 { Rank::SMALL_JOKER } else { Rank::BIG_JOKER };
-                out.push(make(HandType::Pair, r, None, 2, 1, false, cards, cards, 0, 0));
+                let r = if sj == 2 {
+                    Rank::SMALL_JOKER
+                } else {
+                    Rank::BIG_JOKER
+                };
+                out.push(make(
+                    HandType::Pair,
+                    r,
+                    None,
+                    2,
+                    1,
+                    false,
+                    cards,
+                    cards,
+                    0,
+                    0,
+                ));
             }
             2 if rules.is_wild(Rank::BIG_JOKER) && rules.big_joker_as_small => {
                 // A wild big joker stands for the small joker (§8 #19).
@@ -371,7 +401,18 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
 
     let (nat, ws, wb) = split_wilds(cards, rules);
     if n == 1 {
-        out.push(make(HandType::Single, first_rank(nat), None, 1, 1, false, nat, nat, 0, 0));
+        out.push(make(
+            HandType::Single,
+            first_rank(nat),
+            None,
+            1,
+            1,
+            false,
+            nat,
+            nat,
+            0,
+            0,
+        ));
         return out;
     }
 
@@ -420,8 +461,30 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
         let r = rank(hi);
         let target = RankCounts::EMPTY.with(r, n);
         match n {
-            2 => out.push(make(HandType::Pair, r, None, 2, 1, false, nat, target, ws, wb)),
-            3 => out.push(make(HandType::Triple, r, None, 3, 1, false, nat, target, ws, wb)),
+            2 => out.push(make(
+                HandType::Pair,
+                r,
+                None,
+                2,
+                1,
+                false,
+                nat,
+                target,
+                ws,
+                wb,
+            )),
+            3 => out.push(make(
+                HandType::Triple,
+                r,
+                None,
+                3,
+                1,
+                false,
+                nat,
+                target,
+                ws,
+                wb,
+            )),
             _ => {}
         }
     }
@@ -536,7 +599,9 @@ fn best_chain_bomb(
                 max_g = max_g.max(g);
             }
             let level = match rules.unequal_chain_level {
-                UnequalChainLevel::MaxWithLargestGroup if rules.chain_bombs == ChainBombs::Unequal => {
+                UnequalChainLevel::MaxWithLargestGroup
+                    if rules.chain_bombs == ChainBombs::Unequal =>
+                {
                     (min_g + links).max(max_g)
                 }
                 _ => min_g + links,
@@ -675,7 +740,10 @@ mod tests {
     fn wild_straight_takes_the_larger_value() {
         let h = one("4 5 6 7 8 BJ", &Rules::BAIBIAN);
         assert_eq!((h.kind, h.len, h.key), (HandType::Straight, 6, Rank::NINE));
-        assert_eq!(h.wilds.iter().collect::<Vec<_>>(), vec![(Rank::BIG_JOKER, Rank::NINE)]);
+        assert_eq!(
+            h.wilds.iter().collect::<Vec<_>>(),
+            vec![(Rank::BIG_JOKER, Rank::NINE)]
+        );
     }
 
     #[test]
@@ -683,7 +751,10 @@ mod tests {
         assert_eq!(one("BJ", &Rules::BAIBIAN).kind, HandType::Single);
         assert_eq!(one("SJ BJ", &Rules::BAIBIAN).key, Rank::SMALL_JOKER);
         assert!(classify("SJ BJ".parse().unwrap(), &Rules::CLASSIC).is_empty());
-        assert_eq!(one("SJ SJ BJ", &Rules::QIANBIAN).kind, HandType::ThreeJokers);
+        assert_eq!(
+            one("SJ SJ BJ", &Rules::QIANBIAN).kind,
+            HandType::ThreeJokers
+        );
     }
 
     #[test]
@@ -692,9 +763,17 @@ mod tests {
         let kinds: Vec<_> = all.iter().map(|h| (h.kind, h.key)).collect();
         assert_eq!(
             kinds,
-            vec![(HandType::Straight, Rank::EIGHT), (HandType::PairChain, Rank::FIVE)]
+            vec![
+                (HandType::Straight, Rank::EIGHT),
+                (HandType::PairChain, Rank::FIVE)
+            ]
         );
-        let e = resolve("3 4 5 SJ BJ BJ".parse().unwrap(), None, None, &Rules::QIANBIAN);
+        let e = resolve(
+            "3 4 5 SJ BJ BJ".parse().unwrap(),
+            None,
+            None,
+            &Rules::QIANBIAN,
+        );
         assert!(matches!(e, Err(PlayError::Ambiguous { .. })));
     }
 }

@@ -14,8 +14,8 @@
 
 pub mod cards;
 pub mod cli;
-pub mod config;
 pub mod compare;
+pub mod config;
 pub mod game;
 pub mod hand;
 pub mod metrics;

@@ -38,7 +38,10 @@ fn main() -> ExitCode {
 }
 
 fn serve(config: shuangkou::config::ServeConfig) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("serve: cannot start the runtime: {e}");

@@ -48,8 +48,8 @@ pub const STORE_UP: &str = "shuangkou_store_up";
 
 /// Latency buckets in seconds, from 50 µs to 10 s.
 const LATENCY_BUCKETS: [f64; 16] = [
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-    0.5, 1.0, 2.5, 10.0,
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 10.0,
 ];
 
 /// Installs the Prometheus exporter with an HTTP listener serving `/metrics` on `addr`, and
@@ -76,12 +76,20 @@ fn describe() {
     describe_counter!(BOMBS, "Bombs played by star level");
     describe_counter!(REJECTIONS, "Rejected requests by reason");
     describe_counter!(SCRIPT_CALLS, "Variant script hook calls");
-    describe_histogram!(SCRIPT_DURATION, metrics::Unit::Seconds, "Variant script hook latency");
+    describe_histogram!(
+        SCRIPT_DURATION,
+        metrics::Unit::Seconds,
+        "Variant script hook latency"
+    );
     describe_counter!(SCRIPT_ERRORS, "Variant script hook errors");
     describe_counter!(SCRIPT_LIMIT_HITS, "Variant script sandbox limit hits");
     describe_counter!(VARIANT_RELOADS, "Variant reloads by result");
     describe_gauge!(WATCH_STREAMS, "Open WatchGame streams");
-    describe_histogram!(STORE_DURATION, metrics::Unit::Seconds, "Store operation latency");
+    describe_histogram!(
+        STORE_DURATION,
+        metrics::Unit::Seconds,
+        "Store operation latency"
+    );
     describe_counter!(STORE_ERRORS, "Store errors by operation");
     describe_gauge!(STORE_UP, "1 while the store is reachable");
 }
@@ -124,7 +132,14 @@ pub fn play(variant: &str, kind: &'static str, stars: Option<u8>, is_bomb: bool)
 }
 
 /// Records a script hook call.
-pub fn script_call(variant: &str, version: &str, hook: &'static str, seconds: f64, error: bool, limit: bool) {
+pub fn script_call(
+    variant: &str,
+    version: &str,
+    hook: &'static str,
+    seconds: f64,
+    error: bool,
+    limit: bool,
+) {
     let short = &version[..version.len().min(12)];
     counter!(SCRIPT_CALLS, "variant" => variant.to_string(), "version" => short.to_string(), "hook" => hook).increment(1);
     histogram!(SCRIPT_DURATION, "variant" => variant.to_string(), "hook" => hook).record(seconds);

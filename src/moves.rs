@@ -134,8 +134,16 @@ impl<'a> Gen<'a> {
     ) -> Gen<'a> {
         let sj = hand.get(Rank::SMALL_JOKER);
         let bj = hand.get(Rank::BIG_JOKER);
-        let ws = if rules.is_wild(Rank::SMALL_JOKER) { sj } else { 0 };
-        let wb = if rules.is_wild(Rank::BIG_JOKER) { bj } else { 0 };
+        let ws = if rules.is_wild(Rank::SMALL_JOKER) {
+            sj
+        } else {
+            0
+        };
+        let wb = if rules.is_wild(Rank::BIG_JOKER) {
+            bj
+        } else {
+            0
+        };
         let nat = hand
             .with(Rank::SMALL_JOKER, sj - ws)
             .with(Rank::BIG_JOKER, bj - wb);
@@ -172,7 +180,9 @@ impl<'a> Gen<'a> {
         let (ws, wb) = (self.ws, self.wb);
         let lo = k.saturating_sub(wb);
         let hi = k.min(ws);
-        (lo..=hi).filter(move |_| k <= ws + wb).map(move |a| (a, k - a))
+        (lo..=hi)
+            .filter(move |_| k <= ws + wb)
+            .map(move |a| (a, k - a))
     }
 
     /// Does a play of this type and key (non-bomb) have a chance against the previous play?
@@ -362,7 +372,8 @@ impl<'a> Gen<'a> {
                     let target = RankCounts::EMPTY.with(r, n);
                     let stars = rules.has_stars().then_some(n);
                     for (a, b) in self.splits(k) {
-                        let h = hand::make(HandType::Bomb, r, stars, n, 1, false, nat, target, a, b);
+                        let h =
+                            hand::make(HandType::Bomb, r, stars, n, 1, false, nat, target, a, b);
                         self.emit(nat.plus(jokers(a, b)), h);
                     }
                 }
@@ -539,12 +550,22 @@ mod tests {
     #[test]
     fn qianbian_ambiguous_cards_give_two_plays() {
         let got = plays("3 4 5 SJ BJ BJ", None, &Rules::QIANBIAN);
-        assert!(got.contains(&"straight:3 4 5 SJ BJ BJ".to_string()), "{got:?}");
-        assert!(got.contains(&"pair_chain:3 4 5 SJ BJ BJ".to_string()), "{got:?}");
+        assert!(
+            got.contains(&"straight:3 4 5 SJ BJ BJ".to_string()),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&"pair_chain:3 4 5 SJ BJ BJ".to_string()),
+            "{got:?}"
+        );
     }
 
     /// Every sub-multiset of `hand`, classified: the plain definition of "legal lead".
-    fn brute_force(hand: RankCounts, previous: Option<&Hand>, rules: &Rules) -> Vec<(u64, HandType)> {
+    fn brute_force(
+        hand: RankCounts,
+        previous: Option<&Hand>,
+        rules: &Rules,
+    ) -> Vec<(u64, HandType)> {
         let ranks: Vec<(Rank, u8)> = hand.iter().collect();
         let mut out = Vec::new();
         let mut counts = vec![0u8; ranks.len()];
@@ -609,10 +630,24 @@ mod tests {
                     hand_ranks.push(Rank::SMALL_JOKER);
                 }
             }
-            let Ok(hand) = RankCounts::from_ranks(hand_ranks) else { continue };
+            let Ok(hand) = RankCounts::from_ranks(hand_ranks) else {
+                continue;
+            };
             let extra = [
-                ("baibian+cyclic", Rules { cyclic_chain_bombs: true, ..Rules::BAIBIAN }),
-                ("qianbian+cyclic", Rules { cyclic_chain_bombs: true, ..Rules::QIANBIAN }),
+                (
+                    "baibian+cyclic",
+                    Rules {
+                        cyclic_chain_bombs: true,
+                        ..Rules::BAIBIAN
+                    },
+                ),
+                (
+                    "qianbian+cyclic",
+                    Rules {
+                        cyclic_chain_bombs: true,
+                        ..Rules::QIANBIAN
+                    },
+                ),
             ];
             let presets = Rules::PRESET_IDS.map(|id| (id, Rules::preset(id).unwrap()));
             for (id, rules) in presets.into_iter().chain(extra) {
@@ -634,7 +669,11 @@ mod tests {
                         .collect();
                     fast.sort_unstable();
                     let slow = brute_force(hand, Some(&p.hand), &rules);
-                    assert_eq!(fast, slow, "seed {seed} variant {id} hand {hand} prev {}", p.cards);
+                    assert_eq!(
+                        fast, slow,
+                        "seed {seed} variant {id} hand {hand} prev {}",
+                        p.cards
+                    );
                 }
             }
         }

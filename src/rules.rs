@@ -140,7 +140,9 @@ pub enum RulesError {
         min: u8,
         max: u8,
     },
-    #[error("classic bomb order has no star levels: 三王, chain bombs and wild cards need bomb_order = stars")]
+    #[error(
+        "classic bomb order has no star levels: 三王, chain bombs and wild cards need bomb_order = stars"
+    )]
     ClassicWithStarFeatures,
     #[error("no preset named {0:?} (known: classic, jj, baibian, huopin, qianbian, erren)")]
     UnknownPreset(String),
@@ -248,8 +250,18 @@ impl Rules {
             ("min_pair_chain", self.min_pair_chain, 2, 12),
             ("min_triple_chain", self.min_triple_chain, 2, 12),
             ("min_chain_links", self.min_chain_links, 2, 13),
-            ("max_chain_links", self.max_chain_links, self.min_chain_links, 13),
-            ("min_naturals_in_sequence", self.min_naturals_in_sequence, 0, 12),
+            (
+                "max_chain_links",
+                self.max_chain_links,
+                self.min_chain_links,
+                13,
+            ),
+            (
+                "min_naturals_in_sequence",
+                self.min_naturals_in_sequence,
+                0,
+                12,
+            ),
         ];
         for (name, value, min, max) in ranges {
             if value < min || value > max {

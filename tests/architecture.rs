@@ -6,8 +6,20 @@ use std::fs;
 use std::path::Path;
 
 const FORBIDDEN: [&str; 14] = [
-    "tokio", "tonic", "prost", "rhai", "metrics", "redis", "redb", "tracing", "notify", "hyper",
-    "crate::service", "crate::variants", "crate::store", "crate::cli",
+    "tokio",
+    "tonic",
+    "prost",
+    "rhai",
+    "metrics",
+    "redis",
+    "redb",
+    "tracing",
+    "notify",
+    "hyper",
+    "crate::service",
+    "crate::variants",
+    "crate::store",
+    "crate::cli",
 ];
 
 fn check_file(path: &Path, offenders: &mut Vec<String>) {
@@ -38,5 +50,9 @@ fn the_core_depends_on_no_adapter_crate() {
             check_file(&path, &mut offenders);
         }
     }
-    assert!(offenders.is_empty(), "core modules use adapter crates:\n{}", offenders.join("\n"));
+    assert!(
+        offenders.is_empty(),
+        "core modules use adapter crates:\n{}",
+        offenders.join("\n")
+    );
 }

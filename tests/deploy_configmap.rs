@@ -139,7 +139,10 @@ async fn configmap_update_hot_reloads_pins_running_games_and_refuses_broken_vers
         "an unchanged key keeps its version"
     );
     let new_game = create_game(&mut game, "classic", 4).await;
-    assert_eq!(new_game.variant_version, h2, "new games pin the new version");
+    assert_eq!(
+        new_game.variant_version, h2,
+        "new games pin the new version"
+    );
     // The game created before the update stays pinned to revision 1, and keeps playing.
     assert_eq!(
         pinned_version(&mut game, &old_game.game_id, &old_game.seat_tokens[0]).await,

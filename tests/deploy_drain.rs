@@ -153,7 +153,12 @@ async fn sigterm_turns_health_not_serving_first_finishes_calls_and_exits_in_time
         .expect("GetState during the drain delay")
         .into_inner();
     assert_eq!(state.seq, 1);
-    let mut fresh = Game::new(server.channel().await.expect("a new connection during the delay"));
+    let mut fresh = Game::new(
+        server
+            .channel()
+            .await
+            .expect("a new connection during the delay"),
+    );
     let listed = fresh
         .list_variants(pb::ListVariantsRequest {})
         .await

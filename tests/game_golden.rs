@@ -29,8 +29,18 @@ fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
     rng.fill(&mut s);
     let (mut g, _) = Game::new(cfg, &hooks, s, None, 0).unwrap();
     let mut out = String::new();
-    let _ = writeln!(out, "# seed {seed}, {} players, {deals} deals; step | seat | action | legal plays | state hash", g.players());
-    let _ = writeln!(out, "deal 1 seating {:?} leader {} shown {}", g.seating(), g.turn().unwrap(), g.shown_card());
+    let _ = writeln!(
+        out,
+        "# seed {seed}, {} players, {deals} deals; step | seat | action | legal plays | state hash",
+        g.players()
+    );
+    let _ = writeln!(
+        out,
+        "deal 1 seating {:?} leader {} shown {}",
+        g.seating(),
+        g.turn().unwrap(),
+        g.shown_card()
+    );
     let mut step = 0;
     while g.phase() == Phase::Playing {
         step += 1;
@@ -42,18 +52,51 @@ fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
         } else {
             let p = plays[rng.random_range(0..plays.len())];
             let cards = g.hand(seat).take(p.cards).unwrap();
-            let declared = Some(Declared { kind: p.hand.kind, key: p.hand.key() });
-            (Action::Play { cards, declared }, format!("{} {}", p.hand.kind, p.cards))
+            let declared = Some(Declared {
+                kind: p.hand.kind,
+                key: p.hand.key(),
+            });
+            (
+                Action::Play { cards, declared },
+                format!("{} {}", p.hand.kind, p.cards),
+            )
         };
-        let events = g.apply(&hooks, Entry { player, action, at: 0 }).unwrap();
-        let _ = writeln!(out, "{step} | {seat} | {text} | {} | {}", plays.len() + usize::from(can_pass), &g.state_hash()[..16]);
+        let events = g
+            .apply(
+                &hooks,
+                Entry {
+                    player,
+                    action,
+                    at: 0,
+                },
+            )
+            .unwrap();
+        let _ = writeln!(
+            out,
+            "{step} | {seat} | {text} | {} | {}",
+            plays.len() + usize::from(can_pass),
+            &g.state_hash()[..16]
+        );
         for e in events {
             match e {
                 Event::DealEnded(r) => {
-                    let _ = writeln!(out, "deal {} ended: places {:?} outcome {:?} scores {:?}", r.deal_number, r.places, r.outcome, r.settlement.scores);
+                    let _ = writeln!(
+                        out,
+                        "deal {} ended: places {:?} outcome {:?} scores {:?}",
+                        r.deal_number, r.places, r.outcome, r.settlement.scores
+                    );
                 }
-                Event::DealStarted { deal_number, players, leader, shown_card, .. } => {
-                    let _ = writeln!(out, "deal {deal_number} seating {players:?} leader {leader} shown {shown_card}");
+                Event::DealStarted {
+                    deal_number,
+                    players,
+                    leader,
+                    shown_card,
+                    ..
+                } => {
+                    let _ = writeln!(
+                        out,
+                        "deal {deal_number} seating {players:?} leader {leader} shown {shown_card}"
+                    );
                 }
                 _ => {}
             }
@@ -69,7 +112,8 @@ fn check(name: &str, got: String) {
         std::fs::write(&path, &got).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e} (UPDATE_GOLDEN=1 creates it)"));
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (UPDATE_GOLDEN=1 creates it)"));
     if want != got {
         let (i, (w, g)) = want
             .lines()
@@ -77,7 +121,10 @@ fn check(name: &str, got: String) {
             .enumerate()
             .find(|(_, (w, g))| w != g)
             .unwrap_or((0, ("<length differs>", "<length differs>")));
-        panic!("{name} differs at line {}:\n  golden: {w}\n  now:    {g}", i + 1);
+        panic!(
+            "{name} differs at line {}:\n  golden: {w}\n  now:    {g}",
+            i + 1
+        );
     }
 }
 

@@ -4,8 +4,8 @@
 
 use shuangkou::cards::{CardSet, RankCounts};
 use shuangkou::game::hooks::{
-    DealFacts, EscapeFacts, HookError, Outcome, SeatingDecision, SeatingFacts, Settlement,
-    SumRule, TimeoutFacts, VariantHooks,
+    DealFacts, EscapeFacts, HookError, Outcome, SeatingDecision, SeatingFacts, Settlement, SumRule,
+    TimeoutFacts, VariantHooks,
 };
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase, Viewer};
@@ -75,14 +75,31 @@ fn play(g: &mut Game, h: &dyn VariantHooks, seat: u8, cards: &str) -> Vec<Event>
     let player = g.seating()[seat as usize];
     let rc: RankCounts = cards.parse().unwrap();
     let cards = g.hand(seat).take(rc).unwrap();
-    g.apply(h, Entry { player, action: Action::Play { cards, declared: None }, at: 1 })
-        .unwrap_or_else(|e| panic!("seat {seat} play {rc}: {e}"))
+    g.apply(
+        h,
+        Entry {
+            player,
+            action: Action::Play {
+                cards,
+                declared: None,
+            },
+            at: 1,
+        },
+    )
+    .unwrap_or_else(|e| panic!("seat {seat} play {rc}: {e}"))
 }
 
 fn pass(g: &mut Game, h: &dyn VariantHooks, seat: u8) -> Vec<Event> {
     let player = g.seating()[seat as usize];
-    g.apply(h, Entry { player, action: Action::Pass, at: 1 })
-        .unwrap_or_else(|e| panic!("seat {seat} pass: {e}"))
+    g.apply(
+        h,
+        Entry {
+            player,
+            action: Action::Pass,
+            at: 1,
+        },
+    )
+    .unwrap_or_else(|e| panic!("seat {seat} pass: {e}"))
 }
 
 fn deal_end(events: &[Event]) -> Option<&shuangkou::game::DealResult> {
@@ -97,13 +114,23 @@ fn jie_feng_partner_leads_after_unbeaten_last_play() {
     // F01: N plays its last card, everyone passes: S (N's partner) leads.
     let (mut g, h) = start(&["3", "4 4", "5 5", "6 6"], Rules::CLASSIC);
     let ev = play(&mut g, &h, 0, "3");
-    assert!(ev.iter().any(|e| matches!(e, Event::PlayerOut { seat: 0, place: 1 })));
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::PlayerOut { seat: 0, place: 1 }))
+    );
     assert_eq!(g.turn(), Some(1));
     pass(&mut g, &h, 1);
     pass(&mut g, &h, 2);
     let ev = pass(&mut g, &h, 3);
     assert!(
-        ev.iter().any(|e| matches!(e, Event::TrickWon { winner: 0, leader: 2, jie_feng: true })),
+        ev.iter().any(|e| matches!(
+            e,
+            Event::TrickWon {
+                winner: 0,
+                leader: 2,
+                jie_feng: true
+            }
+        )),
         "{ev:?}"
     );
     assert_eq!(g.turn(), Some(2));
@@ -118,7 +145,14 @@ fn beaten_last_play_goes_to_the_trick_winner() {
     play(&mut g, &h, 1, "9");
     pass(&mut g, &h, 2);
     let ev = pass(&mut g, &h, 3);
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { winner: 1, leader: 1, jie_feng: false })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TrickWon {
+            winner: 1,
+            leader: 1,
+            jie_feng: false
+        }
+    )));
     assert_eq!(g.turn(), Some(1));
 }
 
@@ -192,12 +226,22 @@ fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
     play(&mut g, &h, 0, "3");
     pass(&mut g, &h, 1);
     let ev = play(&mut g, &h, 2, "5");
-    assert!(ev.iter().any(|e| matches!(e, Event::PlayerOut { seat: 2, place: 1 })));
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::PlayerOut { seat: 2, place: 1 }))
+    );
     pass(&mut g, &h, 3);
     pass(&mut g, &h, 0);
     let ev = pass(&mut g, &h, 1);
     // 接風 from S to N.
-    assert!(ev.iter().any(|e| matches!(e, Event::TrickWon { winner: 2, leader: 0, jie_feng: true })));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::TrickWon {
+            winner: 2,
+            leader: 0,
+            jie_feng: true
+        }
+    )));
     let ev = play(&mut g, &h, 0, "3");
     let r = deal_end(&ev).expect("N and S both out");
     assert_eq!(r.outcome, Some(Outcome::Double));
@@ -211,12 +255,29 @@ fn escape_mid_trick_ends_the_deal_and_the_match() {
     let (plays, _) = g.legal_plays(seat);
     let cards = g.hand(seat).take(plays[0].cards).unwrap();
     let player = g.seating()[seat as usize];
-    g.apply(&hooks, Entry { player, action: Action::Play { cards, declared: None }, at: 5 })
-        .unwrap();
+    g.apply(
+        &hooks,
+        Entry {
+            player,
+            action: Action::Play {
+                cards,
+                declared: None,
+            },
+            at: 5,
+        },
+    )
+    .unwrap();
     // Somebody who is not to act leaves.
     let leaver = g.seating()[((seat + 2) % 4) as usize];
     let ev = g
-        .apply(&hooks, Entry { player: leaver, action: Action::Leave, at: 6 })
+        .apply(
+            &hooks,
+            Entry {
+                player: leaver,
+                action: Action::Leave,
+                at: 6,
+            },
+        )
         .unwrap();
     assert!(ev.iter().any(|e| matches!(e, Event::Escaped { .. })));
     let r = deal_end(&ev).unwrap();
@@ -225,7 +286,14 @@ fn escape_mid_trick_ends_the_deal_and_the_match() {
     assert_eq!(r.settlement.scores.iter().sum::<i64>(), 0);
     assert_eq!(g.phase(), Phase::Finished);
     assert!(matches!(
-        g.apply(&hooks, Entry { player: 0, action: Action::Pass, at: 7 }),
+        g.apply(
+            &hooks,
+            Entry {
+                player: 0,
+                action: Action::Pass,
+                at: 7
+            }
+        ),
         Err(GameError::GameOver)
     ));
 }
@@ -235,12 +303,29 @@ fn rejected_actions_change_nothing() {
     let (mut g, h) = start(&["3 3 4", "5 5 6", "7 7 8", "9 9 T"], Rules::CLASSIC);
     let before = serde_json::to_string(&g).unwrap();
     let cases: Vec<(Entry, &str)> = vec![
-        (Entry { player: 1, action: Action::Pass, at: 1 }, "not your turn"),
-        (Entry { player: 0, action: Action::Pass, at: 1 }, "must lead"),
+        (
+            Entry {
+                player: 1,
+                action: Action::Pass,
+                at: 1,
+            },
+            "not your turn",
+        ),
         (
             Entry {
                 player: 0,
-                action: Action::Play { cards: g.hand(1).take("5".parse().unwrap()).unwrap(), declared: None },
+                action: Action::Pass,
+                at: 1,
+            },
+            "must lead",
+        ),
+        (
+            Entry {
+                player: 0,
+                action: Action::Play {
+                    cards: g.hand(1).take("5".parse().unwrap()).unwrap(),
+                    declared: None,
+                },
                 at: 1,
             },
             "cards not held",
@@ -248,17 +333,38 @@ fn rejected_actions_change_nothing() {
         (
             Entry {
                 player: 0,
-                action: Action::Play { cards: g.hand(0).take("3 4".parse().unwrap()).unwrap(), declared: None },
+                action: Action::Play {
+                    cards: g.hand(0).take("3 4".parse().unwrap()).unwrap(),
+                    declared: None,
+                },
                 at: 1,
             },
             "not a combination",
         ),
-        (Entry { player: 9, action: Action::Pass, at: 1 }, "no such player"),
-        (Entry { player: 0, action: Action::Timeout, at: 1 }, "no deadline"),
+        (
+            Entry {
+                player: 9,
+                action: Action::Pass,
+                at: 1,
+            },
+            "no such player",
+        ),
+        (
+            Entry {
+                player: 0,
+                action: Action::Timeout,
+                at: 1,
+            },
+            "no deadline",
+        ),
     ];
     for (entry, why) in cases {
         assert!(g.apply(&h, entry).is_err(), "{why} should be rejected");
-        assert_eq!(serde_json::to_string(&g).unwrap(), before, "{why} changed the state");
+        assert_eq!(
+            serde_json::to_string(&g).unwrap(),
+            before,
+            "{why} changed the state"
+        );
     }
     play(&mut g, &h, 0, "3 3");
     let before = serde_json::to_string(&g).unwrap();
@@ -267,7 +373,17 @@ fn rejected_actions_change_nothing() {
     let _ = low;
     // E's pair beat N's; now S must beat 5 5 with a pair: a single is refused.
     let single = g.hand(2).take("8".parse().unwrap()).unwrap();
-    let r = g.apply(&h, Entry { player: 2, action: Action::Play { cards: single, declared: None }, at: 1 });
+    let r = g.apply(
+        &h,
+        Entry {
+            player: 2,
+            action: Action::Play {
+                cards: single,
+                declared: None,
+            },
+            at: 1,
+        },
+    );
     assert!(matches!(r, Err(GameError::Play(_))), "{r:?}");
     assert_ne!(serde_json::to_string(&g).unwrap(), before);
 }
@@ -294,12 +410,22 @@ fn shown_card_held_twice_keeps_the_seats() {
         spec.push(set);
     }
     for seed in 0..8u8 {
-        let (g, ev) = Game::new(config(1, None), &hooks, [seed; 32], Some(spec.clone()), 0).unwrap();
-        let Some(Event::DealStarted { players, leader, shown_card, .. }) = ev.first() else {
+        let (g, ev) =
+            Game::new(config(1, None), &hooks, [seed; 32], Some(spec.clone()), 0).unwrap();
+        let Some(Event::DealStarted {
+            players,
+            leader,
+            shown_card,
+            ..
+        }) = ev.first()
+        else {
             panic!("no deal start")
         };
         assert_eq!(players, &vec![0, 1, 2, 3], "seed {seed}: nobody moves");
-        assert!(g.hand(*leader).contains(*shown_card), "seed {seed}: the holder leads");
+        assert!(
+            g.hand(*leader).contains(*shown_card),
+            "seed {seed}: the holder leads"
+        );
     }
 }
 
@@ -313,22 +439,48 @@ fn shown_card_twin_holder_swaps_with_the_seat_opposite() {
     // F09: N holds the shown card, E the twin: E swaps with S, so N and E become partners.
     let hooks = PlainHooks::new(Rules::BAIBIAN);
     let c = |deck, rank: &str| {
-        shuangkou::cards::Card::from_parts(deck, shuangkou::cards::Suit::Hearts, rank.parse().unwrap())
+        shuangkou::cards::Card::from_parts(
+            deck,
+            shuangkou::cards::Suit::Hearts,
+            rank.parse().unwrap(),
+        )
     };
     // N: deck-0 hearts 3..7; E: the deck-1 twins; S and W: spades.
     let n: CardSet = ["3", "4", "5", "6", "7"].iter().map(|r| c(0, r)).collect();
     let e: CardSet = ["3", "4", "5", "6", "7"].iter().map(|r| c(1, r)).collect();
     let s = hands(&["8 8 8 8 8"])[0];
-    let w = CardSet::FULL.difference(n).difference(e).difference(s).take("9 9 9 9 9".parse().unwrap()).unwrap();
+    let w = CardSet::FULL
+        .difference(n)
+        .difference(e)
+        .difference(s)
+        .take("9 9 9 9 9".parse().unwrap())
+        .unwrap();
     let mut found = false;
     for seed in 0..64u8 {
-        let (g, ev) = Game::new(config(1, None), &hooks, [seed; 32], Some(vec![n, e, s, w]), 0).unwrap();
-        let Some(Event::DealStarted { players, leader, shown_card, .. }) = ev.first() else {
+        let (g, ev) = Game::new(
+            config(1, None),
+            &hooks,
+            [seed; 32],
+            Some(vec![n, e, s, w]),
+            0,
+        )
+        .unwrap();
+        let Some(Event::DealStarted {
+            players,
+            leader,
+            shown_card,
+            ..
+        }) = ev.first()
+        else {
             panic!("no deal start")
         };
         if n.contains(*shown_card) {
             assert_eq!(*leader, 0);
-            assert_eq!(players, &vec![0, 2, 1, 3], "E (player 1) moved opposite... to seat 2");
+            assert_eq!(
+                players,
+                &vec![0, 2, 1, 3],
+                "E (player 1) moved opposite... to seat 2"
+            );
             assert_eq!(g.hand(2), e, "E's hand moved with E");
             assert_eq!(g.partner(0), Some(2));
             found = true;
@@ -353,14 +505,32 @@ fn classic_leader_follows_the_previous_result() {
             let seat = g.turn().unwrap();
             let (plays, can_pass) = g.legal_plays(seat);
             let player = g.seating()[seat as usize];
-            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let action = if can_pass && (plays.is_empty() || rng % 3 == 0) {
                 Action::Pass
             } else {
                 let p = &plays[(rng >> 33) % plays.len()];
-                Action::Play { cards: g.hand(seat).take(p.cards).unwrap(), declared: Some(shuangkou::hand::Declared { kind: p.hand.kind, key: p.hand.key() }) }
+                Action::Play {
+                    cards: g.hand(seat).take(p.cards).unwrap(),
+                    declared: Some(shuangkou::hand::Declared {
+                        kind: p.hand.kind,
+                        key: p.hand.key(),
+                    }),
+                }
             };
-            for e in g.apply(&hooks, Entry { player, action, at: 0 }).unwrap() {
+            for e in g
+                .apply(
+                    &hooks,
+                    Entry {
+                        player,
+                        action,
+                        at: 0,
+                    },
+                )
+                .unwrap()
+            {
                 if let Event::DealEnded(r) = e {
                     first_result = Some(r);
                 }
@@ -368,15 +538,27 @@ fn classic_leader_follows_the_previous_result() {
         }
         let r = first_result.unwrap();
         let first_player = r.players[r.places[0] as usize];
-        assert_eq!(g.deal_number(), 2, "seed {seed}: second deal started ({:?})", g.phase());
+        assert_eq!(
+            g.deal_number(),
+            2,
+            "seed {seed}: second deal started ({:?})",
+            g.phase()
+        );
         let leader_player = g.seating()[g.turn().unwrap() as usize];
         checked += 1;
         if r.outcome != Some(Outcome::Double) {
-            assert_eq!(leader_player, first_player, "seed {seed}: after {:?} the previous 1st leads", r.outcome);
+            assert_eq!(
+                leader_player, first_player,
+                "seed {seed}: after {:?} the previous 1st leads",
+                r.outcome
+            );
             after_single += 1;
         }
     }
-    assert!(checked == 40 && after_single > 5, "enough 單扣/平扣 deals were checked ({after_single})");
+    assert!(
+        checked == 40 && after_single > 5,
+        "enough 單扣/平扣 deals were checked ({after_single})"
+    );
 }
 
 #[test]
@@ -401,19 +583,67 @@ fn timeouts_auto_play_then_escape() {
     let hooks = Fixed(PlainHooks::new(Rules::CLASSIC));
     let mut cfg = config(1, Some(1_000));
     cfg.max_consecutive_timeouts = 2;
-    let (mut g, _) = Game::new(cfg, &hooks, [3; 32], Some(hands(&["3 3 9", "4 5", "5 6", "6 7"])), 0).unwrap();
+    let (mut g, _) = Game::new(
+        cfg,
+        &hooks,
+        [3; 32],
+        Some(hands(&["3 3 9", "4 5", "5 6", "6 7"])),
+        0,
+    )
+    .unwrap();
     assert_eq!(g.deadline(), Some(1_000));
     assert!(matches!(
-        g.apply(&hooks, Entry { player: 0, action: Action::Timeout, at: 999 }),
+        g.apply(
+            &hooks,
+            Entry {
+                player: 0,
+                action: Action::Timeout,
+                at: 999
+            }
+        ),
         Err(GameError::NotDue)
     ));
     // N times out while leading: the engine leads its weakest play (a single 3).
-    let ev = g.apply(&hooks, Entry { player: 0, action: Action::Timeout, at: 1_000 }).unwrap();
-    assert!(ev.iter().any(|e| matches!(e, Event::Played { seat: 0, auto: true, .. })), "{ev:?}");
+    let ev = g
+        .apply(
+            &hooks,
+            Entry {
+                player: 0,
+                action: Action::Timeout,
+                at: 1_000,
+            },
+        )
+        .unwrap();
+    assert!(
+        ev.iter().any(|e| matches!(
+            e,
+            Event::Played {
+                seat: 0,
+                auto: true,
+                ..
+            }
+        )),
+        "{ev:?}"
+    );
     assert_eq!(g.deadline(), Some(2_000));
     // E times out while following: it passes.
-    let ev = g.apply(&hooks, Entry { player: 1, action: Action::Timeout, at: 2_000 }).unwrap();
-    assert!(ev.iter().any(|e| matches!(e, Event::Passed { seat: 1, auto: true })));
+    let ev = g
+        .apply(
+            &hooks,
+            Entry {
+                player: 1,
+                action: Action::Timeout,
+                at: 2_000,
+            },
+        )
+        .unwrap();
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::Passed {
+            seat: 1,
+            auto: true
+        }
+    )));
     let v = g.view(Viewer::Spectator);
     assert_eq!(v.turn, Some(2));
 }

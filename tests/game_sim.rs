@@ -19,8 +19,14 @@ fn deals(base: u64) -> u64 {
 
 #[test]
 fn every_variant_script_keeps_every_invariant() {
-    for (i, id) in ["classic", "jj", "baibian", "huopin", "qianbian", "erren"].iter().enumerate() {
-        let hooks = shuangkou::variants::builtin(id).unwrap().with_defaults().unwrap();
+    for (i, id) in ["classic", "jj", "baibian", "huopin", "qianbian", "erren"]
+        .iter()
+        .enumerate()
+    {
+        let hooks = shuangkou::variants::builtin(id)
+            .unwrap()
+            .with_defaults()
+            .unwrap();
         let seed = 1000 + i as u64;
         let report = simulate(&hooks, id, deals(12), seed, SimOptions::default());
         assert!(
@@ -34,17 +40,52 @@ fn every_variant_script_keeps_every_invariant() {
 
 #[test]
 fn option_matrix_keeps_every_invariant() {
-    let base = [Rules::CLASSIC, Rules::BAIBIAN, Rules::QIANBIAN, Rules::ERREN];
+    let base = [
+        Rules::CLASSIC,
+        Rules::BAIBIAN,
+        Rules::QIANBIAN,
+        Rules::ERREN,
+    ];
     let mut matrix: Vec<(String, Rules)> = Vec::new();
     for r in base {
         matrix.push((format!("{:?}", r.wild_jokers), r));
     }
     let b = Rules::BAIBIAN;
-    matrix.push(("cyclic".into(), Rules { cyclic_chain_bombs: true, ..b }));
-    matrix.push(("tianwang min7".into(), Rules { tianwang: TianWang::MinOf7, ..b }));
-    matrix.push(("tianwang max8".into(), Rules { tianwang: TianWang::MaxOf8, ..b }));
-    matrix.push(("tianwang above".into(), Rules { tianwang: TianWang::AboveAll, ..b }));
-    matrix.push(("larger group".into(), Rules { equal_star_tie_break: EqualStarTieBreak::LargerGroup, ..b }));
+    matrix.push((
+        "cyclic".into(),
+        Rules {
+            cyclic_chain_bombs: true,
+            ..b
+        },
+    ));
+    matrix.push((
+        "tianwang min7".into(),
+        Rules {
+            tianwang: TianWang::MinOf7,
+            ..b
+        },
+    ));
+    matrix.push((
+        "tianwang max8".into(),
+        Rules {
+            tianwang: TianWang::MaxOf8,
+            ..b
+        },
+    ));
+    matrix.push((
+        "tianwang above".into(),
+        Rules {
+            tianwang: TianWang::AboveAll,
+            ..b
+        },
+    ));
+    matrix.push((
+        "larger group".into(),
+        Rules {
+            equal_star_tie_break: EqualStarTieBreak::LargerGroup,
+            ..b
+        },
+    ));
     matrix.push((
         "unequal min+links, all wild, cyclic".into(),
         Rules {
@@ -55,14 +96,30 @@ fn option_matrix_keeps_every_invariant() {
             ..b
         },
     ));
-    matrix.push(("two naturals in sequences".into(), Rules { min_naturals_in_sequence: 2, ..Rules::QIANBIAN }));
-    matrix.push(("no big-as-small".into(), Rules { big_joker_as_small: false, ..b }));
+    matrix.push((
+        "two naturals in sequences".into(),
+        Rules {
+            min_naturals_in_sequence: 2,
+            ..Rules::QIANBIAN
+        },
+    ));
+    matrix.push((
+        "no big-as-small".into(),
+        Rules {
+            big_joker_as_small: false,
+            ..b
+        },
+    ));
     for (i, (name, rules)) in matrix.into_iter().enumerate() {
         rules.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut hooks = PlainHooks::new(rules);
         hooks.partners_see_hands = i % 2 == 0;
         let seed = 7000 + i as u64;
         let report = simulate(&hooks, &name, deals(4), seed, SimOptions::default());
-        assert!(report.violations.is_empty(), "{name} (seed {seed}): {:#?}", report.violations);
+        assert!(
+            report.violations.is_empty(),
+            "{name} (seed {seed}): {:#?}",
+            report.violations
+        );
     }
 }

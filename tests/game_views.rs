@@ -37,16 +37,38 @@ fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Ve
             Action::Pass
         } else {
             let p = plays[rng.random_range(0..plays.len())];
-            Action::Play { cards: g.hand(seat).take(p.cards).unwrap(), declared: None }
+            Action::Play {
+                cards: g.hand(seat).take(p.cards).unwrap(),
+                declared: None,
+            }
         };
-        match g.apply(&hooks, Entry { player, action, at: 0 }) {
+        match g.apply(
+            &hooks,
+            Entry {
+                player,
+                action,
+                at: 0,
+            },
+        ) {
             Ok(ev) => events.extend(ev),
             Err(_) => {
                 // An undeclared ambiguous play: declare it.
-                let Action::Play { cards, .. } = action else { unreachable!() };
+                let Action::Play { cards, .. } = action else {
+                    unreachable!()
+                };
                 let h = shuangkou::hand::classify(cards.rank_counts(), g.rules())[0];
-                let declared = Some(shuangkou::hand::Declared { kind: h.kind, key: h.key() });
-                if let Ok(ev) = g.apply(&hooks, Entry { player, action: Action::Play { cards, declared }, at: 0 }) {
+                let declared = Some(shuangkou::hand::Declared {
+                    kind: h.kind,
+                    key: h.key(),
+                });
+                if let Ok(ev) = g.apply(
+                    &hooks,
+                    Entry {
+                        player,
+                        action: Action::Play { cards, declared },
+                        at: 0,
+                    },
+                ) {
                     events.extend(ev);
                 }
             }
@@ -57,7 +79,10 @@ fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Ve
 
 /// Shuffles the cards of `hidden` seats among them, keeping each seat's count.
 fn resample(g: &Game, hidden: &[u8], rng: &mut ChaCha8Rng) -> Game {
-    let mut pool: Vec<_> = hidden.iter().flat_map(|&s| g.hand(s).iter().collect::<Vec<_>>()).collect();
+    let mut pool: Vec<_> = hidden
+        .iter()
+        .flat_map(|&s| g.hand(s).iter().collect::<Vec<_>>())
+        .collect();
     pool.shuffle(rng);
     let mut hands: Vec<CardSet> = (0..g.players()).map(|s| g.hand(s)).collect();
     let mut it = pool.into_iter();
@@ -103,19 +128,32 @@ proptest! {
 fn deal_start_events_show_only_what_the_viewer_may_see() {
     for double_open in [false, true] {
         let (g, _, events) = mid_game(11, 5, double_open);
-        let Some(Event::DealStarted { hands, players, .. }) = events.first() else { panic!() };
+        let Some(Event::DealStarted { hands, players, .. }) = events.first() else {
+            panic!()
+        };
         for p in 0..4u8 {
             let seat = players.iter().position(|&x| x == p).unwrap();
-            let Event::DealStarted { hands: seen, .. } = g.event_view(&events[0], Viewer::Player(p)) else { panic!() };
+            let Event::DealStarted { hands: seen, .. } =
+                g.event_view(&events[0], Viewer::Player(p))
+            else {
+                panic!()
+            };
             for (s, h) in seen.iter().enumerate() {
                 let visible = s == seat || (double_open && s == (seat + 2) % 4);
-                assert_eq!(*h == hands[s], visible, "player {p} seat {s} double_open {double_open}");
+                assert_eq!(
+                    *h == hands[s],
+                    visible,
+                    "player {p} seat {s} double_open {double_open}"
+                );
                 if !visible {
                     assert!(h.is_empty());
                 }
             }
         }
-        let Event::DealStarted { hands: seen, .. } = g.event_view(&events[0], Viewer::Spectator) else { panic!() };
+        let Event::DealStarted { hands: seen, .. } = g.event_view(&events[0], Viewer::Spectator)
+        else {
+            panic!()
+        };
         assert!(seen.iter().all(|h| h.is_empty()));
         // A view never carries another seat's hand (outside 雙明).
         let v = g.view(Viewer::Player(0));

@@ -121,7 +121,7 @@ async fn not_a_combination_is_invalid_argument() {
 /// Preset hands (admin only) where player 0 holds `cards` and the rest is dealt in id order;
 /// the seed is searched so that player 0 leads.
 async fn preset_game(c: &mut Client, variant: &str, cards: &[u32]) -> pb::CreateGameResponse {
-    let mut hands = vec![cards.to_vec(), Vec::new(), Vec::new(), Vec::new()];
+    let mut hands = [cards.to_vec(), Vec::new(), Vec::new(), Vec::new()];
     let mut rest = (0..108u32).filter(|id| !cards.contains(id));
     for (i, hand) in hands.iter_mut().enumerate() {
         while hand.len() < 27 {
@@ -263,8 +263,7 @@ async fn turn_errors_are_failed_precondition() {
     let top = h
         .plays
         .iter()
-        .filter(|pl| pl.type_name == "single")
-        .next_back()
+        .rfind(|pl| pl.type_name == "single")
         .expect("a single to lead")
         .clone();
     let r = submit(&mut c, token, play_req(&g.game_id, p, &top, st.seq))

@@ -66,7 +66,10 @@ fn settle_error(src: &str) -> HookError {
     // And a version like this never becomes active.
     let refused = variants::load("hostile/classic.rhai", src, Some("classic"), 5, 1).unwrap_err();
     assert!(
-        matches!(refused, VariantError::Example { .. } | VariantError::Random { .. }),
+        matches!(
+            refused,
+            VariantError::Example { .. } | VariantError::Random { .. }
+        ),
         "{refused}"
     );
     err
@@ -103,7 +106,10 @@ fn a_huge_string_hits_the_size_limit() {
         "fn settle(facts, opts) { let s = \"x\"; loop { s += s; } }",
     ));
     assert!(e.limit, "{e:?}");
-    assert!(e.message.contains("too large") || e.message.contains("exceeds"), "{e}");
+    assert!(
+        e.message.contains("too large") || e.message.contains("exceeds"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -123,9 +129,18 @@ fn a_huge_array_or_an_unbounded_map_is_stopped_by_a_limit() {
 #[test]
 fn wrong_shapes_are_named() {
     let cases = [
-        ("fn settle(facts, opts) { 42 }", "settle returned integer 42"),
-        ("fn settle(facts, opts) { #{ scores: [] } }", "unexpected key `scores`"),
-        ("fn settle(facts, opts) { #{ lines: 3 } }", "lines = integer 3"),
+        (
+            "fn settle(facts, opts) { 42 }",
+            "settle returned integer 42",
+        ),
+        (
+            "fn settle(facts, opts) { #{ scores: [] } }",
+            "unexpected key `scores`",
+        ),
+        (
+            "fn settle(facts, opts) { #{ lines: 3 } }",
+            "lines = integer 3",
+        ),
         (
             "fn settle(facts, opts) { #{ lines: [#{ seat: 7, label: \"base\", points: 1, detail: \"\" }] } }",
             "lines[0]: seat = integer 7 is not a seat 0..3",
@@ -160,10 +175,13 @@ fn wrong_shapes_are_named() {
 
 #[test]
 fn wrong_seating_and_timeout_shapes_are_named() {
-    let v = compile(&with_replaced("seating", "fn seating(facts, opts) { #{ leader: 9 } }"))
-        .unwrap()
-        .with_defaults()
-        .unwrap();
+    let v = compile(&with_replaced(
+        "seating",
+        "fn seating(facts, opts) { #{ leader: 9 } }",
+    ))
+    .unwrap()
+    .with_defaults()
+    .unwrap();
     let e = v.seating(&seating()).unwrap_err();
     assert!(e.message.contains("leader = integer 9"), "{e}");
     let v = compile(&with_replaced(
@@ -173,7 +191,12 @@ fn wrong_seating_and_timeout_shapes_are_named() {
     .unwrap()
     .with_defaults()
     .unwrap();
-    assert!(v.seating(&seating()).unwrap_err().message.contains("itself"));
+    assert!(
+        v.seating(&seating())
+            .unwrap_err()
+            .message
+            .contains("itself")
+    );
     let v = compile(&with_replaced(
         "timeout_is_escape",
         "fn timeout_is_escape(facts, opts) { \"yes\" }",
@@ -216,7 +239,10 @@ fn runtime_errors_carry_file_line_and_column() {
     assert!(e.message.contains("table not configured"), "{e}");
 
     // No clock, files or network: such functions do not exist in the sandbox.
-    let e = settle_error(&with_replaced("settle", "fn settle(facts, opts) { timestamp() }"));
+    let e = settle_error(&with_replaced(
+        "settle",
+        "fn settle(facts, opts) { timestamp() }",
+    ));
     assert!(e.message.contains("timestamp"), "{e}");
 }
 
@@ -230,16 +256,27 @@ fn a_missing_hook_or_wrong_parameters_are_contract_errors() {
     );
     let src = CLASSIC.replace("fn settle(facts, opts)", "fn settle(facts, opts, extra)");
     let e = compile(&src).unwrap_err();
-    assert!(e.to_string().contains("settle must take (facts, opts)"), "{e}");
+    assert!(
+        e.to_string().contains("settle must take (facts, opts)"),
+        "{e}"
+    );
     let src = CLASSIC.replace("id: \"classic\"", "id: \"classic2\"");
-    assert!(compile(&src).unwrap_err().to_string().contains("named classic.rhai"));
+    assert!(
+        compile(&src)
+            .unwrap_err()
+            .to_string()
+            .contains("named classic.rhai")
+    );
     let src = CLASSIC.replace("bomb_order: \"classic\"", "bomb_order: \"fastest\"");
     let e = compile(&src).unwrap_err();
     assert!(e.to_string().contains("rules(opts)"), "{e}");
     let src = CLASSIC.replace("three_jokers: false", "three_jokers: true");
     let e = compile(&src).unwrap_err();
     assert!(e.to_string().contains("classic bomb order"), "{e}");
-    let src = CLASSIC.replace("min: 0, max: 100000,\n            doc: \"雙扣", "min: 5, max: 100000,\n            doc: \"雙扣");
+    let src = CLASSIC.replace(
+        "min: 0, max: 100000,\n            doc: \"雙扣",
+        "min: 5, max: 100000,\n            doc: \"雙扣",
+    );
     let e = compile(&src).unwrap_err();
     assert!(e.to_string().contains("default is invalid"), "{e}");
 }
@@ -260,7 +297,10 @@ fn syntax_errors_and_forbidden_features_fail_to_compile_with_a_location() {
     ] {
         let e = compile(&format!("{CLASSIC}\n{hostile}\n")).unwrap_err();
         assert!(
-            matches!(e, VariantError::Syntax { .. } | VariantError::Contract { .. }),
+            matches!(
+                e,
+                VariantError::Syntax { .. } | VariantError::Contract { .. }
+            ),
             "{hostile}: {e}"
         );
     }
@@ -269,7 +309,10 @@ fn syntax_errors_and_forbidden_features_fail_to_compile_with_a_location() {
     let e = compile(&format!("{CLASSIC}\n{nested}\n")).unwrap_err();
     assert!(matches!(e, VariantError::Syntax { .. }), "{e}");
     // An oversized script is refused before parsing.
-    let big = format!("{CLASSIC}\n//{}\n", "x".repeat(engine::LIMITS.max_script_bytes));
+    let big = format!(
+        "{CLASSIC}\n//{}\n",
+        "x".repeat(engine::LIMITS.max_script_bytes)
+    );
     assert!(compile(&big).is_err());
 }
 
@@ -290,10 +333,16 @@ fn a_declaration_that_loops_is_refused_at_compile_time() {
 #[test]
 fn a_script_breaking_its_sum_rule_is_refused() {
     // Winners get 4 but losers pay only 3: caught by the declared examples and the random batch.
-    let src = CLASSIC.replace("\"double\" => [d, d, -d, -d],", "\"double\" => [d, d, -d + 1, -d + 1],");
+    let src = CLASSIC.replace(
+        "\"double\" => [d, d, -d, -d],",
+        "\"double\" => [d, d, -d + 1, -d + 1],",
+    );
     assert_ne!(src, CLASSIC);
     let e = variants::load("hostile/classic.rhai", &src, Some("classic"), 20, 1).unwrap_err();
-    assert!(e.to_string().contains("R01") || e.to_string().contains("sum rule"), "{e}");
+    assert!(
+        e.to_string().contains("R01") || e.to_string().contains("sum rule"),
+        "{e}"
+    );
     let e = check_examples_removed(&src);
     assert!(e.to_string().contains("sum rule: zero"), "{e}");
 }
@@ -318,12 +367,21 @@ fn print_and_exit_are_harmless() {
     .unwrap()
     .with_defaults()
     .unwrap();
-    assert_eq!(v.settle(&deal()).unwrap().scores, vec![400, -400, 400, -400]);
-    let v = compile(&with_replaced("settle", "fn settle(facts, opts) { exit(); }"))
-        .unwrap()
-        .with_defaults()
-        .unwrap();
+    assert_eq!(
+        v.settle(&deal()).unwrap().scores,
+        vec![400, -400, 400, -400]
+    );
+    let v = compile(&with_replaced(
+        "settle",
+        "fn settle(facts, opts) { exit(); }",
+    ))
+    .unwrap()
+    .with_defaults()
+    .unwrap();
     // exit() ends the hook with () — which is not a settlement.
     let e = v.settle(&deal()).unwrap_err();
-    assert!(e.message.contains("exit") || e.message.contains("returned ()"), "{e}");
+    assert!(
+        e.message.contains("exit") || e.message.contains("returned ()"),
+        "{e}"
+    );
 }

@@ -57,10 +57,7 @@ fn examples() {{
 
 /// The toy with a failing declared example (it claims 99).
 fn toy_wrong_example(points: i64) -> String {
-    toy(points).replace(
-        &format!("expect: [{points},"),
-        "expect: [99,",
-    )
+    toy(points).replace(&format!("expect: [{points},"), "expect: [99,")
 }
 
 fn deal() -> DealFacts {
@@ -111,7 +108,13 @@ fn write(path: &Path, text: &str) {
 }
 
 fn score(r: &Registry, id: &str) -> i64 {
-    r.active(id).unwrap().with_defaults().unwrap().settle(&deal()).unwrap().scores[0]
+    r.active(id)
+        .unwrap()
+        .with_defaults()
+        .unwrap()
+        .settle(&deal())
+        .unwrap()
+        .scores[0]
 }
 
 #[test]
@@ -130,7 +133,11 @@ fn games_keep_their_version_while_a_new_one_activates() {
     let report = registry.reload().unwrap();
     assert_eq!(report.activated.len(), 1, "{report:?}");
     assert_eq!(score(&registry, "toy"), 200, "new games use v2");
-    assert_eq!(game.settle(&deal()).unwrap().scores[0], 100, "the game keeps v1");
+    assert_eq!(
+        game.settle(&deal()).unwrap().scores[0],
+        100,
+        "the game keeps v1"
+    );
     let again = registry.get("toy", &pinned_hash).expect("v1 is still held");
     assert_eq!(again.hash(), pinned_hash);
     assert_eq!(registry.stats().versions, 2);
@@ -156,13 +163,22 @@ fn a_broken_update_leaves_the_old_version_active() {
     let good = registry.active("toy").unwrap().hash().to_string();
 
     let broken = [
-        ("syntax error", toy(4).replace("fn settle(facts, opts) {", "fn settle(facts, opts {")),
+        (
+            "syntax error",
+            toy(4).replace("fn settle(facts, opts) {", "fn settle(facts, opts {"),
+        ),
         ("failing example", toy_wrong_example(4)),
         (
             "endless loop in settle",
-            toy(4).replace("let w = facts.places[0] % 2;", "let w = 0; loop { w += 1; }"),
+            toy(4).replace(
+                "let w = facts.places[0] % 2;",
+                "let w = 0; loop { w += 1; }",
+            ),
         ),
-        ("missing hook", toy(4).replace("fn settle_escape(", "fn settle_escape_gone(")),
+        (
+            "missing hook",
+            toy(4).replace("fn settle_escape(", "fn settle_escape_gone("),
+        ),
         (
             "not zero-sum",
             toy(4).replace("{ -opts.points }", "{ -opts.points + 1 }"),
@@ -181,7 +197,10 @@ fn a_broken_update_leaves_the_old_version_active() {
         eprintln!("{what}: {last}");
         // The same broken content is not re-checked (or re-counted) on the next event.
         let again = registry.reload().unwrap();
-        assert!(again.rejected.is_empty() && again.activated.is_empty(), "{what}");
+        assert!(
+            again.rejected.is_empty() && again.activated.is_empty(),
+            "{what}"
+        );
     }
     assert!(registry.last_error("toy").unwrap().contains("other"));
     // A fixed file activates.
@@ -200,7 +219,11 @@ fn startup_skips_broken_files_and_needs_one_valid_variant() {
     let (registry, report) = Registry::open(config(&dir.0, None)).unwrap();
     assert_eq!(registry.ids(), vec!["toy".to_string()]);
     assert_eq!(report.rejected.len(), 1);
-    assert!(report.rejected[0].to_string().contains("classic.rhai:1:"), "{}", report.rejected[0]);
+    assert!(
+        report.rejected[0].to_string().contains("classic.rhai:1:"),
+        "{}",
+        report.rejected[0]
+    );
 
     std::fs::remove_file(dir.0.join("toy.rhai")).unwrap();
     match Registry::open(config(&dir.0, None)) {
@@ -245,8 +268,13 @@ fn pinned_versions_survive_a_restart_through_the_archive() {
     // Restart: the directory holds v2 only; a game pinned to v1 is restored from the archive.
     let (registry, _) = Registry::open(config(&dir.0, Some(&archive.0))).unwrap();
     assert_eq!(score(&registry, "toy"), 200);
-    let v1 = registry.get("toy", &v1_hash).expect("restored from the archive");
-    assert_eq!(v1.with_defaults().unwrap().settle(&deal()).unwrap().scores[0], 100);
+    let v1 = registry
+        .get("toy", &v1_hash)
+        .expect("restored from the archive");
+    assert_eq!(
+        v1.with_defaults().unwrap().settle(&deal()).unwrap().scores[0],
+        100
+    );
     assert!(registry.get("toy", "0123abcd").is_none());
     assert!(registry.get("toy", "../../etc/passwd").is_none());
     // A game that stored the script text can restore it without an archive.
@@ -302,7 +330,9 @@ fn the_watcher_follows_a_configmap_symlink_swap() {
         std::fs::rename(&tmp, root.join("..data")).unwrap();
     };
     publish("..2026_11_29_10_00_00.000000001", Some(1), None);
-    for id in ["classic", "jj", "baibian", "huopin", "qianbian", "erren", "toy"] {
+    for id in [
+        "classic", "jj", "baibian", "huopin", "qianbian", "erren", "toy",
+    ] {
         symlink(format!("..data/{id}.rhai"), root.join(format!("{id}.rhai"))).unwrap();
     }
     let (registry, report) = Registry::open(config(root, None)).unwrap();
@@ -317,7 +347,11 @@ fn the_watcher_follows_a_configmap_symlink_swap() {
     std::fs::remove_dir_all(root.join("..2026_11_29_10_00_00.000000001")).unwrap();
     wait_for("toy v2 active", || score(&registry, "toy") == 200);
     assert_eq!(registry.active("classic").unwrap().hash(), classic_hash);
-    assert_eq!(game.settle(&deal()).unwrap().scores[0], 100, "the game keeps v1");
+    assert_eq!(
+        game.settle(&deal()).unwrap().scores[0],
+        100,
+        "the game keeps v1"
+    );
 
     // A broken update: refused, counted; v2 stays active.
     let rejected_before = registry.stats().rejected;

@@ -107,7 +107,10 @@ fn golden_scoring_and_seating_cases() {
         failures.join("\n")
     );
     for id in ["classic", "jj", "baibian", "huopin", "qianbian", "erren"] {
-        assert!(by_variant.get(id).copied().unwrap_or(0) > 0, "no case for {id}");
+        assert!(
+            by_variant.get(id).copied().unwrap_or(0) > 0,
+            "no case for {id}"
+        );
     }
     // Every VECTORS.md scoring id and the seating ids are covered.
     for want in [
@@ -143,8 +146,15 @@ fn every_embedded_script_passes_its_activation_checks() {
             .join()
             .expect("check thread")
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(report.examples >= 8, "{id}: only {} examples", report.examples);
-        assert!(report.random_calls >= 4 * check::DEFAULT_RANDOM_DEALS, "{id}");
+        assert!(
+            report.examples >= 8,
+            "{id}: only {} examples",
+            report.examples
+        );
+        assert!(
+            report.random_calls >= 4 * check::DEFAULT_RANDOM_DEALS,
+            "{id}"
+        );
     }
 }
 
@@ -176,7 +186,10 @@ fn declared_sum_rules() {
     assert_eq!(sum("qianbian", &[]), SumRule::Unchecked);
     assert_eq!(sum("erren", &[]), SumRule::Zero);
     assert_eq!(sum("erren", &["rake_percent=5"]), SumRule::ZeroBeforeRake);
-    assert_eq!(sum("classic", &["escape_rule=escaper_only"]), SumRule::Unchecked);
+    assert_eq!(
+        sum("classic", &["escape_rule=escaper_only"]),
+        SumRule::Unchecked
+    );
 }
 
 /// The scripts are the single source of the variants' card rules (RULES.md A1, §0, §8).

@@ -134,7 +134,14 @@ struct Args {
 
 // ---- rpc statistics ----
 
-const RPCS: [&str; 6] = ["CreateGame", "GetState", "GetHints", "SubmitPlay", "GetReplay", "Health/Check"];
+const RPCS: [&str; 6] = [
+    "CreateGame",
+    "GetState",
+    "GetHints",
+    "SubmitPlay",
+    "GetReplay",
+    "Health/Check",
+];
 const CREATE: usize = 0;
 const STATE: usize = 1;
 const HINTS: usize = 2;
@@ -264,7 +271,13 @@ impl Run {
 
     /// Follows the events of an accepted action (as its actor sees them): the seat to act next,
     /// cards left, deals ended, the match result.
-    fn follow(&mut self, events: &[pb::GameEvent], actor: u8, chosen: Option<Hand>, stats: &mut Stats) -> Result<(), String> {
+    fn follow(
+        &mut self,
+        events: &[pb::GameEvent],
+        actor: u8,
+        chosen: Option<Hand>,
+        stats: &mut Stats,
+    ) -> Result<(), String> {
         for e in events {
             match &e.event {
                 Some(Ev::DealStarted(d)) => {
@@ -296,7 +309,9 @@ impl Run {
                     self.finished = true;
                     self.scores = m.scores.clone();
                 }
-                Some(Ev::Escaped(x)) => return Err(format!("unexpected escape of seat {}", x.seat)),
+                Some(Ev::Escaped(x)) => {
+                    return Err(format!("unexpected escape of seat {}", x.seat));
+                }
                 None => return Err("an event without a body".into()),
             }
         }
@@ -344,13 +359,18 @@ fn bearer(token: &str) -> Result<AsciiMetadataValue, String> {
 fn declared_of(hand: &Hand) -> pb::Declared {
     pb::Declared {
         r#type: convert::hand_type(hand.kind) as i32,
-        key: hand.key().map(|k| k.symbol().to_string()).unwrap_or_default(),
+        key: hand
+            .key()
+            .map(|k| k.symbol().to_string())
+            .unwrap_or_default(),
     }
 }
 
 impl Worker {
     fn take_game(&self) -> bool {
-        if self.shared.stop.load(Ordering::Relaxed) || self.shared.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.shared.stop.load(Ordering::Relaxed)
+            || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
+        {
             return false;
         }
         self.shared
@@ -364,7 +384,8 @@ impl Worker {
     }
 
     fn out_of_time(&self) -> bool {
-        self.shared.stop.load(Ordering::Relaxed) || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
+        self.shared.stop.load(Ordering::Relaxed)
+            || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     async fn create(&mut self) -> Option<Run> {
@@ -413,9 +434,14 @@ impl Worker {
 
     /// GetState as `player`: the seating, cards left, the seat to act, and the player's hand.
     async fn sync(&mut self, run: &mut Run, player: u8) -> Option<()> {
-        let req = pb::GetStateRequest { game_id: run.id.clone() };
+        let req = pb::GetStateRequest {
+            game_id: run.id.clone(),
+        };
         let t = Instant::now();
-        let r = self.client.get_state(with_auth(req, run.auth.get(player as usize))).await;
+        let r = self
+            .client
+            .get_state(with_auth(req, run.auth.get(player as usize)))
+            .await;
         self.stats.record(STATE, t, &r);
         let s = r.ok()?.into_inner();
         for seat in &s.seats {
@@ -429,7 +455,11 @@ impl Worker {
         if run.seq != s.seq || run.turn != s.turn_seat.unwrap_or(0) as u8 {
             if run.seq != 0 {
                 self.stats.desyncs += 1;
-                self.stats.error("bot", "Desync".into(), "the tracked turn or seq differs from GetState");
+                self.stats.error(
+                    "bot",
+                    "Desync".into(),
+                    "the tracked turn or seq differs from GetState",
+                );
             }
             run.seq = s.seq;
             run.turn = s.turn_seat.unwrap_or(0) as u8;
@@ -445,22 +475,33 @@ impl Worker {
         let seat = run.turn;
         let player = *run.seating.get(seat as usize)?;
         let a = &self.shared.args;
-        let (policy, hints, pass_p, no_ids) = (a.policy, a.hints, a.pass_probability, a.no_request_ids);
+        let (policy, hints, pass_p, no_ids) =
+            (a.policy, a.hints, a.pass_probability, a.no_request_ids);
         // The choice: (cards, declared) or None to pass; the chosen interpretation (local).
         let (choice, chosen): (Option<(Vec<u32>, pb::Declared)>, Option<Hand>) = match hints {
             Hints::Server => {
-                let req = pb::GetHintsRequest { game_id: run.id.clone() };
+                let req = pb::GetHintsRequest {
+                    game_id: run.id.clone(),
+                };
                 let t = Instant::now();
-                let r = self.client.get_hints(with_auth(req, run.auth.get(player as usize))).await;
+                let r = self
+                    .client
+                    .get_hints(with_auth(req, run.auth.get(player as usize)))
+                    .await;
                 self.stats.record(HINTS, t, &r);
                 let h = r.ok()?.into_inner();
                 if !h.your_turn {
                     self.stats.desyncs += 1;
-                    self.stats.error("bot", "Desync".into(), "GetHints says it is not this seat's turn");
+                    self.stats.error(
+                        "bot",
+                        "Desync".into(),
+                        "GetHints says it is not this seat's turn",
+                    );
                     return None;
                 }
                 let pass = h.can_pass
-                    && (h.plays.is_empty() || (policy == Policy::Random && self.rng.random_bool(pass_p)));
+                    && (h.plays.is_empty()
+                        || (policy == Policy::Random && self.rng.random_bool(pass_p)));
                 if pass {
                     (None, None)
                 } else {
@@ -469,7 +510,10 @@ impl Worker {
                         Policy::Random => self.rng.random_range(0..h.plays.len().max(1)),
                     };
                     let p = h.plays.get(i)?;
-                    let declared = pb::Declared { r#type: p.r#type, key: p.key.clone() };
+                    let declared = pb::Declared {
+                        r#type: p.r#type,
+                        key: p.key.clone(),
+                    };
                     (Some((p.cards.clone(), declared)), None)
                 }
             }
@@ -478,9 +522,15 @@ impl Worker {
                     self.sync(run, player).await?;
                 }
                 let hand = run.hands.get(player as usize).copied().flatten()?;
-                let plays = shuangkou::moves::legal_plays(hand.rank_counts(), run.top.as_ref(), &self.shared.rules);
+                let plays = shuangkou::moves::legal_plays(
+                    hand.rank_counts(),
+                    run.top.as_ref(),
+                    &self.shared.rules,
+                );
                 let can_pass = run.top.is_some();
-                let pass = can_pass && (plays.is_empty() || (policy == Policy::Random && self.rng.random_bool(pass_p)));
+                let pass = can_pass
+                    && (plays.is_empty()
+                        || (policy == Policy::Random && self.rng.random_bool(pass_p)));
                 if pass {
                     (None, None)
                 } else {
@@ -521,7 +571,10 @@ impl Worker {
             },
         };
         let t = Instant::now();
-        let r = self.client.submit_play(with_auth(req, run.auth.get(player as usize))).await;
+        let r = self
+            .client
+            .submit_play(with_auth(req, run.auth.get(player as usize)))
+            .await;
         self.stats.record(SUBMIT, t, &r);
         let resp = r.ok()?.into_inner();
         run.seq = resp.seq;
@@ -537,9 +590,14 @@ impl Worker {
     }
 
     async fn finish(&mut self, run: Run) {
-        let req = pb::GetReplayRequest { game_id: run.id.clone() };
+        let req = pb::GetReplayRequest {
+            game_id: run.id.clone(),
+        };
         let t = Instant::now();
-        let r = self.client.get_replay(with_auth(req, run.auth.first())).await;
+        let r = self
+            .client
+            .get_replay(with_auth(req, run.auth.first()))
+            .await;
         self.stats.record(REPLAY, t, &r);
         match r {
             Ok(resp) => self.stats.games_done.push(Finished {
@@ -573,7 +631,9 @@ impl Worker {
                 if self.out_of_time() {
                     return self.stats;
                 }
-                let Some(mut run) = runs[i].take() else { continue };
+                let Some(mut run) = runs[i].take() else {
+                    continue;
+                };
                 any = true;
                 self.pace().await;
                 match self.turn(&mut run).await {
@@ -626,7 +686,11 @@ impl Worker {
 
 // ---- health baseline ----
 
-async fn baseline(channels: &[Channel], concurrency: usize, secs: f64) -> Result<(Stats, f64), String> {
+async fn baseline(
+    channels: &[Channel],
+    concurrency: usize,
+    secs: f64,
+) -> Result<(Stats, f64), String> {
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(secs);
     let mut tasks = Vec::new();
@@ -636,7 +700,11 @@ async fn baseline(channels: &[Channel], concurrency: usize, secs: f64) -> Result
         tasks.push(tokio::spawn(async move {
             while Instant::now() < end {
                 let t = Instant::now();
-                let r = client.check(HealthCheckRequest { service: String::new() }).await;
+                let r = client
+                    .check(HealthCheckRequest {
+                        service: String::new(),
+                    })
+                    .await;
                 stats.record(CHECK, t, &r);
             }
             stats
@@ -725,19 +793,30 @@ fn verify(variant: &str, f: &Finished) -> Result<(), String> {
         max_consecutive_timeouts: 1,
         reconnect_ms: 90_000,
     };
-    let game = Game::replay(config, &hooks, seed, preset, 0, &entries, Some(&hashes)).map_err(|e| e.to_string())?;
+    let game = Game::replay(config, &hooks, seed, preset, 0, &entries, Some(&hashes))
+        .map_err(|e| e.to_string())?;
     if game.phase() != Phase::Finished {
         return Err("the replayed match is not over".into());
     }
     let totals: Vec<f64> = game.totals().iter().map(|c| convert::points(*c)).collect();
     if totals != r.final_scores {
-        return Err(format!("replayed totals {totals:?} != the replay's final scores {:?}", r.final_scores));
+        return Err(format!(
+            "replayed totals {totals:?} != the replay's final scores {:?}",
+            r.final_scores
+        ));
     }
     if totals != f.scores {
-        return Err(format!("replayed totals {totals:?} != the match result received {:?}", f.scores));
+        return Err(format!(
+            "replayed totals {totals:?} != the match result received {:?}",
+            f.scores
+        ));
     }
     if f.plays != r.actions.len() as u64 {
-        return Err(format!("{} plays acknowledged but {} in the log", f.plays, r.actions.len()));
+        return Err(format!(
+            "{} plays acknowledged but {} in the log",
+            f.plays,
+            r.actions.len()
+        ));
     }
     Ok(())
 }
@@ -779,7 +858,11 @@ fn main() -> ExitCode {
 }
 
 async fn connect(target: &str, n: usize) -> Result<Vec<Channel>, String> {
-    let uri = if target.contains("://") { target.to_string() } else { format!("http://{target}") };
+    let uri = if target.contains("://") {
+        target.to_string()
+    } else {
+        format!("http://{target}")
+    };
     let mut channels = Vec::new();
     for _ in 0..n.max(1) {
         let ch = Endpoint::from_shared(uri.clone())
@@ -811,7 +894,9 @@ async fn run(args: Args) -> Result<bool, String> {
     };
     let baseline_secs = match populate {
         Some(_) => 0.0,
-        None => args.baseline_secs.unwrap_or_else(|| duration.unwrap_or(10.0).min(10.0)),
+        None => args
+            .baseline_secs
+            .unwrap_or_else(|| duration.unwrap_or(10.0).min(10.0)),
     };
 
     // Baseline, first half.
@@ -846,7 +931,11 @@ async fn run(args: Args) -> Result<bool, String> {
             client: GameEngineClient::new(channels[i % channels.len()].clone())
                 .max_decoding_message_size(16 << 20),
             shared: Arc::clone(&shared),
-            rng: ChaCha8Rng::seed_from_u64(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(i as u64)),
+            rng: ChaCha8Rng::seed_from_u64(
+                args.seed
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    .wrapping_add(i as u64),
+            ),
             stats: Stats::new()?,
             requests: 0,
         };
@@ -886,15 +975,27 @@ async fn run(args: Args) -> Result<bool, String> {
     let plays = total.ok[SUBMIT];
     let plays_rate = plays as f64 / secs.max(1e-9);
     let game_rpcs: u64 = total.ok[..CHECK].iter().sum();
-    let ratio = if check_rate > 0.0 { plays_rate / check_rate } else { 0.0 };
-    let rpc_ratio = if check_rate > 0.0 { game_rpcs as f64 / secs.max(1e-9) / check_rate } else { 0.0 };
+    let ratio = if check_rate > 0.0 {
+        plays_rate / check_rate
+    } else {
+        0.0
+    };
+    let rpc_ratio = if check_rate > 0.0 {
+        game_rpcs as f64 / secs.max(1e-9) / check_rate
+    } else {
+        0.0
+    };
     let errors = total.error_count() + check.error_count();
     let ok = errors == 0 && mismatches.is_empty() && total.desyncs == 0 && total.games_failed == 0;
 
     if args.json {
         let mut rpcs = serde_json::Map::new();
         for (i, name) in RPCS.iter().enumerate() {
-            let h = if i == CHECK { &check.latency[i] } else { &total.latency[i] };
+            let h = if i == CHECK {
+                &check.latency[i]
+            } else {
+                &total.latency[i]
+            };
             if !h.is_empty() {
                 rpcs.insert(name.to_string(), quantiles(h));
             }
@@ -945,7 +1046,9 @@ async fn run(args: Args) -> Result<bool, String> {
             games,
             concurrency,
             args.connections,
-            args.rate.map(|r| format!(", target rate {r}/s")).unwrap_or_default()
+            args.rate
+                .map(|r| format!(", target rate {r}/s"))
+                .unwrap_or_default()
         );
         if baseline_secs > 0.0 {
             println!(
@@ -969,9 +1072,16 @@ async fn run(args: Args) -> Result<bool, String> {
                 ratio, rpc_ratio
             );
         }
-        println!("{:<14} {:>9} {:>9} {:>9} {:>9} {:>9}   (µs)", "rpc", "count", "p50", "p90", "p99", "max");
+        println!(
+            "{:<14} {:>9} {:>9} {:>9} {:>9} {:>9}   (µs)",
+            "rpc", "count", "p50", "p90", "p99", "max"
+        );
         for (i, name) in RPCS.iter().enumerate() {
-            let h = if i == CHECK { &check.latency[i] } else { &total.latency[i] };
+            let h = if i == CHECK {
+                &check.latency[i]
+            } else {
+                &total.latency[i]
+            };
             if h.is_empty() {
                 continue;
             }

@@ -54,7 +54,13 @@ pub fn run(args: Args) -> ExitCode {
         ..SimOptions::default()
     };
     let start = Instant::now();
-    let report = simulate(hooks.as_ref(), &args.variant, args.deals, args.seed, options);
+    let report = simulate(
+        hooks.as_ref(),
+        &args.variant,
+        args.deals,
+        args.seed,
+        options,
+    );
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     let per_second = report.deals as f64 / secs;
     if args.json {

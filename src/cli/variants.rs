@@ -322,7 +322,9 @@ fn settle(a: SettleArgs) -> ExitCode {
         Hook::Timeout => facts::parse_timeout(&json, &rules)
             .map_err(|e| (2, e))
             .and_then(|f| {
-                let b = variant.timeout_is_escape(&f).map_err(|e| (1, e.to_string()))?;
+                let b = variant
+                    .timeout_is_escape(&f)
+                    .map_err(|e| (1, e.to_string()))?;
                 if !a.json {
                     println!("{header}");
                     println!("escape: {b}");

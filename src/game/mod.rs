@@ -14,5 +14,7 @@ pub mod table;
 pub mod testing;
 pub mod view;
 
-pub use table::{Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, Phase, Top};
+pub use table::{
+    Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, Phase, Top,
+};
 pub use view::{SeatView, View, Viewer};

@@ -57,14 +57,24 @@ impl Default for SimOptions {
 pub const MAX_ACTIONS_PER_DEAL: u64 = 2_000;
 
 /// Plays `deals` deals (in matches of `options.deals_per_game`) from `seed`.
-pub fn simulate(hooks: &dyn VariantHooks, variant: &str, deals: u64, seed: u64, options: SimOptions) -> SimReport {
+pub fn simulate(
+    hooks: &dyn VariantHooks,
+    variant: &str,
+    deals: u64,
+    seed: u64,
+    options: SimOptions,
+) -> SimReport {
     let mut report = SimReport::default();
     let mut game_index = 0u64;
     while report.deals < deals {
-        let game_seed = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(game_index);
+        let game_seed = seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(game_index);
         game_index += 1;
         if let Err(v) = play_game(hooks, variant, game_seed, options, &mut report) {
-            report.violations.push(format!("seed {seed} game {game_index} (game seed {game_seed}): {v}"));
+            report.violations.push(format!(
+                "seed {seed} game {game_index} (game seed {game_seed}): {v}"
+            ));
         }
         report.games += 1;
     }
@@ -85,11 +95,17 @@ fn card_check(game: &Game) -> Result<(), String> {
     }
     let played = game.played();
     let unused = game.unused();
-    if !played.intersection(all).is_empty() || !unused.intersection(all).is_empty() || !played.intersection(unused).is_empty() {
+    if !played.intersection(all).is_empty()
+        || !unused.intersection(all).is_empty()
+        || !played.intersection(unused).is_empty()
+    {
         return Err("a card is in two places".into());
     }
     if count + played.len() + unused.len() != 108 {
-        return Err(format!("{} cards accounted for", count + played.len() + unused.len()));
+        return Err(format!(
+            "{} cards accounted for",
+            count + played.len() + unused.len()
+        ));
     }
     Ok(())
 }
@@ -112,11 +128,14 @@ fn play_game(
         max_consecutive_timeouts: 3,
         reconnect_ms: 90_000,
     };
-    let (mut game, _) = Game::new(config.clone(), hooks, seed, None, 0).map_err(|e| e.to_string())?;
+    let (mut game, _) =
+        Game::new(config.clone(), hooks, seed, None, 0).map_err(|e| e.to_string())?;
     let n = game.players();
     let mut log: Vec<Entry> = Vec::new();
     let mut hashes: Vec<String> = Vec::new();
-    let escape_at = rng.random_bool(options.escape_probability).then(|| rng.random_range(1..200u64));
+    let escape_at = rng
+        .random_bool(options.escape_probability)
+        .then(|| rng.random_range(1..200u64));
     let mut deal_actions = 0u64;
     let sum_rule = hooks.sum_rule();
     while game.phase() == Phase::Playing {
@@ -127,7 +146,17 @@ fn play_game(
             // Only the seat to act can act: another seat's pass is rejected and changes nothing.
             let other = game.seating()[((seat + 1) % n) as usize];
             let before = game.clone();
-            if game.apply(hooks, Entry { player: other, action: Action::Pass, at: 0 }).is_ok() {
+            if game
+                .apply(
+                    hooks,
+                    Entry {
+                        player: other,
+                        action: Action::Pass,
+                        at: 0,
+                    },
+                )
+                .is_ok()
+            {
                 return Err(format!("seat {} acted out of turn", (seat + 1) % n));
             }
             if game != before {
@@ -139,16 +168,36 @@ fn play_game(
             return Err(format!("seat {seat} has no legal action"));
         }
         let action = if escape_at == Some(log.len() as u64) {
-            Entry { player, action: Action::Leave, at: log.len() as u64 }
+            Entry {
+                player,
+                action: Action::Leave,
+                at: log.len() as u64,
+            }
         } else if can_pass && (plays.is_empty() || rng.random_bool(options.pass_probability)) {
-            Entry { player, action: Action::Pass, at: log.len() as u64 }
+            Entry {
+                player,
+                action: Action::Pass,
+                at: log.len() as u64,
+            }
         } else {
             let p = plays.choose(&mut rng).ok_or("no play to choose")?;
-            let cards = game.hand(seat).take(p.cards).ok_or("a legal play is not in the hand")?;
-            let declared = Some(crate::hand::Declared { kind: p.hand.kind, key: p.hand.key() });
-            Entry { player, action: Action::Play { cards, declared }, at: log.len() as u64 }
+            let cards = game
+                .hand(seat)
+                .take(p.cards)
+                .ok_or("a legal play is not in the hand")?;
+            let declared = Some(crate::hand::Declared {
+                kind: p.hand.kind,
+                key: p.hand.key(),
+            });
+            Entry {
+                player,
+                action: Action::Play { cards, declared },
+                at: log.len() as u64,
+            }
         };
-        let events = game.apply(hooks, action).map_err(|e| format!("legal action rejected: {e} ({action:?})"))?;
+        let events = game
+            .apply(hooks, action)
+            .map_err(|e| format!("legal action rejected: {e} ({action:?})"))?;
         log.push(action);
         report.actions += 1;
         deal_actions += 1;
@@ -163,7 +212,10 @@ fn play_game(
                 deal_actions = 0;
                 report.deals += 1;
                 let name = match r.outcome {
-                    Some(o) => serde_json::to_value(o).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                    Some(o) => serde_json::to_value(o)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
                     None => "escape".into(),
                 };
                 *report.outcomes.entry(name).or_default() += 1;
@@ -173,13 +225,16 @@ fn play_game(
                     if sorted != (0..n).collect::<Vec<_>>() {
                         return Err(format!("places {:?} are not a permutation", r.places));
                     }
-                    sum_rule.check(&r.settlement).map_err(|e| format!("deal {}: {e}", r.deal_number))?;
+                    sum_rule
+                        .check(&r.settlement)
+                        .map_err(|e| format!("deal {}: {e}", r.deal_number))?;
                 }
             }
         }
     }
     if options.check {
-        let replayed = Game::replay(config, hooks, seed, None, 0, &log, Some(&hashes)).map_err(|e| e.to_string())?;
+        let replayed = Game::replay(config, hooks, seed, None, 0, &log, Some(&hashes))
+            .map_err(|e| e.to_string())?;
         if replayed != game {
             return Err("replay reached a different final state".into());
         }

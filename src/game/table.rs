@@ -266,7 +266,10 @@ impl Game {
         }
         if let Some(p) = &preset {
             if p.len() != n {
-                return Err(GameError::Setup(format!("preset hands for {} seats, not {n}", p.len())));
+                return Err(GameError::Setup(format!(
+                    "preset hands for {} seats, not {n}",
+                    p.len()
+                )));
             }
             let mut all = CardSet::EMPTY;
             for h in p {
@@ -387,13 +390,17 @@ impl Game {
         &self.results
     }
     pub fn passed_seats(&self) -> Vec<u8> {
-        (0..self.players()).filter(|s| self.passed & (1 << s) != 0).collect()
+        (0..self.players())
+            .filter(|s| self.passed & (1 << s) != 0)
+            .collect()
     }
     pub fn partners_see_hands(&self) -> bool {
         self.partners_see_hands
     }
     pub fn is_disconnected(&self, player: u8) -> bool {
-        self.disconnected.get(player as usize).is_some_and(Option::is_some)
+        self.disconnected
+            .get(player as usize)
+            .is_some_and(Option::is_some)
     }
 
     /// The same game with the hands replaced (same seats, any cards): for testing that views do
@@ -417,7 +424,10 @@ impl Game {
 
     /// The seat a player sits at this deal.
     pub fn seat_of(&self, player: u8) -> Option<u8> {
-        self.seating.iter().position(|&p| p == player).map(|s| s as u8)
+        self.seating
+            .iter()
+            .position(|&p| p == player)
+            .map(|s| s as u8)
     }
 
     /// The partner seat (4 players).
@@ -437,9 +447,25 @@ impl Game {
     }
 
     /// The state hash: SHA-256 of the canonical serialization, hex.
+    ///
+    /// Runs on every action (the service records it with each log entry), so the serialization
+    /// goes into a per-thread buffer that is reused rather than a fresh, repeatedly regrown `Vec`
+    /// (the bytes hashed are the same: `serde_json::to_vec(self)`, or nothing if that fails).
     pub fn state_hash(&self) -> String {
-        let bytes = serde_json::to_vec(self).unwrap_or_default();
-        hex::encode(Sha256::digest(&bytes))
+        thread_local! {
+            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let hash_into = |buf: &mut Vec<u8>| {
+            buf.clear();
+            if serde_json::to_writer(&mut *buf, self).is_err() {
+                buf.clear();
+            }
+            hex::encode(Sha256::digest(&buf[..]))
+        };
+        BUF.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut buf) => hash_into(&mut buf),
+            Err(_) => hash_into(&mut Vec::new()),
+        })
     }
 
     /// True when the seat to act has let its deadline pass at `now`.
@@ -459,7 +485,11 @@ impl Game {
     // ---- actions ----
 
     /// Applies an action (check, then apply). On error nothing changed.
-    pub fn apply(&mut self, hooks: &dyn VariantHooks, entry: Entry) -> Result<Vec<Event>, GameError> {
+    pub fn apply(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        entry: Entry,
+    ) -> Result<Vec<Event>, GameError> {
         if self.phase == Phase::Finished {
             return Err(GameError::GameOver);
         }
@@ -519,7 +549,10 @@ impl Game {
             Action::Leave => self.escape(hooks, seat, EscapeReason::Left, now, events),
             Action::Timeout => {
                 if seat != self.turn {
-                    return Err(GameError::NotYourTurn { seat, turn: self.turn });
+                    return Err(GameError::NotYourTurn {
+                        seat,
+                        turn: self.turn,
+                    });
                 }
                 if !self.deadline_passed(now) {
                     return Err(GameError::NotDue);
@@ -575,17 +608,26 @@ impl Game {
 
     fn check_turn(&self, seat: u8) -> Result<(), GameError> {
         if seat != self.turn {
-            return Err(GameError::NotYourTurn { seat, turn: self.turn });
+            return Err(GameError::NotYourTurn {
+                seat,
+                turn: self.turn,
+            });
         }
         Ok(())
     }
 
-    fn check_play(&self, seat: u8, cards: CardSet, declared: Option<Declared>) -> Result<Hand, GameError> {
+    fn check_play(
+        &self,
+        seat: u8,
+        cards: CardSet,
+        declared: Option<Declared>,
+    ) -> Result<Hand, GameError> {
         if cards.is_empty() || !cards.is_subset(self.hand(seat)) {
             return Err(GameError::CardsNotHeld);
         }
         let prev = self.top.as_ref().map(|t| t.hand);
-        hand::resolve(cards.rank_counts(), prev.as_ref(), declared, &self.rules).map_err(GameError::Play)
+        hand::resolve(cards.rank_counts(), prev.as_ref(), declared, &self.rules)
+            .map_err(GameError::Play)
     }
 
     /// 托管: pass where passing is legal, otherwise the weakest legal lead.
@@ -677,7 +719,8 @@ impl Game {
         events.push(Event::Passed { seat, auto });
         let Some(top) = self.top else { return };
         let n = self.players();
-        let waiting = (0..n).any(|s| s != top.seat && self.active(s) && self.passed & (1 << s) == 0);
+        let waiting =
+            (0..n).any(|s| s != top.seat && self.active(s) && self.passed & (1 << s) == 0);
         if waiting {
             let next = self.next_active(seat);
             self.set_turn(next, now);
@@ -758,7 +801,12 @@ impl Game {
             .collect()
     }
 
-    fn end_deal(&mut self, hooks: &dyn VariantHooks, now: u64, events: &mut Vec<Event>) -> Result<(), GameError> {
+    fn end_deal(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
         let places = self.places();
         let outcome = self
             .outcome(&places)
@@ -768,7 +816,9 @@ impl Game {
             deal_number: self.deal_number,
             outcome,
             places: places.clone(),
-            cards_left: (0..self.players()).map(|s| self.hand(s).len() as u8).collect(),
+            cards_left: (0..self.players())
+                .map(|s| self.hand(s).len() as u8)
+                .collect(),
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };
@@ -790,7 +840,9 @@ impl Game {
             escaper: seat,
             reason,
             places: self.out.clone(),
-            cards_left: (0..self.players()).map(|s| self.hand(s).len() as u8).collect(),
+            cards_left: (0..self.players())
+                .map(|s| self.hand(s).len() as u8)
+                .collect(),
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };
@@ -841,7 +893,12 @@ impl Game {
     }
 
     /// Deals the next deal and seats it.
-    fn start_deal(&mut self, hooks: &dyn VariantHooks, now: u64, events: &mut Vec<Event>) -> Result<(), GameError> {
+    fn start_deal(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        now: u64,
+        events: &mut Vec<Event>,
+    ) -> Result<(), GameError> {
         self.deal_number += 1;
         let n = self.players() as usize;
         let size = self.rules.hand_size as usize;
@@ -954,7 +1011,10 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
         })
     };
     if s.scores.len() != players as usize {
-        return Err(bad(format!("{} scores for {players} seats", s.scores.len())));
+        return Err(bad(format!(
+            "{} scores for {players} seats",
+            s.scores.len()
+        )));
     }
     let mut sums = vec![0i64; players as usize];
     for l in &s.lines {
@@ -968,7 +1028,9 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
     }
     for (seat, (sum, score)) in sums.iter().zip(&s.scores).enumerate() {
         if sum != score {
-            return Err(bad(format!("seat {seat}: lines add up to {sum}, score is {score}")));
+            return Err(bad(format!(
+                "seat {seat}: lines add up to {sum}, score is {score}"
+            )));
         }
     }
     Ok(())
@@ -1005,13 +1067,29 @@ pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
             *budget -= 1;
             if let Some(rest) = left.minus(bombs[i].cards) {
                 chosen.push(i);
-                dfs(bombs, i + 1, rest, (v + value(&bombs[i].hand), chosen), best, budget, value);
+                dfs(
+                    bombs,
+                    i + 1,
+                    rest,
+                    (v + value(&bombs[i].hand), chosen),
+                    best,
+                    budget,
+                    value,
+                );
                 chosen.pop();
             }
         }
     }
     let mut chosen = Vec::new();
-    dfs(&bombs, 0, hand, (0, &mut chosen), &mut best, &mut budget, &value);
+    dfs(
+        &bombs,
+        0,
+        hand,
+        (0, &mut chosen),
+        &mut best,
+        &mut budget,
+        &value,
+    );
     best.1
         .iter()
         .filter_map(|&i| bombs.get(i))

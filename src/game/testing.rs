@@ -27,7 +27,8 @@ impl PlainHooks {
         PlainHooks {
             rules,
             partners_see_hands: false,
-            shown_card_seating: rules.players == 2 || rules.wild_jokers != crate::rules::WildJokers::None,
+            shown_card_seating: rules.players == 2
+                || rules.wild_jokers != crate::rules::WildJokers::None,
         }
     }
 }

@@ -49,7 +49,9 @@ impl GameToken {
         let secret = parts.next()?;
         let role = parts.next()?;
         let game_id = parts.next()?;
-        if secret.len() != 32 || !secret.bytes().all(|b| b.is_ascii_hexdigit()) || game_id.is_empty()
+        if secret.len() != 32
+            || !secret.bytes().all(|b| b.is_ascii_hexdigit())
+            || game_id.is_empty()
         {
             return None;
         }
@@ -116,7 +118,10 @@ pub struct Keys {
 impl fmt::Debug for Keys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keys")
-            .field("platforms", &self.platforms.iter().map(|p| &p.0).collect::<Vec<_>>())
+            .field(
+                "platforms",
+                &self.platforms.iter().map(|p| &p.0).collect::<Vec<_>>(),
+            )
             .field("admin", &self.admin.is_some())
             .finish()
     }
@@ -127,11 +132,16 @@ impl Keys {
     pub fn new(platforms: &[String], admin: Option<&str>) -> Result<Keys, String> {
         let mut out = Vec::new();
         for entry in platforms {
-            let (name, key) = entry
-                .split_once('=')
-                .ok_or_else(|| format!("platform key entry must be NAME=KEY, got one for {:?}", entry.split('=').next().unwrap_or("")))?;
+            let (name, key) = entry.split_once('=').ok_or_else(|| {
+                format!(
+                    "platform key entry must be NAME=KEY, got one for {:?}",
+                    entry.split('=').next().unwrap_or("")
+                )
+            })?;
             if name.is_empty() || key.len() < 16 {
-                return Err(format!("platform {name:?}: name must be set and the key at least 16 characters"));
+                return Err(format!(
+                    "platform {name:?}: name must be set and the key at least 16 characters"
+                ));
             }
             out.push((name.to_string(), hash_secret(key)));
         }
@@ -193,7 +203,11 @@ mod tests {
 
     #[test]
     fn keys() {
-        let keys = Keys::new(&["acme=0123456789abcdef".into()], Some("admin-key-0123456789")).unwrap();
+        let keys = Keys::new(
+            &["acme=0123456789abcdef".into()],
+            Some("admin-key-0123456789"),
+        )
+        .unwrap();
         assert!(!keys.open());
         assert_eq!(keys.platform("0123456789abcdef"), Some("acme"));
         assert_eq!(keys.platform("wrong"), None);

@@ -55,8 +55,12 @@ pub fn card_error(e: CardError) -> ApiError {
 }
 
 fn declared(d: &pb::Declared) -> Result<Declared, ApiError> {
-    let kind = hand_type_from(d.r#type)
-        .ok_or_else(|| ApiError::new(Reason::BadRequest, format!("unknown declared type {}", d.r#type)))?;
+    let kind = hand_type_from(d.r#type).ok_or_else(|| {
+        ApiError::new(
+            Reason::BadRequest,
+            format!("unknown declared type {}", d.r#type),
+        )
+    })?;
     let key = if d.key.is_empty() {
         None
     } else {
@@ -113,7 +117,10 @@ pub fn play(cards: CardSet, hand: &Hand) -> pb::Play {
         r#type: hand_type(hand.kind) as i32,
         type_name: hand.kind.name().to_string(),
         length: u32::from(hand.len),
-        key: hand.key().map(|k| k.symbol().to_string()).unwrap_or_default(),
+        key: hand
+            .key()
+            .map(|k| k.symbol().to_string())
+            .unwrap_or_default(),
         stars: hand.stars.map(u32::from),
         wilds,
         notation: cards.rank_counts().to_string(),
@@ -220,7 +227,9 @@ pub fn derived_id(key: &[u8; 32], platform: Option<&str>, request_id: &str) -> S
             mac.update(request_id.as_bytes());
             hex::encode(&mac.finalize().into_bytes()[..12])
         }
-        Err(_) => hex::encode(&sha2::Digest::finalize(<Sha256 as sha2::Digest>::new_with_prefix(request_id))[..12]),
+        Err(_) => hex::encode(
+            &sha2::Digest::finalize(<Sha256 as sha2::Digest>::new_with_prefix(request_id))[..12],
+        ),
     }
 }
 

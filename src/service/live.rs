@@ -6,7 +6,7 @@
 //! was acknowledged.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
@@ -24,13 +24,7 @@ use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
 
 /// A stored log entry.
-///
-/// Read back through [`StoredRead`]: the derived reader of the engine's `Action` (an internally
-/// tagged enum) buffers its fields in a form that has no `u128`, so it fails on the `CardSet` of
-/// every play ("u128 is not supported") and no game with a play could be rebuilt after a restart
-/// or on another replica.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(from = "StoredRead")]
 pub struct Stored {
     pub entry: Entry,
     /// The idempotency key of the request that caused it.
@@ -38,82 +32,6 @@ pub struct Stored {
     pub request_id: Option<String>,
     /// The engine's state hash after it.
     pub hash: String,
-}
-
-/// The JSON of a [`Stored`], read field by field (same format as written).
-#[derive(Deserialize)]
-struct StoredRead {
-    entry: EntryRead,
-    #[serde(default)]
-    request_id: Option<String>,
-    hash: String,
-}
-
-#[derive(Deserialize)]
-struct EntryRead {
-    player: u8,
-    action: ActionRead,
-    at: u64,
-}
-
-impl From<StoredRead> for Stored {
-    fn from(s: StoredRead) -> Stored {
-        Stored {
-            entry: Entry {
-                player: s.entry.player,
-                action: s.entry.action.0,
-                at: s.entry.at,
-            },
-            request_id: s.request_id,
-            hash: s.hash,
-        }
-    }
-}
-
-/// An `Action` as written by its derived `Serialize` (`{"kind": "play", "cards": <u128>,
-/// "declared": …}` or `{"kind": "pass"}` …), read without buffering: `play` field by field,
-/// every other kind (no fields) through the derived reader.
-struct ActionRead(Action);
-
-impl<'de> Deserialize<'de> for ActionRead {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ActionRead, D::Error> {
-        use serde::de::{self, IgnoredAny, MapAccess, Visitor};
-
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = ActionRead;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an action object with a kind")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ActionRead, A::Error> {
-                let mut kind: Option<String> = None;
-                let mut cards: Option<CardSet> = None;
-                let mut declared: Option<crate::hand::Declared> = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    match key.as_str() {
-                        "kind" => kind = Some(map.next_value()?),
-                        "cards" => cards = Some(map.next_value()?),
-                        "declared" => declared = map.next_value()?,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-                let kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
-                if kind == "play" {
-                    let cards = cards.ok_or_else(|| de::Error::missing_field("cards"))?;
-                    return Ok(ActionRead(Action::Play { cards, declared }));
-                }
-                serde_json::from_value(serde_json::json!({ "kind": kind }))
-                    .map(ActionRead)
-                    .map_err(de::Error::custom)
-            }
-        }
-
-        d.deserialize_map(V)
-    }
 }
 
 /// What one accepted action produced.
@@ -155,7 +73,9 @@ pub fn game_error(e: GameError) -> ApiError {
         GameError::Play(p) => match p {
             PlayError::NotACombination(_) => ApiError::new(Reason::NotACombination, p.to_string()),
             PlayError::DoesNotBeat(_) => ApiError::new(Reason::DoesNotBeat, p.to_string()),
-            PlayError::DeclaredMismatch(_) => ApiError::new(Reason::DeclaredMismatch, p.to_string()),
+            PlayError::DeclaredMismatch(_) => {
+                ApiError::new(Reason::DeclaredMismatch, p.to_string())
+            }
             PlayError::Ambiguous { ref options, .. } => {
                 let list: Vec<String> = options
                     .iter()
@@ -164,7 +84,8 @@ pub fn game_error(e: GameError) -> ApiError {
                         None => h.kind.to_string(),
                     })
                     .collect();
-                ApiError::new(Reason::AmbiguousPlay, p.to_string()).with("interpretations", list.join(","))
+                ApiError::new(Reason::AmbiguousPlay, p.to_string())
+                    .with("interpretations", list.join(","))
             }
         },
         GameError::NotDue | GameError::NotDisconnected | GameError::WindowOpen => {
@@ -172,7 +93,10 @@ pub fn game_error(e: GameError) -> ApiError {
         }
         GameError::Hook(h) => {
             tracing::error!(hook = %h.hook, error = %h, "variant script failed; action rejected");
-            ApiError::new(Reason::ScriptFailed, "the variant script failed; the game is unchanged")
+            ApiError::new(
+                Reason::ScriptFailed,
+                "the variant script failed; the game is unchanged",
+            )
         }
         GameError::Setup(_) | GameError::Replay { .. } => ApiError::new(Reason::BadRequest, msg),
     }
@@ -181,7 +105,9 @@ pub fn game_error(e: GameError) -> ApiError {
 impl Live {
     fn config(record: &Record, hooks: &ScriptVariant, no_timers: bool) -> GameConfig {
         let deals = if record.deals == 0 {
-            int_option(hooks, "deals_per_match").unwrap_or(1).clamp(1, 1000) as u32
+            int_option(hooks, "deals_per_match")
+                .unwrap_or(1)
+                .clamp(1, 1000) as u32
         } else {
             record.deals
         };
@@ -202,17 +128,52 @@ impl Live {
         let compiled = match registry.get(&record.variant, &record.version) {
             Some(c) => c,
             None => registry
-                .restore(&record.variant, &record.version, &record.script, &format!("game {}", record.id))
+                .restore(
+                    &record.variant,
+                    &record.version,
+                    &record.script,
+                    &format!("game {}", record.id),
+                )
                 .map_err(|e| ApiError::new(Reason::ScriptFailed, e.to_string()))?,
         };
-        let pairs: Vec<String> = record.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        // Games of one version with the same options share their configured hooks (immutable:
+        // the option maps and the rules): configuring runs two script calls and the maps take
+        // ~3 KB, once per game otherwise. Bounded; the cache keeps the versions it holds alive.
+        type Key = (String, String, Vec<(String, String)>);
+        static SHARED: OnceLock<Mutex<HashMap<Key, Arc<ScriptVariant>>>> = OnceLock::new();
+        let key: Key = (
+            record.variant.clone(),
+            compiled.hash().to_string(),
+            record
+                .options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
+        let shared = SHARED.get_or_init(Default::default);
+        if let Some(h) = shared.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(h);
+        }
+        let pairs: Vec<String> = record
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let overrides = compiled
             .parse_overrides(&pairs)
             .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))?;
-        let configured = compiled
-            .configure(&overrides)
-            .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))?;
-        Ok(Arc::new(configured))
+        let configured = Arc::new(
+            compiled
+                .configure(&overrides)
+                .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))?,
+        );
+        if let Ok(mut m) = shared.lock() {
+            if m.len() >= 256 {
+                m.clear();
+            }
+            m.insert(key, Arc::clone(&configured));
+        }
+        Ok(configured)
     }
 
     fn preset(record: &Record) -> Result<Option<Vec<CardSet>>, ApiError> {
@@ -239,6 +200,10 @@ impl Live {
         )
         .map_err(game_error)?;
         let (notify, _) = broadcast::channel(16);
+        // The script text is needed only to build the hooks (above); the store keeps it in the
+        // record. Not holding a copy per live game saves ~15-18 KB of memory per game.
+        let mut record = record;
+        record.script = String::new();
         Ok(Live {
             record,
             hooks,
@@ -277,12 +242,21 @@ impl Live {
                 format!("log gap: entry {} after seq {}", e.seq, self.game.seq()),
             ));
         }
-        let stored: Stored = serde_json::from_slice(&e.body)
-            .map_err(|err| ApiError::new(Reason::StoreFailed, format!("log entry {} unreadable: {err}", e.seq)))?;
+        let stored: Stored = serde_json::from_slice(&e.body).map_err(|err| {
+            ApiError::new(
+                Reason::StoreFailed,
+                format!("log entry {} unreadable: {err}", e.seq),
+            )
+        })?;
         let events = self
             .game
             .apply(self.hooks.as_ref(), stored.entry)
-            .map_err(|err| ApiError::new(Reason::StoreFailed, format!("replay of entry {} failed: {err}", e.seq)))?;
+            .map_err(|err| {
+                ApiError::new(
+                    Reason::StoreFailed,
+                    format!("replay of entry {} failed: {err}", e.seq),
+                )
+            })?;
         let hash = self.game.state_hash();
         if hash != stored.hash {
             return Err(ApiError::new(
@@ -337,24 +311,59 @@ impl Live {
 
     /// Applies a player's action: on a copy of the engine state, returning the new state, its
     /// events and the log entry to store. Nothing of `self` changes.
-    pub fn prepare(&self, player: u8, action: WireAction, now: u64, request_id: Option<&str>) -> Result<Prepared, ApiError> {
+    pub fn prepare(
+        &self,
+        player: u8,
+        action: WireAction,
+        now: u64,
+        request_id: Option<&str>,
+    ) -> Result<Prepared, ApiError> {
         let action = match action {
             WireAction::Play { cards, declared } => Action::Play { cards, declared },
             WireAction::Pass => Action::Pass,
         };
-        self.prepare_entry(Entry { player, action, at: now }, request_id)
+        self.prepare_entry(
+            Entry {
+                player,
+                action,
+                at: now,
+            },
+            request_id,
+        )
     }
 
     /// The player leaves (escape).
     pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
-        self.prepare_entry(Entry { player, action: Action::Leave, at: now }, None)
+        self.prepare_entry(
+            Entry {
+                player,
+                action: Action::Leave,
+                at: now,
+            },
+            None,
+        )
     }
 
     /// The seat to act timed out: the engine plays for it.
     pub fn prepare_timeout(&self, now: u64) -> Result<Prepared, ApiError> {
-        let seat = self.game.turn().ok_or_else(|| ApiError::new(Reason::GameOver, "no seat to act"))?;
-        let player = self.game.seating().get(seat as usize).copied().unwrap_or(seat);
-        self.prepare_entry(Entry { player, action: Action::Timeout, at: now }, None)
+        let seat = self
+            .game
+            .turn()
+            .ok_or_else(|| ApiError::new(Reason::GameOver, "no seat to act"))?;
+        let player = self
+            .game
+            .seating()
+            .get(seat as usize)
+            .copied()
+            .unwrap_or(seat);
+        self.prepare_entry(
+            Entry {
+                player,
+                action: Action::Timeout,
+                at: now,
+            },
+            None,
+        )
     }
 
     fn prepare_entry(&self, entry: Entry, request_id: Option<&str>) -> Result<Prepared, ApiError> {
@@ -365,9 +374,13 @@ impl Live {
             request_id: request_id.map(str::to_string),
             hash: game.state_hash(),
         };
-        let body = serde_json::to_vec(&stored).map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        let body = serde_json::to_vec(&stored)
+            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
         Ok(Prepared {
-            log: LogEntry { seq: game.seq(), body },
+            log: LogEntry {
+                seq: game.seq(),
+                body,
+            },
             game,
             events,
             stored,
@@ -379,7 +392,9 @@ impl Live {
         self.game = p.game;
         self.record_metrics(&p.events);
         self.push(p.stored, p.events);
-        Submitted { seq: self.game.seq() }
+        Submitted {
+            seq: self.game.seq(),
+        }
     }
 
     fn record_metrics(&self, events: &[Event]) {
@@ -438,7 +453,11 @@ impl Live {
     }
 
     /// The LeaveGame response.
-    pub fn leave_response(&self, s: &Submitted, player: u8) -> Result<pb::LeaveGameResponse, ApiError> {
+    pub fn leave_response(
+        &self,
+        s: &Submitted,
+        player: u8,
+    ) -> Result<pb::LeaveGameResponse, ApiError> {
         let r = self.response_for(s.seq, player)?;
         Ok(pb::LeaveGameResponse {
             seq: s.seq,
@@ -464,12 +483,21 @@ impl Live {
         use pb::game_event::Event as E;
         let e = self.game.event_view(e, viewer);
         let event = match e {
-            Event::DealStarted { deal_number, players, leader, shown_card, hands } => {
+            Event::DealStarted {
+                deal_number,
+                players,
+                leader,
+                shown_card,
+                hands,
+            } => {
                 let seat = match viewer {
                     Viewer::Player(p) => players.iter().position(|&x| x == p),
                     _ => None,
                 };
-                let hand = seat.and_then(|s| hands.get(s)).map(|h| h.ids()).unwrap_or_default();
+                let hand = seat
+                    .and_then(|s| hands.get(s))
+                    .map(|h| h.ids())
+                    .unwrap_or_default();
                 let partner_hand = seat
                     .filter(|_| self.game.partners_see_hands() && players.len() == 4)
                     .and_then(|s| hands.get((s + 2) % 4))
@@ -484,14 +512,27 @@ impl Live {
                     partner_hand,
                 })
             }
-            Event::Played { seat, cards, hand, cards_left, auto } => E::Played(pb::Played {
+            Event::Played {
+                seat,
+                cards,
+                hand,
+                cards_left,
+                auto,
+            } => E::Played(pb::Played {
                 seat: u32::from(seat),
                 play: Some(convert::play(cards, &hand)),
                 cards_left: u32::from(cards_left),
                 auto,
             }),
-            Event::Passed { seat, auto } => E::Passed(pb::Passed { seat: u32::from(seat), auto }),
-            Event::TrickWon { winner, leader, jie_feng } => E::TrickWon(pb::TrickWon {
+            Event::Passed { seat, auto } => E::Passed(pb::Passed {
+                seat: u32::from(seat),
+                auto,
+            }),
+            Event::TrickWon {
+                winner,
+                leader,
+                jie_feng,
+            } => E::TrickWon(pb::TrickWon {
                 winner: u32::from(winner),
                 leader: u32::from(leader),
                 jie_feng,
@@ -535,7 +576,12 @@ impl Live {
             .map(|s| pb::SeatState {
                 seat: u32::from(s.seat),
                 player: u32::from(s.player),
-                name: self.record.players.get(s.player as usize).cloned().unwrap_or_default(),
+                name: self
+                    .record
+                    .players
+                    .get(s.player as usize)
+                    .cloned()
+                    .unwrap_or_default(),
                 card_count: u32::from(s.card_count),
                 place: u32::from(s.place),
                 team: u32::from(s.team),
@@ -589,7 +635,10 @@ impl Live {
         let hand = self.game.hand(seat);
         let plays = plays
             .iter()
-            .filter_map(|p| hand.take(p.cards).map(|cards| convert::play(cards, &p.hand)))
+            .filter_map(|p| {
+                hand.take(p.cards)
+                    .map(|cards| convert::play(cards, &p.hand))
+            })
             .collect();
         Ok(pb::GetHintsResponse {
             plays,
@@ -642,9 +691,17 @@ impl Live {
             // state, but a replay starts from the configuration at creation.
             deals: Live::config(&self.record, &self.hooks, true).deals,
             preset_hands: self.record.preset_hands.as_ref().map(|h| pb::PresetHands {
-                hands: h.iter().map(|c| pb::CardList { cards: c.clone() }).collect(),
+                hands: h
+                    .iter()
+                    .map(|c| pb::CardList { cards: c.clone() })
+                    .collect(),
             }),
-            final_scores: self.game.totals().iter().map(|c| convert::points(*c)).collect(),
+            final_scores: self
+                .game
+                .totals()
+                .iter()
+                .map(|c| convert::points(*c))
+                .collect(),
             engine_version: crate::game::ENGINE_VERSION.into(),
         }
     }
@@ -688,7 +745,12 @@ fn deal_result(r: &DealResult) -> pb::DealResult {
             None => pb::Outcome::Escape,
         } as i32,
         places: r.places.iter().map(|&s| u32::from(s)).collect(),
-        scores: r.settlement.scores.iter().map(|c| convert::points(*c)).collect(),
+        scores: r
+            .settlement
+            .scores
+            .iter()
+            .map(|c| convert::points(*c))
+            .collect(),
         lines: r
             .settlement
             .lines
@@ -714,10 +776,16 @@ mod tests {
     fn stored_entries_read_back() {
         let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
         let actions = [
-            Action::Play { cards, declared: None },
             Action::Play {
                 cards,
-                declared: Some(Declared { kind: HandType::Bomb, key: None }),
+                declared: None,
+            },
+            Action::Play {
+                cards,
+                declared: Some(Declared {
+                    kind: HandType::Bomb,
+                    key: None,
+                }),
             },
             Action::Pass,
             Action::Leave,
@@ -728,7 +796,11 @@ mod tests {
         ];
         for (i, action) in actions.into_iter().enumerate() {
             let stored = Stored {
-                entry: Entry { player: 3, action, at: 1_700_000_000_000 + i as u64 },
+                entry: Entry {
+                    player: 3,
+                    action,
+                    at: 1_700_000_000_000 + i as u64,
+                },
                 request_id: (i % 2 == 0).then(|| format!("r{i}")),
                 hash: "ab".repeat(32),
             };
@@ -739,8 +811,9 @@ mod tests {
             assert_eq!(back.request_id, stored.request_id);
             assert_eq!(back.hash, stored.hash);
         }
-        let bad: Result<Stored, _> =
-            serde_json::from_slice(br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#);
+        let bad: Result<Stored, _> = serde_json::from_slice(
+            br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#,
+        );
         assert!(bad.is_err());
     }
 }

@@ -82,7 +82,11 @@ fn token(game_id: &str, role: Role, secret: &str) -> String {
     format!("{game_id}.{r}.{secret}")
 }
 
-fn tokens_for(key: &[u8; 32], game_id: &str, players: usize) -> Result<(Tokens, Vec<String>, String), ApiError> {
+fn tokens_for(
+    key: &[u8; 32],
+    game_id: &str,
+    players: usize,
+) -> Result<(Tokens, Vec<String>, String), ApiError> {
     let mut seats = Vec::with_capacity(players);
     let mut digests = Vec::with_capacity(players);
     for p in 0..players {
@@ -120,14 +124,25 @@ impl Record {
         if names.len() != players {
             return Err(bad(
                 Reason::BadRequest,
-                format!("{} needs {players} players, got {}", compiled.id(), names.len()),
+                format!(
+                    "{} needs {players} players, got {}",
+                    compiled.id(),
+                    names.len()
+                ),
             ));
         }
         if names.iter().any(|n| n.len() > 128) {
-            return Err(bad(Reason::BadRequest, "player names are at most 128 bytes"));
+            return Err(bad(
+                Reason::BadRequest,
+                "player names are at most 128 bytes",
+            ));
         }
         // Options are checked against the variant's schema (and configure() evaluates rules()).
-        let pairs: Vec<String> = req.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let pairs: Vec<String> = req
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let overrides = compiled
             .parse_overrides(&pairs)
             .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
@@ -139,13 +154,17 @@ impl Record {
         }
         let seed = if req.seed.is_empty() {
             let mut s = [0u8; 32];
-            getrandom::fill(&mut s).map_err(|e| bad(Reason::Unavailable, format!("no OS randomness: {e}")))?;
+            getrandom::fill(&mut s)
+                .map_err(|e| bad(Reason::Unavailable, format!("no OS randomness: {e}")))?;
             hex::encode(s)
         } else {
             let bytes = hex::decode(req.seed.trim())
                 .map_err(|_| bad(Reason::BadRequest, "seed must be 64 hex digits"))?;
             if bytes.len() != 32 {
-                return Err(bad(Reason::BadRequest, "seed must be 64 hex digits (256 bits)"));
+                return Err(bad(
+                    Reason::BadRequest,
+                    "seed must be 64 hex digits (256 bits)",
+                ));
             }
             hex::encode(bytes)
         };
@@ -154,16 +173,24 @@ impl Record {
             Some(p) => {
                 let hands: Vec<Vec<u32>> = p.hands.iter().map(|h| h.cards.clone()).collect();
                 if hands.len() != players {
-                    return Err(bad(Reason::BadRequest, format!("preset_hands needs {players} hands")));
+                    return Err(bad(
+                        Reason::BadRequest,
+                        format!("preset_hands needs {players} hands"),
+                    ));
                 }
                 let mut all = CardSet::EMPTY;
                 for h in &hands {
                     let set = CardSet::from_ids(h).map_err(|e| match e {
-                        crate::cards::CardError::DuplicateCard(_) => bad(Reason::DuplicateCard, e.to_string()),
+                        crate::cards::CardError::DuplicateCard(_) => {
+                            bad(Reason::DuplicateCard, e.to_string())
+                        }
                         _ => bad(Reason::BadCardId, e.to_string()),
                     })?;
                     if !set.intersection(all).is_empty() {
-                        return Err(bad(Reason::DuplicateCard, "a card appears in two preset hands"));
+                        return Err(bad(
+                            Reason::DuplicateCard,
+                            "a card appears in two preset hands",
+                        ));
                     }
                     all = all.union(set);
                 }
@@ -208,8 +235,12 @@ impl Record {
             Role::Spectator => Some(&self.spectator_digest),
         };
         let Some(digest) = digest else { return false };
-        let Ok(bytes) = hex::decode(digest) else { return false };
-        let Ok(hash) = SecretHash::try_from(bytes.as_slice()) else { return false };
+        let Ok(bytes) = hex::decode(digest) else {
+            return false;
+        };
+        let Ok(hash) = SecretHash::try_from(bytes.as_slice()) else {
+            return false;
+        };
         token.verify(&hash)
     }
 
@@ -223,8 +254,10 @@ impl Record {
 
     /// The seed bytes.
     pub fn seed_bytes(&self) -> Result<[u8; 32], ApiError> {
-        let bytes = hex::decode(&self.seed).map_err(|_| bad(Reason::StoreFailed, "stored seed is not hex"))?;
-        <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| bad(Reason::StoreFailed, "stored seed is not 256 bits"))
+        let bytes = hex::decode(&self.seed)
+            .map_err(|_| bad(Reason::StoreFailed, "stored seed is not hex"))?;
+        <[u8; 32]>::try_from(bytes.as_slice())
+            .map_err(|_| bad(Reason::StoreFailed, "stored seed is not 256 bits"))
     }
 
     pub fn encode(&self) -> Result<Vec<u8>, ApiError> {
@@ -232,6 +265,11 @@ impl Record {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Record, ApiError> {
-        serde_json::from_slice(bytes).map_err(|e| bad(Reason::StoreFailed, format!("stored record unreadable: {e}")))
+        serde_json::from_slice(bytes).map_err(|e| {
+            bad(
+                Reason::StoreFailed,
+                format!("stored record unreadable: {e}"),
+            )
+        })
     }
 }

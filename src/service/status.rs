@@ -169,7 +169,10 @@ mod tests {
         let info = s.get_details_error_info().unwrap();
         assert_eq!(info.reason, "STALE_SEQ");
         assert_eq!(info.domain, DOMAIN);
-        assert_eq!(info.metadata.get("current_seq").map(String::as_str), Some("7"));
+        assert_eq!(
+            info.metadata.get("current_seq").map(String::as_str),
+            Some("7")
+        );
         assert_eq!(reason_of(&s).as_deref(), Some("STALE_SEQ"));
     }
 
@@ -177,10 +180,28 @@ mod tests {
     fn every_reason_is_an_error_reason_of_the_proto() {
         use Reason::*;
         for r in [
-            BadCardId, DuplicateCard, NotACombination, AmbiguousPlay, DeclaredMismatch,
-            UnknownVariant, BadOption, BadRequest, NotYourTurn, CardsNotHeld, DoesNotBeat,
-            MustLead, GameOver, GameInProgress, StaleSeq, NoSuchGame, Unauthenticated,
-            PermissionDenied, LimitExceeded, ScriptFailed, StoreFailed, Unavailable,
+            BadCardId,
+            DuplicateCard,
+            NotACombination,
+            AmbiguousPlay,
+            DeclaredMismatch,
+            UnknownVariant,
+            BadOption,
+            BadRequest,
+            NotYourTurn,
+            CardsNotHeld,
+            DoesNotBeat,
+            MustLead,
+            GameOver,
+            GameInProgress,
+            StaleSeq,
+            NoSuchGame,
+            Unauthenticated,
+            PermissionDenied,
+            LimitExceeded,
+            ScriptFailed,
+            StoreFailed,
+            Unavailable,
         ] {
             assert!(
                 crate::service::pb::ErrorReason::from_str_name(r.name()).is_some(),

@@ -103,7 +103,12 @@ impl MemoryStore {
     pub fn unfinished(&self) -> Vec<String> {
         self.games
             .lock()
-            .map(|g| g.iter().filter(|(_, s)| !s.finished).map(|(k, _)| k.clone()).collect())
+            .map(|g| {
+                g.iter()
+                    .filter(|(_, s)| !s.finished)
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

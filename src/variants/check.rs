@@ -15,7 +15,9 @@ use serde::Serialize;
 use super::engine::{self, describe, to_centi, to_json};
 use super::facts::{self, RandomFacts};
 use super::options::{OptionValue, OptionValues};
-use super::script::{CompiledVariant, ScriptVariant, VariantError, check_sum, parse_seating, points};
+use super::script::{
+    CompiledVariant, ScriptVariant, VariantError, check_sum, parse_seating, points,
+};
 use crate::game::hooks::{SeatingDecision, Settlement, VariantHooks};
 
 /// What a successful check covered.
@@ -54,9 +56,12 @@ fn parse_examples(v: &Dynamic) -> Result<Vec<Example>, String> {
 }
 
 fn parse_example(v: &Dynamic) -> Result<Example, String> {
-    let map = v
-        .read_lock::<Map>()
-        .ok_or_else(|| format!("expected a map #{{ name, hook, options, facts, expect }}, not {}", describe(v)))?;
+    let map = v.read_lock::<Map>().ok_or_else(|| {
+        format!(
+            "expected a map #{{ name, hook, options, facts, expect }}, not {}",
+            describe(v)
+        )
+    })?;
     const KEYS: [&str; 5] = ["name", "hook", "options", "facts", "expect"];
     if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!("unexpected key `{k}` (keys: {})", KEYS.join(", ")));
@@ -83,8 +88,11 @@ fn parse_example(v: &Dynamic) -> Result<Example, String> {
         None => BTreeMap::new(),
         Some(o) => OptionValues::overrides_from_map(o).map_err(|m| format!("{name:?}: {m}"))?,
     };
-    let facts = to_json(map.get("facts").ok_or(format!("{name:?}: missing `facts`"))?)
-        .map_err(|m| format!("{name:?}: facts: {m}"))?;
+    let facts = to_json(
+        map.get("facts")
+            .ok_or(format!("{name:?}: missing `facts`"))?,
+    )
+    .map_err(|m| format!("{name:?}: facts: {m}"))?;
     let expect = map
         .get("expect")
         .cloned()
@@ -106,7 +114,15 @@ fn fmt_scores(s: &Settlement) -> String {
 fn fmt_lines(s: &Settlement) -> String {
     s.lines
         .iter()
-        .map(|l| format!("seat {} {} {}: {}", l.seat, l.label, points(l.amount), l.detail))
+        .map(|l| {
+            format!(
+                "seat {} {} {}: {}",
+                l.seat,
+                l.label,
+                points(l.amount),
+                l.detail
+            )
+        })
         .collect::<Vec<_>>()
         .join("; ")
 }
@@ -125,7 +141,12 @@ fn run_example(v: &ScriptVariant, ex: &Example) -> Result<(), String> {
             let want = ex
                 .expect
                 .read_lock::<Array>()
-                .ok_or_else(|| format!("`expect` must be an array of points by seat, not {}", describe(&ex.expect)))?
+                .ok_or_else(|| {
+                    format!(
+                        "`expect` must be an array of points by seat, not {}",
+                        describe(&ex.expect)
+                    )
+                })?
                 .iter()
                 .map(to_centi)
                 .collect::<Result<Vec<_>, _>>()
@@ -144,8 +165,9 @@ fn run_example(v: &ScriptVariant, ex: &Example) -> Result<(), String> {
         "seating" => {
             let f = facts::parse_seating(&ex.facts, &rules)?;
             let got = v.seating(&f).map_err(|e| e.to_string())?;
-            let want: SeatingDecision = parse_seating(&ex.expect, rules.players, "expect", v.compiled().origin())
-                .map_err(|e| e.message)?;
+            let want: SeatingDecision =
+                parse_seating(&ex.expect, rules.players, "expect", v.compiled().origin())
+                    .map_err(|e| e.message)?;
             if want != got {
                 return Err(format!("expected {want:?}, got {got:?}"));
             }
@@ -174,11 +196,17 @@ pub fn run(
     seed: u64,
 ) -> Result<CheckReport, VariantError> {
     let origin = compiled.origin().to_string();
-    let ex_v = engine::call(compiled.ast(), &origin, Some(compiled.source()), "examples", "examples", ()).map_err(|error| {
-        VariantError::Hook {
-            origin: origin.clone(),
-            error,
-        }
+    let ex_v = engine::call(
+        compiled.ast(),
+        &origin,
+        Some(compiled.source()),
+        "examples",
+        "examples",
+        (),
+    )
+    .map_err(|error| VariantError::Hook {
+        origin: origin.clone(),
+        error,
     })?;
     let examples = parse_examples(&ex_v).map_err(|message| VariantError::Contract {
         origin: origin.clone(),
@@ -203,7 +231,11 @@ pub fn run(
     }
     for (k, options) in option_sets.iter().enumerate() {
         let v = compiled.configure(options)?;
-        let n = if k == 0 { random_deals } else { random_deals.div_ceil(4) };
+        let n = if k == 0 {
+            random_deals
+        } else {
+            random_deals.div_ceil(4)
+        };
         let set_seed = seed.wrapping_add(k as u64);
         report.random_calls += random_batch(&v, n, set_seed).map_err(|mut e| {
             if let VariantError::Random { message, .. } = &mut e
@@ -242,7 +274,12 @@ pub fn random_batch(v: &ScriptVariant, n: usize, seed: u64) -> Result<usize, Var
         let e = g.escape();
         match v.settle_escape(&e) {
             Ok(s) => check_sum(v.sum_rule(), &s).map_err(|m| {
-                fail(case, "settle_escape", format!("{m} — {}", fmt_lines(&s)), json(&e))
+                fail(
+                    case,
+                    "settle_escape",
+                    format!("{m} — {}", fmt_lines(&s)),
+                    json(&e),
+                )
             })?,
             Err(err) => return Err(fail(case, "settle_escape", err.to_string(), json(&e))),
         }

@@ -228,7 +228,9 @@ fn fn_line(source: &str, name: &str) -> Option<usize> {
         .lines()
         .position(|l| {
             let t = l.trim_start();
-            t.starts_with(&needle) || t.strip_prefix("private ").is_some_and(|r| r.starts_with(&needle))
+            t.starts_with(&needle)
+                || t.strip_prefix("private ")
+                    .is_some_and(|r| r.starts_with(&needle))
         })
         .map(|i| i + 1)
 }
@@ -274,7 +276,9 @@ pub fn hook_error(hook: &str, origin: &str, err: &EvalAltResult) -> HookError {
              properties)",
             LIMITS.max_string_size, LIMITS.max_array_size, LIMITS.max_map_size
         ),
-        EvalAltResult::ErrorFunctionNotFound(sig, _) if chain.is_empty() && sig.starts_with(hook) => {
+        EvalAltResult::ErrorFunctionNotFound(sig, _)
+            if chain.is_empty() && sig.starts_with(hook) =>
+        {
             format!("the script has no function {sig}")
         }
         EvalAltResult::Exit(..) => "the script called exit()".into(),
@@ -346,14 +350,14 @@ pub fn to_json(value: &Dynamic) -> Result<serde_json::Value, String> {
         let map = value.read_lock::<Map>().ok_or("unreadable map")?;
         let mut out = serde_json::Map::new();
         for (k, v) in map.iter() {
-            out.insert(
-                k.to_string(),
-                to_json(v).map_err(|e| format!(".{k}: {e}"))?,
-            );
+            out.insert(k.to_string(), to_json(v).map_err(|e| format!(".{k}: {e}"))?);
         }
         return Ok(Value::Object(out));
     }
-    Err(format!("a value of type {} has no JSON form", value.type_name()))
+    Err(format!(
+        "a value of type {} has no JSON form",
+        value.type_name()
+    ))
 }
 
 /// JSON as a Rhai value (numbers that fit `i64` become integers, others floats).
@@ -461,7 +465,11 @@ mod tests {
 
     #[test]
     fn import_and_eval_do_not_compile() {
-        for src in ["import \"x\" as y;", "fn f() { eval(\"1\") }", "export const X = 1;"] {
+        for src in [
+            "import \"x\" as y;",
+            "fn f() { eval(\"1\") }",
+            "export const X = 1;",
+        ] {
             assert!(compile("t.rhai", src).is_err(), "{src}");
         }
     }

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use crate::cards::{Card, Rank, RankCounts, Suit};
 use crate::game::hooks::{
-    BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, PreviousDeal, SeatIndex,
-    SeatingFacts, TimeoutFacts,
+    BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, PreviousDeal, SeatIndex, SeatingFacts,
+    TimeoutFacts,
 };
 use crate::hand;
 use crate::rules::{ChainBombs, Rules, WildJokers};
@@ -174,7 +174,11 @@ fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a serde_json::Map<String, Value
         .ok_or_else(|| format!("{what} must be a JSON object, not {v}"))
 }
 
-fn check_keys(o: &serde_json::Map<String, Value>, allowed: &[&str], what: &str) -> Result<(), String> {
+fn check_keys(
+    o: &serde_json::Map<String, Value>,
+    allowed: &[&str],
+    what: &str,
+) -> Result<(), String> {
     match o.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(k) => Err(format!(
             "unexpected field {k:?} in {what} (fields: {})",
@@ -186,7 +190,12 @@ fn check_keys(o: &serde_json::Map<String, Value>, allowed: &[&str], what: &str) 
 
 /// A bomb in JSON: the full `BombFact` shape, `{"seat": S, "cards": "…"}`, or (in
 /// `bombs_in_hand`, where the seat is the index) just the cards string.
-fn expand_bomb(v: &Value, default_seat: Option<usize>, rules: &Rules, what: &str) -> Result<Value, String> {
+fn expand_bomb(
+    v: &Value,
+    default_seat: Option<usize>,
+    rules: &Rules,
+    what: &str,
+) -> Result<Value, String> {
     let (seat, cards) = match v {
         Value::String(s) => (
             default_seat.ok_or_else(|| format!("{what}: a bare cards string needs a seat"))?,
@@ -208,15 +217,24 @@ fn expand_bomb(v: &Value, default_seat: Option<usize>, rules: &Rules, what: &str
                 .ok_or_else(|| format!("{what}: missing cards (e.g. \"7 7 7 7 7 BJ\")"))?;
             (seat, cards)
         }
-        other => return Err(format!("{what} must be a bomb object or a cards string, not {other}")),
+        other => {
+            return Err(format!(
+                "{what} must be a bomb object or a cards string, not {other}"
+            ));
+        }
     };
-    let seat = SeatIndex::try_from(seat).map_err(|_| format!("{what}: seat {seat} out of range"))?;
+    let seat =
+        SeatIndex::try_from(seat).map_err(|_| format!("{what}: seat {seat} out of range"))?;
     let rc: RankCounts = cards.parse().map_err(|e| format!("{what}: {e}"))?;
     let b = bomb_fact(seat, rc, rules).map_err(|e| format!("{what}: {e}"))?;
     serde_json::to_value(b).map_err(|e| e.to_string())
 }
 
-fn expand_bomb_lists(o: &mut serde_json::Map<String, Value>, players: usize, rules: &Rules) -> Result<(), String> {
+fn expand_bomb_lists(
+    o: &mut serde_json::Map<String, Value>,
+    players: usize,
+    rules: &Rules,
+) -> Result<(), String> {
     let played = match o.get("bombs_played") {
         None => Vec::new(),
         Some(Value::Array(a)) => a
@@ -236,13 +254,19 @@ fn expand_bomb_lists(o: &mut serde_json::Map<String, Value>, players: usize, rul
                 Value::Array(l) => l
                     .iter()
                     .enumerate()
-                    .map(|(j, b)| expand_bomb(b, Some(s), rules, &format!("bombs_in_hand[{s}][{j}]")))
+                    .map(|(j, b)| {
+                        expand_bomb(b, Some(s), rules, &format!("bombs_in_hand[{s}][{j}]"))
+                    })
                     .collect::<Result<Vec<_>, _>>()
                     .map(Value::Array),
                 other => Err(format!("bombs_in_hand[{s}] must be an array, not {other}")),
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(format!("bombs_in_hand must be an array (one list per seat), not {other}")),
+        Some(other) => {
+            return Err(format!(
+                "bombs_in_hand must be an array (one list per seat), not {other}"
+            ));
+        }
     };
     o.insert("bombs_in_hand".into(), Value::Array(in_hand));
     Ok(())
@@ -271,7 +295,9 @@ fn check_seat(s: SeatIndex, players: usize, what: &str) -> Result<(), String> {
     if (s as usize) < players {
         Ok(())
     } else {
-        Err(format!("{what}: seat {s} is not a seat of a {players}-player table"))
+        Err(format!(
+            "{what}: seat {s} is not a seat of a {players}-player table"
+        ))
     }
 }
 
@@ -318,27 +344,44 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
     let mut o = obj(value, "the deal facts")?.clone();
     check_keys(
         &o,
-        &["players", "deal_number", "outcome", "places", "cards_left", "bombs_played", "bombs_in_hand"],
+        &[
+            "players",
+            "deal_number",
+            "outcome",
+            "places",
+            "cards_left",
+            "bombs_played",
+            "bombs_in_hand",
+        ],
         "the deal facts",
     )?;
     let players = players_of(&mut o, rules)?;
     if !o.contains_key("cards_left") {
         if players == 2 {
-            return Err("cards_left is required for 2 players (the loser's cards decide the result)".into());
+            return Err(
+                "cards_left is required for 2 players (the loser's cards decide the result)".into(),
+            );
         }
         o.insert("cards_left".into(), json!(vec![0; players]));
     }
     expand_bomb_lists(&mut o, players, rules)?;
-    let places: Vec<SeatIndex> = serde_json::from_value(o.get("places").cloned().ok_or("missing places")?)
-        .map_err(|e| format!("places: {e}"))?;
+    let places: Vec<SeatIndex> =
+        serde_json::from_value(o.get("places").cloned().ok_or("missing places")?)
+            .map_err(|e| format!("places: {e}"))?;
     let mut sorted = places.clone();
     sorted.sort_unstable();
     if sorted != (0..players as SeatIndex).collect::<Vec<_>>() {
-        return Err(format!("places {places:?} must list every seat 0..{players} once"));
+        return Err(format!(
+            "places {places:?} must list every seat 0..{players} once"
+        ));
     }
-    let cards: Vec<u8> = serde_json::from_value(o["cards_left"].clone()).map_err(|e| format!("cards_left: {e}"))?;
+    let cards: Vec<u8> =
+        serde_json::from_value(o["cards_left"].clone()).map_err(|e| format!("cards_left: {e}"))?;
     if cards.len() != players {
-        return Err(format!("cards_left has {} entries; expected {players}", cards.len()));
+        return Err(format!(
+            "cards_left has {} entries; expected {players}",
+            cards.len()
+        ));
     }
     let derived = if players == 4 {
         outcome_from_places(&places)
@@ -352,7 +395,8 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
         (None, None) => return Err("cannot derive the outcome: the loser holds no cards".into()),
         (Some(_), _) => {}
     }
-    let facts: DealFacts = serde_json::from_value(Value::Object(o)).map_err(|e| format!("deal facts: {e}"))?;
+    let facts: DealFacts =
+        serde_json::from_value(Value::Object(o)).map_err(|e| format!("deal facts: {e}"))?;
     if let Some(d) = derived
         && d != facts.outcome
     {
@@ -363,7 +407,10 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
         ));
     }
     if facts.bombs_in_hand.len() != players {
-        return Err(format!("bombs_in_hand has {} lists; expected one per seat ({players})", facts.bombs_in_hand.len()));
+        return Err(format!(
+            "bombs_in_hand has {} lists; expected one per seat ({players})",
+            facts.bombs_in_hand.len()
+        ));
     }
     check_bombs(&facts.bombs_played, players, "bombs_played")?;
     for (s, list) in facts.bombs_in_hand.iter().enumerate() {
@@ -379,20 +426,35 @@ pub fn parse_escape(value: &Value, rules: &Rules) -> Result<EscapeFacts, String>
     let mut o = obj(value, "the escape facts")?.clone();
     check_keys(
         &o,
-        &["players", "deal_number", "escaper", "reason", "places", "cards_left", "bombs_played", "bombs_in_hand"],
+        &[
+            "players",
+            "deal_number",
+            "escaper",
+            "reason",
+            "places",
+            "cards_left",
+            "bombs_played",
+            "bombs_in_hand",
+        ],
         "the escape facts",
     )?;
     let players = players_of(&mut o, rules)?;
     o.entry("reason").or_insert(json!("left"));
     o.entry("places").or_insert(json!([]));
     if !o.contains_key("cards_left") {
-        return Err("cards_left is required (the escaper's cards decide the penalty in 二人)".into());
+        return Err(
+            "cards_left is required (the escaper's cards decide the penalty in 二人)".into(),
+        );
     }
     expand_bomb_lists(&mut o, players, rules)?;
-    let facts: EscapeFacts = serde_json::from_value(Value::Object(o)).map_err(|e| format!("escape facts: {e}"))?;
+    let facts: EscapeFacts =
+        serde_json::from_value(Value::Object(o)).map_err(|e| format!("escape facts: {e}"))?;
     check_seat(facts.escaper, players, "escaper")?;
     if facts.cards_left.len() != players {
-        return Err(format!("cards_left has {} entries; expected {players}", facts.cards_left.len()));
+        return Err(format!(
+            "cards_left has {} entries; expected {players}",
+            facts.cards_left.len()
+        ));
     }
     for s in &facts.places {
         check_seat(*s, players, "places")?;
@@ -407,13 +469,21 @@ pub fn parse_seating(value: &Value, rules: &Rules) -> Result<SeatingFacts, Strin
     let mut o = obj(value, "the seating facts")?.clone();
     check_keys(
         &o,
-        &["players", "deal_number", "shown_card", "shown_holders", "previous", "random"],
+        &[
+            "players",
+            "deal_number",
+            "shown_card",
+            "shown_holders",
+            "previous",
+            "random",
+        ],
         "the seating facts",
     )?;
     let players = players_of(&mut o, rules)?;
     o.entry("previous").or_insert(Value::Null);
     o.entry("random").or_insert(json!(0));
-    let facts: SeatingFacts = serde_json::from_value(Value::Object(o)).map_err(|e| format!("seating facts: {e}"))?;
+    let facts: SeatingFacts =
+        serde_json::from_value(Value::Object(o)).map_err(|e| format!("seating facts: {e}"))?;
     for s in facts.shown_holders.iter().flatten() {
         check_seat(*s, players, "shown_holders")?;
     }
@@ -431,8 +501,13 @@ pub fn parse_seating(value: &Value, rules: &Rules) -> Result<SeatingFacts, Strin
 /// Parses timeout facts from JSON (the `TimeoutFacts` serde shape).
 pub fn parse_timeout(value: &Value, rules: &Rules) -> Result<TimeoutFacts, String> {
     let o = obj(value, "the timeout facts")?;
-    check_keys(o, &["seat", "consecutive_timeouts", "disconnected"], "the timeout facts")?;
-    let facts: TimeoutFacts = serde_json::from_value(value.clone()).map_err(|e| format!("timeout facts: {e}"))?;
+    check_keys(
+        o,
+        &["seat", "consecutive_timeouts", "disconnected"],
+        "the timeout facts",
+    )?;
+    let facts: TimeoutFacts =
+        serde_json::from_value(value.clone()).map_err(|e| format!("timeout facts: {e}"))?;
     check_seat(facts.seat, rules.players as usize, "seat")?;
     Ok(facts)
 }
@@ -468,7 +543,11 @@ impl RandomFacts {
         let add_wilds = |rc: &mut RankCounts, n: u8| {
             for i in 0..n {
                 // Big jokers first, then small ones where they are wild.
-                let rank = if i < 2 { Rank::BIG_JOKER } else { Rank::SMALL_JOKER };
+                let rank = if i < 2 {
+                    Rank::BIG_JOKER
+                } else {
+                    Rank::SMALL_JOKER
+                };
                 rc.add(rank, 1);
             }
         };
@@ -476,7 +555,11 @@ impl RandomFacts {
             return "SJ SJ BJ BJ".parse().unwrap_or(RankCounts::EMPTY);
         }
         if pick < 16 && r.three_jokers {
-            let text = if rng.random_bool(0.5) { "SJ SJ BJ" } else { "SJ BJ BJ" };
+            let text = if rng.random_bool(0.5) {
+                "SJ SJ BJ"
+            } else {
+                "SJ BJ BJ"
+            };
             return text.parse().unwrap_or(RankCounts::EMPTY);
         }
         if pick < 36 && r.chain_bombs != ChainBombs::None {
@@ -566,13 +649,18 @@ impl RandomFacts {
             let loser = 1 - winner;
             let mut left = vec![0u8; 2];
             left[loser as usize] = self.rng.random_range(1..=hand);
-            let outcome = outcome_from_cards(left[loser as usize], &self.rules).unwrap_or(Outcome::Draw);
+            let outcome =
+                outcome_from_cards(left[loser as usize], &self.rules).unwrap_or(Outcome::Draw);
             (outcome, vec![winner, loser], left)
         } else {
             let first = self.rng.random_range(0..4u8);
             let partner = (first + 2) % 4;
             let (a, b) = ((first + 1) % 4, (first + 3) % 4);
-            let (a, b) = if self.rng.random_bool(0.5) { (a, b) } else { (b, a) };
+            let (a, b) = if self.rng.random_bool(0.5) {
+                (a, b)
+            } else {
+                (b, a)
+            };
             let outcome = match self.rng.random_range(0..3) {
                 0 => Outcome::Double,
                 1 => Outcome::Single,
@@ -612,7 +700,13 @@ impl RandomFacts {
             places.push((escaper + self.rng.random_range(1..4u8)) % 4);
         }
         let cards_left: Vec<u8> = (0..players)
-            .map(|s| if places.contains(&s) { 0 } else { self.rng.random_range(1..=hand) })
+            .map(|s| {
+                if places.contains(&s) {
+                    0
+                } else {
+                    self.rng.random_range(1..=hand)
+                }
+            })
             .collect();
         let reason = match self.rng.random_range(0..3) {
             0 => EscapeReason::Left,
@@ -634,8 +728,11 @@ impl RandomFacts {
     /// Random seating facts.
     pub fn seating(&mut self) -> SeatingFacts {
         let players = self.rules.players;
-        let shown = Card::new(self.rng.random_range(0..108u32))
-            .unwrap_or(Card::from_parts(0, Suit::Spades, Rank::THREE));
+        let shown = Card::new(self.rng.random_range(0..108u32)).unwrap_or(Card::from_parts(
+            0,
+            Suit::Spades,
+            Rank::THREE,
+        ));
         let holder = self.rng.random_range(0..players);
         let twin = if players == 2 && self.rng.random_bool(0.5) {
             None
@@ -644,7 +741,10 @@ impl RandomFacts {
         };
         let deal_number = self.rng.random_range(1..=8u32);
         let previous = (deal_number > 1).then(|| {
-            let escaped = self.rng.random_bool(0.2).then(|| self.rng.random_range(0..players));
+            let escaped = self
+                .rng
+                .random_bool(0.2)
+                .then(|| self.rng.random_range(0..players));
             let mut places: Vec<SeatIndex> = (0..players).collect();
             let rot = self.rng.random_range(0..players);
             places.rotate_left(rot as usize);
@@ -695,13 +795,18 @@ mod tests {
     #[test]
     fn shorthand_deal_facts_expand() {
         let rules = crate::variants::builtin_rules("baibian").unwrap();
-        let v = json!({"places": [0, 2, 1, 3], "bombs_played": [{"seat": 0, "cards": "7 7 7 7 7 BJ"}]});
+        let v =
+            json!({"places": [0, 2, 1, 3], "bombs_played": [{"seat": 0, "cards": "7 7 7 7 7 BJ"}]});
         let f = parse_deal(&v, &rules).unwrap();
         assert_eq!(f.outcome, Outcome::Double);
         assert_eq!(f.bombs_played[0].stars, Some(6));
         assert_eq!(f.bombs_in_hand.len(), 4);
         let bad = json!({"places": [0, 2, 1, 3], "outcome": "single"});
-        assert!(parse_deal(&bad, &rules).unwrap_err().contains("contradicts"));
+        assert!(
+            parse_deal(&bad, &rules)
+                .unwrap_err()
+                .contains("contradicts")
+        );
         let bad = json!({"places": [0, 2, 1, 3], "extra": 1});
         assert!(parse_deal(&bad, &rules).unwrap_err().contains("extra"));
     }

@@ -137,7 +137,10 @@ impl OptionSpec {
                     Ok(OptionValue::Int(i))
                 }
             }
-            (OptionKind::Float { min, max, .. }, v @ (OptionValue::Int(_) | OptionValue::Float(_))) => {
+            (
+                OptionKind::Float { min, max, .. },
+                v @ (OptionValue::Int(_) | OptionValue::Float(_)),
+            ) => {
                 let x = match v {
                     OptionValue::Int(i) => i as f64,
                     OptionValue::Float(x) => x,
@@ -151,7 +154,7 @@ impl OptionSpec {
             }
             (OptionKind::Bool { .. }, OptionValue::Bool(b)) => Ok(OptionValue::Bool(b)),
             (OptionKind::Choice { choices, .. }, OptionValue::Text(s)) => {
-                if choices.iter().any(|c| *c == s) {
+                if choices.contains(&s) {
                     Ok(OptionValue::Text(s))
                 } else {
                     Err(format!(
@@ -228,9 +231,12 @@ impl OptionSpec {
 
 /// Reads the map returned by a script's `options()`.
 pub fn parse_specs(value: &Dynamic) -> Result<Vec<OptionSpec>, String> {
-    let map = value
-        .read_lock::<Map>()
-        .ok_or_else(|| format!("options() must return a map of option specs, not {}", describe(value)))?;
+    let map = value.read_lock::<Map>().ok_or_else(|| {
+        format!(
+            "options() must return a map of option specs, not {}",
+            describe(value)
+        )
+    })?;
     let mut out = Vec::with_capacity(map.len());
     for (name, spec) in map.iter() {
         let spec = parse_spec(name, spec).map_err(|e| format!("options().{name}: {e}"))?;
@@ -247,9 +253,12 @@ fn parse_spec(name: &str, value: &Dynamic) -> Result<OptionSpec, String> {
     {
         return Err("option names are lower-case letters, digits and _".into());
     }
-    let map = value
-        .read_lock::<Map>()
-        .ok_or_else(|| format!("expected a map #{{ type, default, …, doc }}, not {}", describe(value)))?;
+    let map = value.read_lock::<Map>().ok_or_else(|| {
+        format!(
+            "expected a map #{{ type, default, …, doc }}, not {}",
+            describe(value)
+        )
+    })?;
     let get = |key: &str| map.get(key).cloned();
     let ty = get("type")
         .and_then(|v| v.into_immutable_string().ok())
@@ -263,14 +272,22 @@ fn parse_spec(name: &str, value: &Dynamic) -> Result<OptionSpec, String> {
         "bool" => &["type", "default", "doc"],
         "choice" => &["type", "default", "choices", "doc"],
         "int_list" => &["type", "default", "min", "max", "min_len", "max_len", "doc"],
-        other => return Err(format!("unknown type {other:?} (int, float, bool, choice, int_list)")),
+        other => {
+            return Err(format!(
+                "unknown type {other:?} (int, float, bool, choice, int_list)"
+            ));
+        }
     };
     if let Some(extra) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(format!("unexpected key `{extra}` for type {ty} (allowed: {})", allowed.join(", ")));
+        return Err(format!(
+            "unexpected key `{extra}` for type {ty} (allowed: {})",
+            allowed.join(", ")
+        ));
     }
     let int = |key: &str| -> Result<i64, String> {
         let v = get(key).ok_or(format!("missing `{key}`"))?;
-        v.as_int().map_err(|_| format!("`{key}` must be an integer, not {}", describe(&v)))
+        v.as_int()
+            .map_err(|_| format!("`{key}` must be an integer, not {}", describe(&v)))
     };
     let num = |key: &str| -> Result<f64, String> {
         let v = get(key).ok_or(format!("missing `{key}`"))?;
@@ -284,7 +301,10 @@ fn parse_spec(name: &str, value: &Dynamic) -> Result<OptionSpec, String> {
             .read_lock::<rhai::Array>()
             .ok_or(format!("`{key}` must be an array of integers"))?;
         arr.iter()
-            .map(|x| x.as_int().map_err(|_| format!("`{key}` must hold integers, not {}", describe(x))))
+            .map(|x| {
+                x.as_int()
+                    .map_err(|_| format!("`{key}` must hold integers, not {}", describe(x)))
+            })
             .collect()
     };
     let kind = match ty.as_str() {
@@ -326,7 +346,9 @@ fn parse_spec(name: &str, value: &Dynamic) -> Result<OptionSpec, String> {
             let len_of = |key: &str, fallback: usize| -> Result<usize, String> {
                 match get(key) {
                     None => Ok(fallback),
-                    Some(_) => usize::try_from(int(key)?).map_err(|_| format!("`{key}` must be ≥ 0")),
+                    Some(_) => {
+                        usize::try_from(int(key)?).map_err(|_| format!("`{key}` must be ≥ 0"))
+                    }
                 }
             };
             OptionKind::IntList {
@@ -463,8 +485,9 @@ mod tests {
     #[test]
     fn overrides_are_parsed_and_checked() {
         let s = specs();
-        let o = OptionValues::parse_overrides(&s, &["rake_percent=5".into(), "table=3,9,15".into()])
-            .unwrap();
+        let o =
+            OptionValues::parse_overrides(&s, &["rake_percent=5".into(), "table=3,9,15".into()])
+                .unwrap();
         let v = OptionValues::new(&s, &o).unwrap();
         assert_eq!(v.get("rake_percent"), Some(&OptionValue::Float(5.0)));
         assert_eq!(v.get("table"), Some(&OptionValue::IntList(vec![3, 9, 15])));

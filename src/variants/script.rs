@@ -48,7 +48,9 @@ pub enum VariantError {
         name: String,
         message: String,
     },
-    #[error("{origin}: random check failed (seed {seed}, case {case}, {hook}): {message}\n  facts: {facts}")]
+    #[error(
+        "{origin}: random check failed (seed {seed}, case {case}, {hook}): {message}\n  facts: {facts}"
+    )]
     Random {
         origin: String,
         seed: u64,
@@ -208,7 +210,8 @@ impl CompiledVariant {
             ));
         }
         let ast = Arc::new(ast);
-        let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ()).map_err(|e| hook_err(origin, e))?;
+        let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ())
+            .map_err(|e| hook_err(origin, e))?;
         let meta = parse_meta(&meta_v).map_err(|m| contract(origin, format!("meta(): {m}")))?;
         if let Some(id) = expected_id
             && id != meta.id
@@ -218,8 +221,8 @@ impl CompiledVariant {
                 format!("meta().id is {:?} but the file is named {id}.rhai", meta.id),
             ));
         }
-        let specs_v =
-            engine::call(&ast, origin, Some(source), "options", "options", ()).map_err(|e| hook_err(origin, e))?;
+        let specs_v = engine::call(&ast, origin, Some(source), "options", "options", ())
+            .map_err(|e| hook_err(origin, e))?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         let mut compiled = CompiledVariant {
             origin: origin.to_string(),
@@ -241,9 +244,17 @@ impl CompiledVariant {
     fn eval_rules(&self, values: &OptionValues) -> Result<(Rules, SumRule), VariantError> {
         let origin = &self.origin;
         let opts = Dynamic::from_map(values.to_map());
-        let v = engine::call(&self.ast, origin, Some(&self.source), "rules", "rules", (opts.clone(),))
-            .map_err(|e| hook_err(origin, e))?;
-        let json = to_json(&v).map_err(|m| contract(origin, format!("rules(opts) returned {m}")))?;
+        let v = engine::call(
+            &self.ast,
+            origin,
+            Some(&self.source),
+            "rules",
+            "rules",
+            (opts.clone(),),
+        )
+        .map_err(|e| hook_err(origin, e))?;
+        let json =
+            to_json(&v).map_err(|m| contract(origin, format!("rules(opts) returned {m}")))?;
         let rules: Rules = serde_json::from_value(json)
             .map_err(|e| contract(origin, format!("rules(opts): {e}")))?;
         rules
@@ -258,8 +269,15 @@ impl CompiledVariant {
                 ),
             ));
         }
-        let s = engine::call(&self.ast, origin, Some(&self.source), "sum_rule", "sum_rule", (opts,))
-            .map_err(|e| hook_err(origin, e))?;
+        let s = engine::call(
+            &self.ast,
+            origin,
+            Some(&self.source),
+            "sum_rule",
+            "sum_rule",
+            (opts,),
+        )
+        .map_err(|e| hook_err(origin, e))?;
         let sum_rule = match s.clone().into_immutable_string().ok().as_deref() {
             Some("zero") => SumRule::Zero,
             Some("zero_before_rake") => SumRule::ZeroBeforeRake,
@@ -325,12 +343,11 @@ impl CompiledVariant {
         self: &Arc<Self>,
         overrides: &BTreeMap<String, OptionValue>,
     ) -> Result<ScriptVariant, VariantError> {
-        let values = OptionValues::new(&self.specs, overrides).map_err(|message| {
-            VariantError::Options {
+        let values =
+            OptionValues::new(&self.specs, overrides).map_err(|message| VariantError::Options {
                 origin: self.origin.clone(),
                 message,
-            }
-        })?;
+            })?;
         let (rules, sum_rule) = self.eval_rules(&values)?;
         Ok(ScriptVariant {
             compiled: Arc::clone(self),
@@ -385,7 +402,9 @@ fn parse_meta(v: &Dynamic) -> Result<Meta, String> {
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
     {
-        return Err(format!("id {id:?} must be lower-case letters, digits, _ or -"));
+        return Err(format!(
+            "id {id:?} must be lower-case letters, digits, _ or -"
+        ));
     }
     let players = map
         .get("players")
@@ -462,20 +481,30 @@ impl ScriptVariant {
     }
 }
 
-fn parse_settlement(v: &Dynamic, players: u8, hook: &str, origin: &str) -> Result<Settlement, HookError> {
+fn parse_settlement(
+    v: &Dynamic,
+    players: u8,
+    hook: &str,
+    origin: &str,
+) -> Result<Settlement, HookError> {
     let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
     let map = v
         .read_lock::<Map>()
         .ok_or_else(|| err(format!("{}; expected #{{ lines: [...] }}", describe(v))))?;
     if let Some(k) = map.keys().find(|k| k.as_str() != "lines") {
-        return Err(err(format!("an unexpected key `{k}`; expected #{{ lines: [...] }}")));
+        return Err(err(format!(
+            "an unexpected key `{k}`; expected #{{ lines: [...] }}"
+        )));
     }
     let lines_v = map
         .get("lines")
         .ok_or_else(|| err("a map without `lines`; expected #{ lines: [...] }".into()))?;
-    let lines = lines_v
-        .read_lock::<Array>()
-        .ok_or_else(|| err(format!("lines = {}; expected an array of line items", describe(lines_v))))?;
+    let lines = lines_v.read_lock::<Array>().ok_or_else(|| {
+        err(format!(
+            "lines = {}; expected an array of line items",
+            describe(lines_v)
+        ))
+    })?;
     if lines.len() > MAX_LINES {
         return Err(err(format!("{} lines; at most {MAX_LINES}", lines.len())));
     }
@@ -503,7 +532,9 @@ fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
     })?;
     const KEYS: [&str; 4] = ["seat", "label", "points", "detail"];
     if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
-        return Err(format!("unexpected key `{k}` (keys: seat, label, points, detail)"));
+        return Err(format!(
+            "unexpected key `{k}` (keys: seat, label, points, detail)"
+        ));
     }
     let get = |k: &str| map.get(k).ok_or_else(|| format!("missing `{k}`"));
     let seat_v = get("seat")?;
@@ -551,13 +582,23 @@ fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
 }
 
 /// Reads a seating decision (`#{ leader, swap }`, `swap` = `()` or `[a, b]`).
-pub(crate) fn parse_seating(v: &Dynamic, players: u8, hook: &str, origin: &str) -> Result<SeatingDecision, HookError> {
+pub(crate) fn parse_seating(
+    v: &Dynamic,
+    players: u8,
+    hook: &str,
+    origin: &str,
+) -> Result<SeatingDecision, HookError> {
     let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
     let map = v
         .read_lock::<Map>()
         .ok_or_else(|| err(format!("{}; expected #{{ leader, swap }}", describe(v))))?;
-    if let Some(k) = map.keys().find(|k| k.as_str() != "leader" && k.as_str() != "swap") {
-        return Err(err(format!("an unexpected key `{k}`; expected #{{ leader, swap }}")));
+    if let Some(k) = map
+        .keys()
+        .find(|k| k.as_str() != "leader" && k.as_str() != "swap")
+    {
+        return Err(err(format!(
+            "an unexpected key `{k}`; expected #{{ leader, swap }}"
+        )));
     }
     let seat = |v: &Dynamic, what: &str| -> Result<SeatIndex, HookError> {
         v.as_int()
@@ -583,11 +624,18 @@ pub(crate) fn parse_seating(v: &Dynamic, players: u8, hook: &str, origin: &str) 
             let arr = s
                 .read_lock::<Array>()
                 .filter(|a| a.len() == 2)
-                .ok_or_else(|| err(format!("swap = {}; expected () or [seat, seat]", describe(s))))?;
+                .ok_or_else(|| {
+                    err(format!(
+                        "swap = {}; expected () or [seat, seat]",
+                        describe(s)
+                    ))
+                })?;
             let a = seat(&arr[0], "swap[0]")?;
             let b = seat(&arr[1], "swap[1]")?;
             if a == b {
-                return Err(err(format!("swap = [{a}, {b}]: a seat cannot swap with itself")));
+                return Err(err(format!(
+                    "swap = [{a}, {b}]: a seat cannot swap with itself"
+                )));
             }
             Some((a, b))
         }
@@ -629,7 +677,10 @@ impl VariantHooks for ScriptVariant {
             shape_error(
                 "timeout_is_escape",
                 self.compiled.origin(),
-                format!("timeout_is_escape returned {}; expected true or false", describe(&v)),
+                format!(
+                    "timeout_is_escape returned {}; expected true or false",
+                    describe(&v)
+                ),
             )
         })
     }

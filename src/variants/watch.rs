@@ -44,19 +44,18 @@ impl Registry {
             });
         };
         let (tx, rx) = mpsc::channel::<()>();
-        let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-            match res {
+        let mut watcher =
+            notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
                 Ok(event) if relevant(&event.kind) => {
                     let _ = tx.send(());
                 }
                 Ok(_) => {}
                 Err(e) => tracing::warn!(error = %e, "variants directory watch error"),
-            }
-        })
-        .map_err(|e| RegistryError::Watch {
-            dir: dir.display().to_string(),
-            message: e.to_string(),
-        })?;
+            })
+            .map_err(|e| RegistryError::Watch {
+                dir: dir.display().to_string(),
+                message: e.to_string(),
+            })?;
         watcher
             .watch(&dir, RecursiveMode::Recursive)
             .map_err(|e| RegistryError::Watch {

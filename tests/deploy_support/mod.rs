@@ -74,7 +74,9 @@ impl Server {
     /// timers, the memory store (unless `args` name a `--store`), and `args` on top. The environment's `SHUANGKOU_*` variables
     /// are removed so that only the flags configure it.
     pub fn start(args: &[&str]) -> Server {
-        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("address");
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port())
+            .parse()
+            .expect("address");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_shuangkou"));
         cmd.arg("serve")
             .arg("--listen")
@@ -144,7 +146,10 @@ impl Server {
                 }
             }
             if Instant::now() > deadline {
-                panic!("the server was not ready within {timeout:?}:\n{}", self.log());
+                panic!(
+                    "the server was not ready within {timeout:?}:\n{}",
+                    self.log()
+                );
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
