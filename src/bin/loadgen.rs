@@ -627,24 +627,24 @@ impl Worker {
         }
         loop {
             let mut any = false;
-            for i in 0..runs.len() {
+            for slot in runs.iter_mut() {
                 if self.out_of_time() {
                     return self.stats;
                 }
-                let Some(mut run) = runs[i].take() else {
+                let Some(mut run) = slot.take() else {
                     continue;
                 };
                 any = true;
                 self.pace().await;
                 match self.turn(&mut run).await {
-                    Some(()) if !run.finished => runs[i] = Some(run),
+                    Some(()) if !run.finished => *slot = Some(run),
                     Some(()) => {
                         self.finish(run).await;
-                        runs[i] = self.next_game().await;
+                        *slot = self.next_game().await;
                     }
                     None => {
                         self.stats.games_failed += 1;
-                        runs[i] = self.next_game().await;
+                        *slot = self.next_game().await;
                     }
                 }
             }
