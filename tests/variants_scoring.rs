@@ -51,13 +51,13 @@ fn run_case(case: &Value) -> Result<(), String> {
         "settle" => {
             let facts = facts::parse_deal(f, &rules)?;
             let s = v.settle(&facts).map_err(|e| e.to_string())?;
-            variants::script::check_sum(v.sum_rule(), &s)?;
+            v.sum_rule().check(&s)?;
             scores_match(&s.scores)
         }
         "settle_escape" => {
             let facts = facts::parse_escape(f, &rules)?;
             let s = v.settle_escape(&facts).map_err(|e| e.to_string())?;
-            variants::script::check_sum(v.sum_rule(), &s)?;
+            v.sum_rule().check(&s)?;
             scores_match(&s.scores)
         }
         "seating" => {

@@ -367,7 +367,7 @@ fn print_settlement(s: &Settlement, sum_rule: crate::game::hooks::SumRule) {
             l.detail
         );
     }
-    match variants::script::check_sum(sum_rule, s) {
+    match sum_rule.check(s) {
         Ok(()) => println!("sum rule {sum_rule:?}: ok"),
         Err(e) => println!("sum rule {sum_rule:?}: VIOLATED: {e}"),
     }

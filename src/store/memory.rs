@@ -49,7 +49,9 @@ impl MemoryStore {
                 message: format!("game {} exists", record.id),
             });
         }
-        let (notify, _) = broadcast::channel(64);
+        // Every game has its channel from the start, so its buffer is per-game memory (~48 B a
+        // slot): 16 slots, like a live game's own notifier (a lagging watcher re-reads the log).
+        let (notify, _) = broadcast::channel(16);
         games.insert(
             record.id.clone(),
             Stored {

@@ -15,9 +15,7 @@ use serde::Serialize;
 use super::engine::{self, describe, to_centi, to_json};
 use super::facts::{self, RandomFacts};
 use super::options::{OptionValue, OptionValues};
-use super::script::{
-    CompiledVariant, ScriptVariant, VariantError, check_sum, parse_seating, points,
-};
+use super::script::{CompiledVariant, ScriptVariant, VariantError, parse_seating, points};
 use crate::game::hooks::{SeatingDecision, Settlement, VariantHooks};
 
 /// What a successful check covered.
@@ -160,7 +158,7 @@ fn run_example(v: &ScriptVariant, ex: &Example) -> Result<(), String> {
                     fmt_lines(&got)
                 ));
             }
-            check_sum(v.sum_rule(), &got)
+            v.sum_rule().check(&got)
         }
         "seating" => {
             let f = facts::parse_seating(&ex.facts, &rules)?;
@@ -267,13 +265,15 @@ pub fn random_batch(v: &ScriptVariant, n: usize, seed: u64) -> Result<usize, Var
     for case in 0..n {
         let d = g.deal();
         match v.settle(&d) {
-            Ok(s) => check_sum(v.sum_rule(), &s)
+            Ok(s) => v
+                .sum_rule()
+                .check(&s)
                 .map_err(|m| fail(case, "settle", format!("{m} — {}", fmt_lines(&s)), json(&d)))?,
             Err(e) => return Err(fail(case, "settle", e.to_string(), json(&d))),
         }
         let e = g.escape();
         match v.settle_escape(&e) {
-            Ok(s) => check_sum(v.sum_rule(), &s).map_err(|m| {
+            Ok(s) => v.sum_rule().check(&s).map_err(|m| {
                 fail(
                     case,
                     "settle_escape",

@@ -686,29 +686,6 @@ impl VariantHooks for ScriptVariant {
     }
 }
 
-/// Checks a settlement against a sum rule: `Zero` — the scores add up to zero;
-/// `ZeroBeforeRake` — the scores minus the `rake` lines add up to zero.
-pub fn check_sum(rule: SumRule, s: &Settlement) -> Result<(), String> {
-    let total: i128 = s.scores.iter().map(|x| *x as i128).sum();
-    let rake: i128 = s
-        .lines
-        .iter()
-        .filter(|l| l.label == "rake")
-        .map(|l| l.amount as i128)
-        .sum();
-    match rule {
-        SumRule::Zero if total != 0 => Err(format!(
-            "the scores add up to {} (sum rule: zero)",
-            points(total)
-        )),
-        SumRule::ZeroBeforeRake if total - rake != 0 => Err(format!(
-            "the scores before the rake add up to {} (sum rule: zero_before_rake)",
-            points(total - rake)
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// Hundredths as a points string (`950` → `9.5`, `-400` → `-4`).
 pub fn points(centi: impl Into<i128>) -> String {
     let c: i128 = centi.into();
