@@ -30,6 +30,10 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Use the built-in test double (`game::testing::PlainHooks` with the variant's card-rule
+    /// preset) instead of the script: measures the deal engine alone, without the script host.
+    #[arg(long)]
+    pub plain_hooks: bool,
 }
 
 /// The hooks of a variant: its embedded script with default options.
@@ -39,9 +43,22 @@ pub fn hooks_for(variant: &str) -> Result<Arc<dyn VariantHooks>, String> {
     Ok(Arc::new(configured))
 }
 
+/// The built-in test double with the card rules of a variant's preset (`--plain-hooks`).
+pub fn plain_hooks_for(variant: &str) -> Result<Arc<dyn VariantHooks>, String> {
+    let rules = crate::rules::Rules::preset(variant).map_err(|e| e.to_string())?;
+    let mut hooks = crate::game::testing::PlainHooks::new(rules);
+    hooks.partners_see_hands = variant == "jj";
+    Ok(Arc::new(hooks))
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
-    let hooks = match hooks_for(&args.variant) {
+    let found = if args.plain_hooks {
+        plain_hooks_for(&args.variant)
+    } else {
+        hooks_for(&args.variant)
+    };
+    let hooks = match found {
         Ok(h) => h,
         Err(e) => {
             eprintln!("simulate: {e}");
@@ -73,6 +90,7 @@ pub fn run(args: Args) -> ExitCode {
             "violation_details": report.violations,
             "deals_per_second": (per_second * 10.0).round() / 10.0,
             "checked": options.check,
+            "hooks": if args.plain_hooks { "plain" } else { "script" },
             "seed": args.seed,
             "outcomes": report.outcomes,
         });

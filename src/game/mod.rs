@@ -6,8 +6,10 @@
 //! - [`table`]: [`Game`], actions, events, the log and replay;
 //! - [`view`]: what each viewer may see;
 //! - [`hooks`]: the contract with the variant scripts;
+//! - [`bombs`]: bombs as scoring facts, and the best arrangement of the bombs left in a hand;
 //! - [`testing`]: a plain-Rust implementation of the hooks for tests and tools.
 
+pub mod bombs;
 pub mod hooks;
 pub mod sim;
 pub mod table;

@@ -261,6 +261,10 @@ impl Game {
         if n != 2 && n != 4 {
             return Err(GameError::Setup(format!("{n} players")));
         }
+        // Incoherent rules (e.g. more cards dealt than the decks hold) would break the deal.
+        rules
+            .validate()
+            .map_err(|e| GameError::Setup(format!("bad rules: {e}")))?;
         if config.deals == 0 {
             return Err(GameError::Setup("a match has at least one deal".into()));
         }
@@ -272,7 +276,15 @@ impl Game {
                 )));
             }
             let mut all = CardSet::EMPTY;
-            for h in p {
+            for (seat, h) in p.iter().enumerate() {
+                // An empty hand could be chosen to lead and would then have no legal action.
+                if h.is_empty() || h.len() > rules.hand_size as usize {
+                    return Err(GameError::Setup(format!(
+                        "preset hand of seat {seat} has {} cards (1..={} allowed)",
+                        h.len(),
+                        rules.hand_size
+                    )));
+                }
                 if !h.intersection(all).is_empty() {
                     return Err(GameError::Setup("a card is in two preset hands".into()));
                 }
@@ -989,15 +1001,7 @@ impl Game {
 }
 
 fn bomb_fact(seat: u8, cards: RankCounts, hand: &Hand) -> BombFact {
-    BombFact {
-        seat,
-        kind: hand.kind,
-        cards,
-        len: hand.len,
-        stars: hand.stars,
-        group: hand.group,
-        links: hand.links,
-    }
+    super::bombs::fact(seat, cards, hand)
 }
 
 /// Checks a settlement's shape: one score per seat, and each seat's lines add up to its score.
@@ -1036,63 +1040,9 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
     Ok(())
 }
 
-/// The bombs a hand still holds, arranged for the most value (Σ 2^stars, or card count under the
-/// classic order): a search over disjoint bombs with a node budget, greedy beyond it.
+/// The bombs a hand still holds, in their best arrangement (see [`super::bombs::in_hand`]:
+/// disjoint bombs, wild jokers assigned, Σ 2^stars — or 2^cards under the classic order — as
+/// high as possible; an exact search).
 pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
-    let bombs: Vec<moves::Play> = moves::legal_plays(hand, None, rules)
-        .into_iter()
-        .filter(|p| p.hand.is_bomb())
-        .rev()
-        .collect();
-    let value = |h: &Hand| -> u64 { 1u64 << h.stars.unwrap_or(h.len).min(40) };
-    let mut best: (u64, Vec<usize>) = (0, Vec::new());
-    let mut budget = 20_000usize;
-    fn dfs(
-        bombs: &[moves::Play],
-        from: usize,
-        left: RankCounts,
-        acc: (u64, &mut Vec<usize>),
-        best: &mut (u64, Vec<usize>),
-        budget: &mut usize,
-        value: &dyn Fn(&Hand) -> u64,
-    ) {
-        let (v, chosen) = acc;
-        if v > best.0 {
-            *best = (v, chosen.clone());
-        }
-        for i in from..bombs.len() {
-            if *budget == 0 {
-                return;
-            }
-            *budget -= 1;
-            if let Some(rest) = left.minus(bombs[i].cards) {
-                chosen.push(i);
-                dfs(
-                    bombs,
-                    i + 1,
-                    rest,
-                    (v + value(&bombs[i].hand), chosen),
-                    best,
-                    budget,
-                    value,
-                );
-                chosen.pop();
-            }
-        }
-    }
-    let mut chosen = Vec::new();
-    dfs(
-        &bombs,
-        0,
-        hand,
-        (0, &mut chosen),
-        &mut best,
-        &mut budget,
-        &value,
-    );
-    best.1
-        .iter()
-        .filter_map(|&i| bombs.get(i))
-        .map(|p| bomb_fact(seat, p.cards, &p.hand))
-        .collect()
+    super::bombs::in_hand(hand, seat, rules)
 }
