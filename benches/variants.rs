@@ -2,10 +2,15 @@
 //! played and one still in hand), an escape settlement and a seating call, per variant.
 //!
 //! `cargo bench --bench variants`; results in BENCHMARKS.md ("Variant scripts").
+//!
+//! Counting mode, for a figure that does not depend on the machine's load: with
+//! `VARIANTS_BENCH_COUNT=<id>/<hook>:<n>` (hook `settle`, `settle_escape` or `seating`) the binary
+//! only makes `n` calls and exits, so that `valgrind --tool=callgrind` can count the instructions
+//! of one call (run it with n = 0 and n = 1000 and divide the difference by 1000).
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use shuangkou::game::hooks::{DealFacts, EscapeFacts, SeatingFacts, VariantHooks};
 use shuangkou::variants::{self, facts};
 
@@ -74,5 +79,30 @@ fn bench(c: &mut Criterion) {
     });
 }
 
+/// Counting mode: `n` calls of one hook, nothing else.
+fn count(spec: &str) {
+    let (what, n) = spec.split_once(':').expect("<id>/<hook>:<n>");
+    let (id, hook) = what.split_once('/').expect("<id>/<hook>");
+    let n: usize = n.parse().expect("a number of calls");
+    let v = variants::builtin(id).unwrap().with_defaults().unwrap();
+    let (d, e, s) = (deal(id), escape(id), seating(id));
+    for _ in 0..n {
+        match hook {
+            "settle" => drop(black_box(v.settle(&d).unwrap())),
+            "settle_escape" => drop(black_box(v.settle_escape(&e).unwrap())),
+            "seating" => drop(black_box(v.seating(&s).unwrap())),
+            other => panic!("unknown hook {other}"),
+        }
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("VARIANTS_BENCH_COUNT") {
+        count(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -94,6 +94,7 @@ fn build() -> Engine {
         engine.disable_symbol(symbol);
     }
     engine
+        .set_optimization_level(rhai::OptimizationLevel::Full)
         .set_strict_variables(true)
         .set_fail_on_invalid_map_property(true)
         .set_max_operations(LIMITS.max_operations)
