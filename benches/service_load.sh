@@ -88,7 +88,8 @@ s = r["rpcs"].get("SubmitPlay", {})
 c = r["rpcs"].get("Health/Check", {})
 print(f'{sys.argv[1]}: {r["plays_per_second"]:.0f} plays/s, SubmitPlay p50 {s.get("p50_us")} µs p99 {s.get("p99_us")} µs max {s.get("max_us")} µs; '
       f'baseline {r["baseline_checks_per_second"]:.0f}/s (p50 {c.get("p50_us")} p99 {c.get("p99_us")}); ratio {r["ratio_submit_to_baseline"]}; '
-      f'errors {len(r["errors"])}, verified {r["verified"]}/{r["games_completed"]}, ok {r["ok"]}')
+      f'errors {len(r["errors"])}, verified {r["verified"]}/{r["games_completed"]}, ok {r["ok"]}; '
+      f'cpu µs/request server+client: check {r["cpu_us_per_check"]}, play {r["cpu_us_per_play"]}, cpu ratio {r["cpu_ratio_check_to_play"]}')
 EOF
 }
 
@@ -96,7 +97,8 @@ run_load() { # name args...
   local name=$1
   shift
   echo "+ shuangkou-load $*" >"$out/$name.cmd"
-  "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json "$@" >"$out/$name.json" || true
+  "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --server-pid "$pid" --json "$@" \
+    >"$out/$name.json" || true
   summary "$out/$name.json"
 }
 

@@ -127,9 +127,52 @@ struct Args {
     /// Plays per game in --populate mode.
     #[arg(long, default_value_t = 4)]
     plays_per_game: u32,
+    /// PID of the server (on this machine): also report its CPU time per request, read from
+    /// /proc — unlike throughput, it does not depend on what else the machine is running.
+    #[arg(long)]
+    server_pid: Option<u32>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+/// CPU time (user + system) of a process so far, in microseconds, from `/proc/<pid>/stat`
+/// (clock ticks of 10 ms, the Linux default).
+fn cpu_us(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) * 10_000)
+}
+
+/// CPU of the server (if known) and of this process, in µs.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    server: u64,
+    client: u64,
+}
+
+fn cpu_now(server_pid: Option<u32>) -> Cpu {
+    Cpu {
+        server: server_pid.and_then(|p| cpu_us(&p.to_string())).unwrap_or(0),
+        client: cpu_us("self").unwrap_or(0),
+    }
+}
+
+impl Cpu {
+    fn since(self, start: Cpu) -> Cpu {
+        Cpu {
+            server: self.server.saturating_sub(start.server),
+            client: self.client.saturating_sub(start.client),
+        }
+    }
+    fn add(self, o: Cpu) -> Cpu {
+        Cpu {
+            server: self.server + o.server,
+            client: self.client + o.client,
+        }
+    }
 }
 
 // ---- rpc statistics ----
@@ -900,16 +943,21 @@ async fn run(args: Args) -> Result<bool, String> {
     };
 
     // Baseline, first half.
+    let server_pid = args.server_pid;
     let mut check = Stats::new()?;
     let mut check_secs = 0.0;
+    let mut check_cpu = Cpu::default();
     if baseline_secs > 0.0 {
+        let c0 = cpu_now(server_pid);
         let (s, secs) = baseline(&channels, concurrency, baseline_secs / 2.0).await?;
+        check_cpu = check_cpu.add(cpu_now(server_pid).since(c0));
         check.merge(s);
         check_secs += secs;
     }
     let check_first = check.ok[CHECK] as f64 / check_secs.max(1e-9);
 
     // The games.
+    let games_cpu0 = cpu_now(server_pid);
     let start = Instant::now();
     let shared = Arc::new(Shared {
         rules,
@@ -951,11 +999,14 @@ async fn run(args: Args) -> Result<bool, String> {
         total.merge(t.await.map_err(|e| e.to_string())?);
     }
     let secs = start.elapsed().as_secs_f64();
+    let games_cpu = cpu_now(server_pid).since(games_cpu0);
 
     // Baseline, second half.
     let mut check_second = 0.0;
     if baseline_secs > 0.0 {
+        let c0 = cpu_now(server_pid);
         let (s, secs2) = baseline(&channels, concurrency, baseline_secs / 2.0).await?;
+        check_cpu = check_cpu.add(cpu_now(server_pid).since(c0));
         check_second = s.ok[CHECK] as f64 / secs2.max(1e-9);
         check.merge(s);
         check_secs += secs2;
@@ -987,6 +1038,17 @@ async fn run(args: Args) -> Result<bool, String> {
     };
     let errors = total.error_count() + check.error_count();
     let ok = errors == 0 && mismatches.is_empty() && total.desyncs == 0 && total.games_failed == 0;
+    // CPU per request: per Health/Check in the baseline, per SubmitPlay in the game phase (which
+    // carries the phase's other rpcs too: creates, hints, states, replays).
+    let per = |us: u64, n: u64| if n == 0 { 0.0 } else { us as f64 / n as f64 };
+    let checks = check.ok[CHECK];
+    let cpu_check = (per(check_cpu.server, checks), per(check_cpu.client, checks));
+    let cpu_play = (per(games_cpu.server, plays), per(games_cpu.client, plays));
+    let cpu_ratio = if cpu_play.0 + cpu_play.1 > 0.0 {
+        (cpu_check.0 + cpu_check.1) / (cpu_play.0 + cpu_play.1)
+    } else {
+        0.0
+    };
 
     if args.json {
         let mut rpcs = serde_json::Map::new();
@@ -1033,6 +1095,10 @@ async fn run(args: Args) -> Result<bool, String> {
             "verified": total.games_done.len() - mismatches.len(),
             "mismatches": mismatches,
             "verify_seconds": (verify_secs * 100.0).round() / 100.0,
+            "cpu_us_per_check": {"server": (cpu_check.0 * 10.0).round() / 10.0, "client": (cpu_check.1 * 10.0).round() / 10.0},
+            "cpu_us_per_play": {"server": (cpu_play.0 * 10.0).round() / 10.0, "client": (cpu_play.1 * 10.0).round() / 10.0},
+            "cpu_ratio_check_to_play": (cpu_ratio * 1000.0).round() / 1000.0,
+            "server_pid_given": server_pid.is_some(),
             "ok": ok,
         });
         println!("{out}");
@@ -1116,6 +1182,12 @@ async fn run(args: Args) -> Result<bool, String> {
         );
         for m in mismatches.iter().take(5) {
             println!("  MISMATCH {m}");
+        }
+        if server_pid.is_some() && baseline_secs > 0.0 {
+            println!(
+                "cpu per request (µs, server + client): Health/Check {:.1} + {:.1}, SubmitPlay {:.1} + {:.1}; ratio {:.3}",
+                cpu_check.0, cpu_check.1, cpu_play.0, cpu_play.1, cpu_ratio
+            );
         }
         println!("{}", if ok { "OK" } else { "FAILED" });
     }

@@ -52,6 +52,11 @@ const SCHEMA_VERSION: u64 = 1;
 const QUEUE: usize = 16 * 1024;
 /// Buffered notifications per game before a slow watcher lags.
 const WATCH_BUFFER: usize = 256;
+/// redb's page cache. Its default (1 GiB) is resident memory once that much has been written —
+/// 100,000 games in progress took 1.67 GiB RSS with it (BENCHMARKS.md, "Memory"). Live games are
+/// served from memory, so the cache mostly holds pages written once; the OS page cache (not
+/// resident in this process) serves the rare reads (recovery, loads).
+const CACHE_BYTES: usize = 128 << 20;
 
 const META: TableDefinition<&str, u64> = TableDefinition::new("shuangkou_meta");
 /// A `games` row: platform, request id, record body.
@@ -258,9 +263,11 @@ impl Shared {
         // redb reports bad files as errors; the guard only turns a panic on a damaged file
         // into the same clear error instead of killing the process.
         let opened = catch_unwind(AssertUnwindSafe(|| match &self.source {
-            Source::File(path) => Database::builder().create(path),
+            Source::File(path) => Database::builder().set_cache_size(CACHE_BYTES).create(path),
             Source::Backend(factory) => match factory() {
-                Ok(backend) => Database::builder().create_with_backend(Boxed(backend)),
+                Ok(backend) => Database::builder()
+                    .set_cache_size(CACHE_BYTES)
+                    .create_with_backend(Boxed(backend)),
                 Err(e) => Err(DatabaseError::Storage(StorageError::Io(e))),
             },
         }));
