@@ -113,7 +113,8 @@ async fn configmap_update_hot_reloads_pins_running_games_and_refuses_broken_vers
     let mut cm = ConfigMapDir::new(temp_dir("configmap"));
     cm.publish(&[("classic.rhai", &classic_v1), ("erren.rhai", &erren)]);
     let dir = cm.dir.to_str().expect("utf-8 path").to_string();
-    let mut server = Server::start(&["--variants-dir", &dir]);
+    let metrics_addr = format!("127.0.0.1:{}", deploy_support::free_port());
+    let mut server = Server::start(&["--variants-dir", &dir, "--metrics-listen", &metrics_addr]);
     let channel = server.ready(Duration::from_secs(120)).await;
     let mut game = Game::new(channel.clone());
     let mut admin = VariantAdminClient::new(channel);
@@ -219,6 +220,42 @@ async fn configmap_update_hot_reloads_pins_running_games_and_refuses_broken_vers
 
     // No restart happened: the same process answered everything.
     assert!(server.try_exit().is_none(), "the server restarted");
+
+    // What the alerts read: reload outcomes (start: 2 activated; revision 2 and the roll-back:
+    // 2 more; the broken revision: refused at least once, by the watcher or the reload rpc)
+    // and the script calls of the games created (a seating call at each deal start).
+    let text = deploy_support::scrape(&metrics_addr);
+    let reloads = |result| {
+        deploy_support::metric_sum(
+            &text,
+            "shuangkou_variant_reloads_total",
+            &[("result", result)],
+        )
+    };
+    assert!(
+        reloads("activated") >= 4.0,
+        "activations: {}\n{text}",
+        reloads("activated")
+    );
+    assert!(
+        reloads("rejected") >= 1.0,
+        "refusals: {}\n{text}",
+        reloads("rejected")
+    );
+    let seatings = deploy_support::metric_sum(
+        &text,
+        "shuangkou_script_calls_total",
+        &[("variant", "classic"), ("hook", "seating")],
+    );
+    assert!(
+        seatings >= 3.0,
+        "seating calls of the 3 classic games: {seatings}\n{text}"
+    );
+    assert_eq!(
+        deploy_support::metric_sum(&text, "shuangkou_script_errors_total", &[]),
+        0.0,
+        "no hook call failed"
+    );
     server.stop().await;
     let _ = std::fs::remove_dir_all(&cm.dir);
 }

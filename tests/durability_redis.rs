@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use durability_support::*;
 use rand::Rng;
 use shuangkou::service::pb;
+use shuangkou::service::server::GAME_SERVICE;
 use tokio::task::JoinHandle;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -621,7 +622,10 @@ async fn readiness_follows_the_store() {
     let mut redis = redis_or_skip!("readiness_follows_the_store", &root);
     let server = Server::start("replica", &redis.url(), &root).await;
     let mut c = server.client();
-    assert_eq!(health(&server.addr).await, Some(ServingStatus::Serving));
+    assert_eq!(
+        health_of(&server.addr, GAME_SERVICE).await,
+        Some(ServingStatus::Serving)
+    );
     let created = c
         .create_game(authed(create_request("readiness-1"), ADMIN_KEY))
         .await
@@ -634,6 +638,13 @@ async fn readiness_follows_the_store() {
         status,
         Some(ServingStatus::NotServing),
         "readiness stayed true with Redis down"
+    );
+    // Liveness (the whole server, `""`) stays SERVING: restarting the pod would not bring the
+    // store back, and games already cached may still be read.
+    assert_eq!(
+        health_of(&server.addr, "").await,
+        Some(ServingStatus::Serving),
+        "liveness must not follow the store"
     );
     // Nothing is acknowledged while the store is down.
     let down = c
@@ -701,7 +712,7 @@ async fn wait_health(
 ) -> Option<ServingStatus> {
     let deadline = Instant::now() + within;
     loop {
-        let got = health(&server.addr).await;
+        let got = health_of(&server.addr, GAME_SERVICE).await;
         if got == Some(want) || Instant::now() >= deadline {
             return got;
         }

@@ -95,11 +95,9 @@ impl App {
         let (registry, report) = Registry::open(registry_config).map_err(|e| e.to_string())?;
         for e in &report.rejected {
             tracing::error!(error = %e, "variant rejected at start");
-            crate::metrics::variant_reload("rejected");
         }
         for (id, hash) in &report.activated {
             tracing::info!(variant = %id, version = %&hash[..12.min(hash.len())], "variant active");
-            crate::metrics::variant_reload("activated");
         }
         let registry = Arc::new(registry);
         let watcher = if config.variants_dir.is_some() {

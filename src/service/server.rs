@@ -122,7 +122,9 @@ pub async fn serve(
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
 
-    // Readiness follows the store: NOT_SERVING while it is unreachable.
+    // Readiness follows the store: the game service (the readiness probe's) is NOT_SERVING while
+    // the store is unreachable. The whole server (`""`, the liveness probe's) stays SERVING — a
+    // restart would not bring the store back — and so does the admin service, which needs none.
     let watcher_app = Arc::clone(&app);
     let reporter = health_reporter.clone();
     let readiness = tokio::spawn(async move {
@@ -139,9 +141,7 @@ pub async fn serve(
                 } else {
                     ServingStatus::NotServing
                 };
-                for name in ["", GAME_SERVICE, ADMIN_SERVICE] {
-                    reporter.set_service_status(name, status).await;
-                }
+                reporter.set_service_status(GAME_SERVICE, status).await;
                 tracing::warn!(ready = ok, "store readiness changed");
                 last = ok;
             }

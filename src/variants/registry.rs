@@ -387,6 +387,7 @@ impl Registry {
                 );
             }
             self.counters.activated.fetch_add(1, Ordering::Relaxed);
+            crate::metrics::variant_reload("activated");
             report.activated.push((f.id, hash));
         }
         {
@@ -417,6 +418,7 @@ impl Registry {
     fn refuse(&self, id: &str, hash: Option<String>, e: &VariantError) {
         tracing::warn!(variant = id, error = %e, "variant version refused; the previous version (if any) stays active");
         self.counters.rejected.fetch_add(1, Ordering::Relaxed);
+        crate::metrics::variant_reload("rejected");
         let mut st = self.write();
         st.last_error.insert(id.to_string(), e.to_string());
         if let Some(h) = hash {

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rhai::{AST, Array, Dynamic, Map};
 use serde::Serialize;
@@ -643,6 +644,32 @@ pub(crate) fn parse_seating(
     Ok(SeatingDecision { leader, swap })
 }
 
+impl ScriptVariant {
+    /// Runs one hook call and records it in the script metrics (calls, latency, errors, limit
+    /// hits — by variant, version and hook), shape errors included.
+    fn observed<T>(
+        &self,
+        hook: &'static str,
+        f: impl FnOnce() -> Result<T, HookError>,
+    ) -> Result<T, HookError> {
+        let start = Instant::now();
+        let r = f();
+        let (error, limit) = match &r {
+            Ok(_) => (false, false),
+            Err(e) => (true, e.limit),
+        };
+        crate::metrics::script_call(
+            self.compiled.id(),
+            self.compiled.hash(),
+            hook,
+            start.elapsed().as_secs_f64(),
+            error,
+            limit,
+        );
+        r
+    }
+}
+
 impl VariantHooks for ScriptVariant {
     fn rules(&self) -> &Rules {
         &self.rules
@@ -657,31 +684,39 @@ impl VariantHooks for ScriptVariant {
     }
 
     fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
-        let v = self.call("seating", facts::seating_map(f))?;
-        parse_seating(&v, self.rules.players, "seating", self.compiled.origin())
+        self.observed("seating", || {
+            let v = self.call("seating", facts::seating_map(f))?;
+            parse_seating(&v, self.rules.players, "seating", self.compiled.origin())
+        })
     }
 
     fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
-        let v = self.call("settle", facts::deal_map(f))?;
-        self.settlement("settle", v)
+        self.observed("settle", || {
+            let v = self.call("settle", facts::deal_map(f))?;
+            self.settlement("settle", v)
+        })
     }
 
     fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
-        let v = self.call("settle_escape", facts::escape_map(f))?;
-        self.settlement("settle_escape", v)
+        self.observed("settle_escape", || {
+            let v = self.call("settle_escape", facts::escape_map(f))?;
+            self.settlement("settle_escape", v)
+        })
     }
 
     fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
-        let v = self.call("timeout_is_escape", facts::timeout_map(f))?;
-        v.as_bool().map_err(|_| {
-            shape_error(
-                "timeout_is_escape",
-                self.compiled.origin(),
-                format!(
-                    "timeout_is_escape returned {}; expected true or false",
-                    describe(&v)
-                ),
-            )
+        self.observed("timeout_is_escape", || {
+            let v = self.call("timeout_is_escape", facts::timeout_map(f))?;
+            v.as_bool().map_err(|_| {
+                shape_error(
+                    "timeout_is_escape",
+                    self.compiled.origin(),
+                    format!(
+                        "timeout_is_escape returned {}; expected true or false",
+                        describe(&v)
+                    ),
+                )
+            })
         })
     }
 }

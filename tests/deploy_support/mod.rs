@@ -54,7 +54,7 @@ pub fn repo_variant(id: &str) -> String {
 }
 
 /// A free loopback port (bound, then released for the server to take).
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -81,13 +81,16 @@ impl Server {
         cmd.arg("serve")
             .arg("--listen")
             .arg(addr.to_string())
-            .args(["--no-metrics", "--no-turn-timers"])
+            .arg("--no-turn-timers")
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if !args.contains(&"--store") {
             cmd.args(["--store", "memory"]);
+        }
+        if !args.contains(&"--metrics-listen") {
+            cmd.arg("--no-metrics");
         }
         for (k, _) in std::env::vars() {
             if k.starts_with("SHUANGKOU_") {
@@ -320,4 +323,33 @@ impl ConfigMapDir {
             std::fs::remove_dir_all(self.dir.join(old)).expect("remove the old version");
         }
     }
+}
+
+/// `GET /metrics` from a Prometheus listener: the exposition text (plain HTTP/1.0 over std, so
+/// the tests need no HTTP client crate).
+pub fn scrape(addr: &str) -> String {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to the metrics listener");
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    write!(s, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("send");
+    let mut body = String::new();
+    s.read_to_string(&mut body).expect("read the metrics");
+    body
+}
+
+/// The sum of a metric's samples whose label set contains every `labels` pair (`name{…} value`).
+pub fn metric_sum(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (n, rest) = series.split_once('{').unwrap_or((series, ""));
+            (n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| rest.contains(&format!("{k}=\"{v}\""))))
+            .then(|| value.parse::<f64>().ok())
+            .flatten()
+        })
+        .sum()
 }

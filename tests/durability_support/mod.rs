@@ -286,11 +286,17 @@ pub fn client(addr: &SocketAddr) -> Client {
 
 /// grpc.health.v1 Check of the whole server (`None` when it does not answer).
 pub async fn health(addr: &SocketAddr) -> Option<ServingStatus> {
+    health_of(addr, "").await
+}
+
+/// The health of one service (`""` is the whole server: the liveness probe's; the game service
+/// `shuangkou.v1.GameEngine` is the readiness probe's).
+pub async fn health_of(addr: &SocketAddr, service: &str) -> Option<ServingStatus> {
     let mut h = HealthClient::new(channel(addr));
     let r = tokio::time::timeout(
         Duration::from_secs(2),
         h.check(HealthCheckRequest {
-            service: String::new(),
+            service: service.to_string(),
         }),
     )
     .await
