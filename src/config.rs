@@ -27,9 +27,10 @@ pub struct ServeConfig {
     /// embedded in the binary.
     #[arg(long, env = "SHUANGKOU_VARIANTS_DIR")]
     pub variants_dir: Option<PathBuf>,
-    /// Where games are kept: `memory`, a directory path for the embedded durable store, or
-    /// `redis://host:port/db`.
-    #[arg(long, env = "SHUANGKOU_STORE", default_value = "memory")]
+    /// Where games are kept: a directory path for the embedded durable store (the default:
+    /// `shuangkou-data` under the working directory, created if missing), `memory` (nothing
+    /// survives a restart: tests, benchmarks), or `redis://host:port/db` (several replicas).
+    #[arg(long, env = "SHUANGKOU_STORE", default_value = "shuangkou-data")]
     pub store: String,
     /// Platform API keys as `NAME=KEY`, comma-separated. With no platform key and no admin key
     /// the service runs open (local development) and warns at start.

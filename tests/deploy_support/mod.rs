@@ -74,6 +74,17 @@ impl Server {
     /// timers, the memory store (unless `args` name a `--store`), and `args` on top. The environment's `SHUANGKOU_*` variables
     /// are removed so that only the flags configure it.
     pub fn start(args: &[&str]) -> Server {
+        Server::launch(args, None)
+    }
+
+    /// Starts `shuangkou serve` in the working directory `cwd` with nothing but the listen
+    /// address, turn timers off and `args`: every other setting, the store included, is the
+    /// binary's default.
+    pub fn start_with_defaults(cwd: &Path, args: &[&str]) -> Server {
+        Server::launch(args, Some(cwd))
+    }
+
+    fn launch(args: &[&str], defaults_in: Option<&Path>) -> Server {
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port())
             .parse()
             .expect("address");
@@ -86,7 +97,9 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if !args.contains(&"--store") {
+        if let Some(cwd) = defaults_in {
+            cmd.current_dir(cwd);
+        } else if !args.contains(&"--store") {
             cmd.args(["--store", "memory"]);
         }
         if !args.contains(&"--metrics-listen") {
