@@ -61,6 +61,10 @@ pub struct ServeConfig {
     /// balancers stop routing first).
     #[arg(long, env = "SHUANGKOU_DRAIN_DELAY_SECONDS", default_value_t = 2)]
     pub drain_delay_seconds: u64,
+    /// Seconds a finished game stays cached in memory (for the final GetState/GetReplay calls)
+    /// before it is dropped from the cache; later reads rebuild it from the store.
+    #[arg(long, env = "SHUANGKOU_FINISHED_LINGER_SECONDS", default_value_t = 120)]
+    pub finished_linger_seconds: u64,
     /// Turn timers: when off, turn deadlines are not enforced (tests and load runs).
     #[arg(long, env = "SHUANGKOU_NO_TURN_TIMERS")]
     pub no_turn_timers: bool,

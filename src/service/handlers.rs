@@ -4,7 +4,8 @@
 //! the one game under its lock (no `.await` on anything but the store while holding it), record
 //! metrics, reply. Every rejection is an [`ApiError`] with a stable reason.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -58,6 +59,23 @@ pub struct App {
     active: AtomicUsize,
     draining: AtomicBool,
     close_streams: watch::Sender<bool>,
+    /// What the background task must do and when: turn deadlines (托管) and the eviction of
+    /// finished games from the cache, earliest first. Entries are hints, checked against the
+    /// game when they come due (a deadline met by a play in time is simply skipped), so the task
+    /// never scans every game.
+    schedule: Mutex<Schedule>,
+}
+
+/// Due time (Unix ms), what, which game; a min-heap.
+type Schedule = BinaryHeap<Reverse<(u64, Due, Arc<str>)>>;
+
+/// A scheduled task of one game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    /// Its turn deadline: play for the seat if it has passed (托管).
+    Turn,
+    /// Finished a while ago: drop it from the cache (the store still has it).
+    Evict,
 }
 
 type Shared = Arc<AsyncMutex<Live>>;
@@ -121,6 +139,7 @@ impl App {
             active: AtomicUsize::new(0),
             draining: AtomicBool::new(false),
             close_streams,
+            schedule: Mutex::new(BinaryHeap::new()),
         });
         app.recover().await?;
         Ok(app)
@@ -193,31 +212,41 @@ impl App {
         }
     }
 
-    /// Starts the turn-deadline task (托管 and escapes), unless turn timers are off.
+    /// Starts the background task of the schedule: turn deadlines (托管 and escapes, when turn
+    /// timers are on) and the eviction of finished games from the cache. It only visits the
+    /// games whose entry is due, never all of them.
     pub fn start_timers(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
-        if self.config.no_turn_timers {
-            return None;
-        }
         let app = Arc::clone(self);
         Some(tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(250));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
                 if app.draining() {
                     continue;
                 }
-                let due: Vec<(String, Shared)> = match app.games.lock() {
-                    Ok(g) => g.iter().map(|(k, v)| (k.clone(), Arc::clone(v))).collect(),
-                    Err(_) => continue,
-                };
                 let now = now_ms();
-                for (id, game) in due {
-                    let mut live = game.lock().await;
-                    if live.deadline_passed(now) {
-                        match app.commit(&mut live, |l| l.prepare_timeout(now)).await {
-                            Ok(_) => {}
-                            Err(e) => {
-                                tracing::warn!(game = %id, error = %e, "timeout action failed")
+                for (what, id) in app.take_due(now) {
+                    let game = match app.games.lock() {
+                        Ok(g) => g.get(&*id).cloned(),
+                        Err(_) => None,
+                    };
+                    let Some(game) = game else { continue };
+                    match what {
+                        Due::Turn => {
+                            let mut live = game.lock().await;
+                            if live.deadline_passed(now) {
+                                if let Err(e) =
+                                    app.commit(&mut live, |l| l.prepare_timeout(now)).await
+                                {
+                                    tracing::warn!(game = %id, error = %e, "timeout action failed");
+                                }
+                            }
+                        }
+                        Due::Evict => {
+                            let finished = game.lock().await.finished();
+                            if finished && let Ok(mut g) = app.games.lock() {
+                                g.remove(&*id);
                             }
                         }
                     }
@@ -336,6 +365,9 @@ impl App {
         };
         let live = Live::restore(&self.registry, &record, &log, self.config.no_turn_timers)?;
         let finished = live.finished();
+        // Scheduled before it is shared (a duplicate entry, if another task loads it too, is
+        // harmless: entries are checked when due).
+        self.schedule_next(&live);
         let shared = Arc::new(AsyncMutex::new(live));
         let mut games = self
             .games
@@ -348,6 +380,44 @@ impl App {
             Arc::clone(&shared)
         });
         Ok(Arc::clone(entry))
+    }
+
+    /// Schedules what comes next for a game after a change: its turn deadline (when turn timers
+    /// are on), or its eviction from the cache once it has finished.
+    fn schedule_next(&self, live: &Live) {
+        let due = if live.finished() {
+            let linger = self.config.finished_linger_seconds.saturating_mul(1000);
+            Some((now_ms().saturating_add(linger), Due::Evict))
+        } else if self.config.no_turn_timers {
+            None
+        } else {
+            live.game().deadline().map(|d| (d, Due::Turn))
+        };
+        if let (Some((at, what)), Ok(mut q)) = (due, self.schedule.lock()) {
+            q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+        }
+    }
+
+    /// The entries due at `now`, removed from the schedule.
+    fn take_due(&self, now: u64) -> Vec<(Due, Arc<str>)> {
+        let Ok(mut q) = self.schedule.lock() else {
+            return Vec::new();
+        };
+        let mut due = Vec::new();
+        while let Some(Reverse((at, _, _))) = q.peek() {
+            if *at > now {
+                break;
+            }
+            if let Some(Reverse((_, what, id))) = q.pop() {
+                due.push((what, id));
+            }
+        }
+        due
+    }
+
+    /// Games cached in this process (in progress and recently finished).
+    pub fn cached_games(&self) -> usize {
+        self.games.lock().map(|g| g.len()).unwrap_or(0)
     }
 
     /// Applies an action to a game: prepared on a copy of the engine state, appended to the
@@ -395,6 +465,7 @@ impl App {
                 tracing::warn!(game = %live.record.id, error = %e, "archiving a finished game failed");
             }
         }
+        self.schedule_next(live);
         live.notify();
         Ok(submitted)
     }
@@ -427,6 +498,7 @@ impl App {
             // counts against this process's limit of games in progress.
             self.active.fetch_sub(1, Ordering::SeqCst);
         }
+        self.schedule_next(live);
         Ok(())
     }
 
@@ -749,6 +821,7 @@ impl GameApi {
         {
             Created::New => {
                 let variant = live.record.variant.clone();
+                self.app.schedule_next(&live);
                 let shared = Arc::new(AsyncMutex::new(live));
                 if let Ok(mut games) = self.app.games.lock() {
                     games.insert(game_id.clone(), shared);

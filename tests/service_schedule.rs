@@ -1,0 +1,126 @@
+//! The service's schedule: turn deadlines drive the engine's auto-play (托管) over the wire, and
+//! finished games leave the in-memory cache after their linger time while staying readable
+//! (rebuilt from the store on the next call).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use shuangkou::service::pb;
+
+/// Polls `f` every 100 ms until it is true or `within` passes; returns whether it became true.
+async fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missed_turn_deadline_is_played_by_the_engine() {
+    let server = TestServer::start(|c| {
+        c.no_turn_timers = false;
+        keyed(c);
+    })
+    .await;
+    let mut c = server.client().await;
+    let mut req = create_req("classic", 1, Some(41));
+    req.options.insert("turn_seconds".into(), "5".into());
+    let g = create(&mut c, ADMIN_KEY, req).await;
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    assert_eq!(st.seq, 0);
+    assert!(st.turn_deadline > 0, "turn timers are on: {st:?}");
+    let leader = turn_player(&st);
+
+    // Nobody plays: within the deadline plus the schedule's tick the engine acts for the leader.
+    let start = Instant::now();
+    let mut after = st.clone();
+    while after.seq == 0 && start.elapsed() < Duration::from_secs(15) {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        after = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    }
+    assert_eq!(after.seq, 1, "no auto-play within 15 s of a 5 s deadline");
+    assert!(
+        start.elapsed() >= Duration::from_secs(3),
+        "auto-play came before the deadline ({:?})",
+        start.elapsed()
+    );
+    assert_ne!(turn_player(&after), leader, "the turn moved on");
+    assert!(after.turn_deadline > st.turn_deadline, "a new deadline");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finished_games_leave_the_cache_and_stay_readable() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("schedule-evict-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = dir.to_string_lossy().into_owned();
+    let server = TestServer::start(|c| {
+        c.finished_linger_seconds = 0;
+        c.store = store;
+        keyed(c);
+    })
+    .await;
+    let app = server.app.clone().expect("app");
+    let mut c = server.client().await;
+    let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(42))).await;
+    let running = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(43))).await;
+    assert_eq!(app.cached_games(), 2);
+
+    // An escape ends the one-deal match.
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let leaver = (turn_player(&st) + 1) % 4;
+    c.leave_game(authed(
+        pb::LeaveGameRequest {
+            game_id: g.game_id.clone(),
+        },
+        &g.seat_tokens[leaver as usize],
+    ))
+    .await
+    .expect("LeaveGame");
+    let before = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(before.phase, pb::Phase::Finished as i32);
+    let replay_before = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+            },
+            &g.spectator_token,
+        ))
+        .await
+        .expect("GetReplay")
+        .into_inner();
+
+    // The finished game leaves the cache; the running one stays.
+    assert!(
+        eventually(Duration::from_secs(5), || app.cached_games() == 1).await,
+        "the finished game is still cached ({} games)",
+        app.cached_games()
+    );
+    let still = state(&mut c, &running.game_id, ADMIN_KEY).await;
+    assert_eq!(still.phase, pb::Phase::Playing as i32);
+
+    // Reading it again rebuilds it from the store, identical.
+    let again = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(again, before);
+    let replay_again = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+            },
+            &g.spectator_token,
+        ))
+        .await
+        .expect("GetReplay after eviction")
+        .into_inner();
+    assert_eq!(replay_again, replay_before);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
