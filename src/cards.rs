@@ -282,16 +282,32 @@ impl<'de> Deserialize<'de> for Card {
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct CardSet(u128);
 
+/// Human-readable formats (JSON: the API, stored logs, golden files) see a card set as the list of
+/// its card ids; compact binary formats (the state hash's postcard) as its 128 bits.
 impl Serialize for CardSet {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.iter().map(|c| c.0))
+        if s.is_human_readable() {
+            s.collect_seq(self.iter().map(|c| c.0))
+        } else {
+            s.serialize_u128(self.0)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for CardSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CardSet, D::Error> {
-        let ids = Vec::<u32>::deserialize(d)?;
-        CardSet::from_ids(&ids).map_err(serde::de::Error::custom)
+        if d.is_human_readable() {
+            let ids = Vec::<u32>::deserialize(d)?;
+            CardSet::from_ids(&ids).map_err(serde::de::Error::custom)
+        } else {
+            let bits = u128::deserialize(d)?;
+            let set = CardSet::from_bits(bits);
+            if set.0 == bits {
+                Ok(set)
+            } else {
+                Err(serde::de::Error::custom("card set bits beyond card 107"))
+            }
+        }
     }
 }
 
@@ -657,16 +673,27 @@ impl FromStr for RankCounts {
     }
 }
 
+/// Human-readable formats see rank counts in rank notation (`"3 3 BJ"`); compact binary formats
+/// (the state hash's postcard) as the packed 64 bits.
 impl Serialize for RankCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        if s.is_human_readable() {
+            s.collect_str(self)
+        } else {
+            s.serialize_u64(self.0)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for RankCounts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RankCounts, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
+        if d.is_human_readable() {
+            let s = String::deserialize(d)?;
+            s.parse().map_err(serde::de::Error::custom)
+        } else {
+            RankCounts::from_bits(u64::deserialize(d)?)
+                .ok_or_else(|| serde::de::Error::custom("rank counts beyond two decks"))
+        }
     }
 }
 

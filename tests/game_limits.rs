@@ -254,3 +254,30 @@ fn one_game_in_the_middle_of_a_deal_stays_small() {
         worst.2
     );
 }
+
+/// The two state-hash schemes hash exactly what they say (the compact one is postcard, the one of
+/// older stored games JSON), and they differ.
+#[test]
+fn state_hash_schemes_hash_their_encoding() {
+    use sha2::{Digest, Sha256};
+    use shuangkou::game::HashScheme;
+    let hooks = PlainHooks::new(Rules::BAIBIAN);
+    let (g, _) = Game::new(config(1), &hooks, [9; 32], None, 0).unwrap();
+    let compact = postcard::to_allocvec(&g).expect("the state encodes");
+    let json = serde_json::to_vec(&g).unwrap();
+    assert!(
+        compact.len() * 2 < json.len(),
+        "{} vs {}",
+        compact.len(),
+        json.len()
+    );
+    assert_eq!(g.state_hash(), hex::encode(Sha256::digest(&compact)));
+    // The compact form is a faithful encoding (it round-trips), not just bytes to hash.
+    let back: Game = postcard::from_bytes(&compact).expect("the compact form decodes");
+    assert_eq!(back, g);
+    assert_eq!(g.state_hash_with(HashScheme::Compact), g.state_hash());
+    assert_eq!(
+        g.state_hash_with(HashScheme::Json),
+        hex::encode(Sha256::digest(&json))
+    );
+}

@@ -54,6 +54,32 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
     );
     assert_ne!(turn_player(&after), leader, "the turn moved on");
     assert!(after.turn_deadline > st.turn_deadline, "a new deadline");
+
+    // End the match (an escape) and replay it independently: with the replay's created_at and
+    // turn_ms, the deadlines and the 托管 action reproduce every state hash.
+    c.leave_game(authed(
+        pb::LeaveGameRequest {
+            game_id: g.game_id.clone(),
+        },
+        &g.seat_tokens[turn_player(&after) as usize],
+    ))
+    .await
+    .expect("LeaveGame");
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+            },
+            ADMIN_KEY,
+        ))
+        .await
+        .expect("GetReplay")
+        .into_inner();
+    assert_eq!(replay.turn_ms, 5_000);
+    assert!(replay.created_at > 0);
+    assert_eq!(replay.actions[0].kind, "timeout");
+    let rebuilt = rebuild(&replay).expect("the replay verifies");
+    assert_eq!(rebuilt.entries.len(), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,6 +17,7 @@ pub mod testing;
 pub mod view;
 
 pub use table::{
-    Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, Phase, Top,
+    Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, HashScheme,
+    Phase, Top,
 };
 pub use view::{SeatView, View, Viewer};

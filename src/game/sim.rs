@@ -205,7 +205,13 @@ fn play_game(
             return Err("a deal did not end within the bound".into());
         }
         if options.check {
-            hashes.push(game.state_hash());
+            let hash = game.state_hash();
+            // Every action changes the state (its seq at least): an unchanged hash means the
+            // encoding hashed nothing (a serialization failure) or dropped what changed.
+            if hashes.last() == Some(&hash) {
+                return Err(format!("state hash unchanged by {action:?}"));
+            }
+            hashes.push(hash);
         }
         for e in &events {
             if let Event::DealEnded(r) = e {

@@ -33,6 +33,18 @@ use crate::rules::Rules;
 /// The engine version recorded with every game (part of what the state is a function of).
 pub const ENGINE_VERSION: &str = concat!("shuangkou-engine/", env!("CARGO_PKG_VERSION"));
 
+/// How a state hash is computed (recorded with each stored game, so a game verifies under the
+/// scheme it was played with).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HashScheme {
+    /// SHA-256 of the JSON form (games recorded before the compact scheme).
+    #[default]
+    Json,
+    /// SHA-256 of the postcard form (every new game).
+    Compact,
+}
+
 /// Settings of one match.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameConfig {
@@ -458,19 +470,38 @@ impl Game {
             .difference(self.hands.iter().fold(CardSet::EMPTY, |a, h| a.union(*h)))
     }
 
-    /// The state hash: SHA-256 of the canonical serialization, hex.
+    /// The state hash: SHA-256 of the state's compact canonical encoding, hex.
     ///
-    /// Runs on every action (the service records it with each log entry), so the serialization
-    /// goes into a per-thread buffer that is reused rather than a fresh, repeatedly regrown `Vec`
-    /// (the bytes hashed are the same: `serde_json::to_vec(self)`, or nothing if that fails).
+    /// The encoding is postcard (its stable 1.x wire format) of the state's serde representation:
+    /// the same fields, in declaration order, as the JSON form, without field names. It runs on
+    /// every action (the service records it with each log entry and verifies it on every
+    /// replay), where the JSON form was the largest single cost of `SubmitPlay`. Games recorded
+    /// with the JSON form keep it ([`HashScheme::Json`], [`Game::state_hash_with`]).
     pub fn state_hash(&self) -> String {
+        self.state_hash_with(HashScheme::Compact)
+    }
+
+    /// The state hash under a given scheme (games stored before the compact scheme verify with
+    /// the JSON one).
+    pub fn state_hash_with(&self, scheme: HashScheme) -> String {
         thread_local! {
             static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        // The serialization goes into a per-thread buffer that is reused rather than a fresh,
+        // repeatedly regrown `Vec`; a failed serialization hashes nothing (it cannot fail for
+        // these types).
         let hash_into = |buf: &mut Vec<u8>| {
             buf.clear();
-            if serde_json::to_writer(&mut *buf, self).is_err() {
-                buf.clear();
+            match scheme {
+                HashScheme::Json => {
+                    if serde_json::to_writer(&mut *buf, self).is_err() {
+                        buf.clear();
+                    }
+                }
+                HashScheme::Compact => match postcard::to_extend(self, std::mem::take(buf)) {
+                    Ok(bytes) => *buf = bytes,
+                    Err(_) => buf.clear(),
+                },
             }
             hex::encode(Sha256::digest(&buf[..]))
         };

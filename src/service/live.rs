@@ -257,7 +257,7 @@ impl Live {
                     format!("replay of entry {} failed: {err}", e.seq),
                 )
             })?;
-        let hash = self.game.state_hash();
+        let hash = self.game.state_hash_with(self.record.hash_scheme);
         if hash != stored.hash {
             return Err(ApiError::new(
                 Reason::StoreFailed,
@@ -372,7 +372,7 @@ impl Live {
         let stored = Stored {
             entry,
             request_id: request_id.map(str::to_string),
-            hash: game.state_hash(),
+            hash: game.state_hash_with(self.record.hash_scheme),
         };
         let body = serde_json::to_vec(&stored)
             .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
@@ -703,6 +703,10 @@ impl Live {
                 .map(|c| convert::points(*c))
                 .collect(),
             engine_version: crate::game::ENGINE_VERSION.into(),
+            created_at: self.record.created_at as i64,
+            turn_ms: self.game.config().turn_ms.unwrap_or(0),
+            max_consecutive_timeouts: self.game.config().max_consecutive_timeouts,
+            reconnect_ms: self.game.config().reconnect_ms,
         }
     }
 

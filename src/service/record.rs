@@ -41,6 +41,10 @@ pub struct Record {
     pub seat_digests: Vec<String>,
     /// Digest of the spectator token (hex).
     pub spectator_digest: String,
+    /// How the log's state hashes are computed: compact for every new game; records written
+    /// before the compact scheme have no such field and verify with the JSON one.
+    #[serde(default)]
+    pub hash_scheme: crate::game::HashScheme,
 }
 
 /// The tokens of a new game (returned once, never stored).
@@ -212,6 +216,7 @@ impl Record {
             created_at: now_ms,
             seat_digests,
             spectator_digest,
+            hash_scheme: crate::game::HashScheme::Compact,
         };
         Ok((record, tokens))
     }
@@ -271,5 +276,42 @@ impl Record {
                 format!("stored record unreadable: {e}"),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::HashScheme;
+
+    fn record() -> Record {
+        Record {
+            id: "g".into(),
+            platform: None,
+            variant: "classic".into(),
+            version: "v".into(),
+            script: String::new(),
+            options: BTreeMap::new(),
+            deals: 1,
+            players: vec!["a".into(), "b".into(), "c".into(), "d".into()],
+            seed: "00".repeat(32),
+            preset_hands: None,
+            created_at: 1,
+            seat_digests: vec![String::new(); 4],
+            spectator_digest: String::new(),
+            hash_scheme: HashScheme::Compact,
+        }
+    }
+
+    #[test]
+    fn the_hash_scheme_round_trips_and_defaults_to_json_for_older_records() {
+        let r = record();
+        let back = Record::decode(&r.encode().unwrap()).unwrap();
+        assert_eq!(back.hash_scheme, HashScheme::Compact);
+        // A record written before the field existed: its log was hashed over JSON.
+        let mut v: serde_json::Value = serde_json::from_slice(&r.encode().unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("hash_scheme");
+        let old = Record::decode(&serde_json::to_vec(&v).unwrap()).unwrap();
+        assert_eq!(old.hash_scheme, HashScheme::Json);
     }
 }

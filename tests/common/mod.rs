@@ -621,18 +621,27 @@ pub fn rebuild(replay: &pb::GetReplayResponse) -> Result<Rebuilt, String> {
         .parse_overrides(&pairs)
         .map_err(|e| e.to_string())?;
     let hooks = compiled.configure(&overrides).map_err(|e| e.to_string())?;
+    // The timing configuration comes from the replay itself; it must agree with the variant's
+    // options (what the server derived it from).
     let reconnect_seconds = match hooks.option("reconnect_seconds") {
         Some(OptionValue::Int(s)) => *s,
         _ => 90,
     };
+    if replay.reconnect_ms != reconnect_seconds.max(1) as u64 * 1000 {
+        return Err(format!(
+            "reconnect_ms {} disagrees with the option reconnect_seconds {reconnect_seconds}",
+            replay.reconnect_ms
+        ));
+    }
     let config = GameConfig {
         variant: replay.variant.clone(),
         version: replay.variant_version.clone(),
         deals: replay.deals,
-        turn_ms: None,
-        max_consecutive_timeouts: 1,
-        reconnect_ms: reconnect_seconds.max(1) as u64 * 1000,
+        turn_ms: (replay.turn_ms > 0).then_some(replay.turn_ms),
+        max_consecutive_timeouts: replay.max_consecutive_timeouts,
+        reconnect_ms: replay.reconnect_ms,
     };
+    let created_at = u64::try_from(replay.created_at).map_err(|_| "negative created_at")?;
     let seed: [u8; 32] = hex::decode(&replay.seed)
         .map_err(|e| format!("seed: {e}"))?
         .try_into()
@@ -681,13 +690,14 @@ pub fn rebuild(replay: &pb::GetReplayResponse) -> Result<Rebuilt, String> {
         &hooks,
         seed,
         preset.clone(),
-        0,
+        created_at,
         &entries,
         Some(&hashes),
     )
     .map_err(|e| format!("replay does not verify: {e}"))?;
     // The same, step by step, keeping every state.
-    let (mut game, _) = Game::new(config, &hooks, seed, preset, 0).map_err(|e| e.to_string())?;
+    let (mut game, _) =
+        Game::new(config, &hooks, seed, preset, created_at).map_err(|e| e.to_string())?;
     let mut states = vec![game.clone()];
     for e in &entries {
         game.apply(&hooks, *e).map_err(|err| err.to_string())?;
