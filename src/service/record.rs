@@ -240,12 +240,11 @@ impl Record {
             Role::Spectator => Some(&self.spectator_digest),
         };
         let Some(digest) = digest else { return false };
-        let Ok(bytes) = hex::decode(digest) else {
+        // Decoded on the stack: this runs on every authenticated request.
+        let mut hash = SecretHash::default();
+        if hex::decode_to_slice(digest, &mut hash).is_err() {
             return false;
-        };
-        let Ok(hash) = SecretHash::try_from(bytes.as_slice()) else {
-            return false;
-        };
+        }
         token.verify(&hash)
     }
 
