@@ -352,7 +352,7 @@ impl CompiledVariant {
         let (rules, sum_rule) = self.eval_rules(&values)?;
         Ok(ScriptVariant {
             compiled: Arc::clone(self),
-            opts: values.to_map(),
+            opts: Dynamic::from_map(values.to_map()),
             values: Arc::new(values),
             rules,
             sum_rule,
@@ -432,7 +432,9 @@ fn parse_meta(v: &Dynamic) -> Result<Meta, String> {
 pub struct ScriptVariant {
     compiled: Arc<CompiledVariant>,
     values: Arc<OptionValues>,
-    opts: Map,
+    /// The `opts` argument of every hook, built once per configuration (each call gets a copy,
+    /// so that a script cannot change what the next call sees).
+    opts: Dynamic,
     rules: Rules,
     sum_rule: SumRule,
 }
@@ -473,7 +475,7 @@ impl ScriptVariant {
             Some(self.compiled.source()),
             hook,
             hook,
-            (facts, Dynamic::from_map(self.opts.clone())),
+            (facts, self.opts.clone()),
         )
     }
 
@@ -551,10 +553,10 @@ fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
             )
         })? as SeatIndex;
     let label_v = get("label")?;
-    let label = label_v
-        .clone()
-        .into_immutable_string()
+    let label_ref = label_v
+        .as_immutable_string_ref()
         .map_err(|_| format!("label = {}; expected a string", describe(label_v)))?;
+    let label = label_ref.as_str();
     if label.is_empty()
         || label.len() > 32
         || !label
@@ -567,11 +569,12 @@ fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
     }
     let amount: Centi = to_centi(get("points")?).map_err(|m| format!("points: {m}"))?;
     let detail_v = get("detail")?;
-    let detail = detail_v
-        .clone()
-        .into_immutable_string()
+    let detail_ref = detail_v
+        .as_immutable_string_ref()
         .map_err(|_| format!("detail = {}; expected a string", describe(detail_v)))?;
-    if detail.chars().count() > 256 {
+    let detail = detail_ref.as_str();
+    // A string of at most 256 bytes has at most 256 characters: count only longer ones.
+    if detail.len() > 256 && detail.chars().count() > 256 {
         return Err("detail is longer than 256 characters".into());
     }
     Ok(LineItem {
