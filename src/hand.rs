@@ -259,6 +259,7 @@ fn split_wilds(cards: RankCounts, rules: &Rules) -> (RankCounts, u8, u8) {
 /// Builds a hand whose ranks after substitution are `target`; the wilds (`ws` small, `wb` big)
 /// fill `target - nat` in ascending rank order.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub(crate) fn make(
     kind: HandType,
     key: Rank,
@@ -273,12 +274,27 @@ pub(crate) fn make(
 ) -> Hand {
     let mut wilds = WildUse::default();
     if ws + wb > 0 {
-        let mut jokers = std::iter::repeat_n(Rank::SMALL_JOKER, ws as usize)
-            .chain(std::iter::repeat_n(Rank::BIG_JOKER, wb as usize));
         if let Some(fill) = target.minus(nat) {
-            for to in fill.ranks() {
-                if let Some(from) = jokers.next() {
+            // The ranks to fill, weakest first, one wild each: small jokers, then big ones.
+            let jokers = ws + wb;
+            let mut used = 0u8;
+            let mut rest = fill.bits();
+            while rest != 0 && used < jokers {
+                let shift = rest.trailing_zeros() & !3;
+                let to = rank((shift / 4) as usize);
+                let count = ((rest >> shift) & 0xF) as u8;
+                rest &= !(0xF << shift);
+                for _ in 0..count {
+                    if used == jokers {
+                        break;
+                    }
+                    let from = if used < ws {
+                        Rank::SMALL_JOKER
+                    } else {
+                        Rank::BIG_JOKER
+                    };
                     wilds.push(from, to);
+                    used += 1;
                 }
             }
         }
@@ -451,7 +467,13 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
         ));
     }
     if rules.chain_bombs != ChainBombs::None && hi <= TOP_SET && n >= 4 * rules.min_chain_links {
-        if let Some(h) = best_chain_bomb(nat, lo, hi, max_count, ws, wb, n, rules) {
+        let shape = Shape {
+            lo,
+            hi,
+            distinct,
+            max_count,
+        };
+        if let Some(h) = best_chain_bomb(nat, shape, ws, wb, n, rules) {
             out.push(h);
         }
     }
@@ -538,21 +560,51 @@ fn first_rank(rc: RankCounts) -> Rank {
     rc.iter().next().map(|(r, _)| r).unwrap_or(Rank::THREE)
 }
 
-/// The strongest chain-bomb interpretation of the cards, over every link count and window.
-#[allow(clippy::too_many_arguments)]
-fn best_chain_bomb(
-    nat: RankCounts,
+/// The shape of a play's natural cards: lowest and highest rank index, number of distinct ranks,
+/// largest count of one rank.
+#[derive(Clone, Copy)]
+struct Shape {
     lo: usize,
     hi: usize,
+    distinct: u8,
     max_count: u8,
+}
+
+/// The strongest chain-bomb interpretation of the cards, over every link count and window.
+fn best_chain_bomb(
+    nat: RankCounts,
+    shape: Shape,
     ws: u8,
     wb: u8,
     n: u8,
     rules: &Rules,
 ) -> Option<Hand> {
+    let Shape {
+        lo,
+        hi,
+        distinct,
+        max_count,
+    } = shape;
     let w = ws + wb;
-    let mut best: Option<(u64, Hand)> = None;
     let cycle = TOP_SET + 1; // 13 ranks 3..2 on the cycle
+    if w == 0 && hi <= TOP_SEQ {
+        // Without wilds every rank of the window needs natural cards (four or more), so the
+        // window is exactly the natural ranks: lo..=hi if they are consecutive, and no cyclic
+        // window (those hold the 2, which has no natural card here) fits.
+        let links = hi + 1 - lo;
+        if distinct as usize != links
+            || links < rules.min_chain_links as usize
+            || links > rules.max_chain_links as usize
+        {
+            return None;
+        }
+        return chain_bomb_in_window(nat, lo, links, false, ws, wb, n, rules);
+    }
+    let mut nat_mask = 0u32;
+    for (r, _) in nat.iter() {
+        nat_mask |= 1 << r.index();
+    }
+    let mut best: Option<(u64, Hand)> = None;
     for links in rules.min_chain_links..=rules.max_chain_links {
         let y = links as usize;
         if y > cycle || 4 * links > n {
@@ -572,53 +624,13 @@ fn best_chain_bomb(
                 continue;
             }
             // Every natural must lie inside the window.
-            let mut window_mask = 0u32;
-            for k in 0..y {
-                window_mask |= 1 << ((s + k) % cycle);
-            }
-            let mut nat_mask = 0u32;
-            for (r, _) in nat.iter() {
-                nat_mask |= 1 << r.index();
-            }
+            let window_mask = (((1u32 << y) - 1) << s | ((1u32 << y) - 1) >> (cycle - s)) & 0x1FFF;
             if nat_mask & !window_mask != 0 {
                 continue;
             }
-            let mut counts = [0u8; 13];
-            for (k, slot) in counts.iter_mut().enumerate().take(y) {
-                *slot = nat.get(rank((s + k) % cycle));
-            }
-            let Some(groups) = chain_groups(&counts[..y], w, n, rules) else {
+            let Some(hand) = chain_bomb_in_window(nat, s, y, is_cyclic, ws, wb, n, rules) else {
                 continue;
             };
-            let mut target = RankCounts::EMPTY;
-            let mut min_g = u8::MAX;
-            let mut max_g = 0;
-            for (k, &g) in groups[..y].iter().enumerate() {
-                target = target.with(rank((s + k) % cycle), g);
-                min_g = min_g.min(g);
-                max_g = max_g.max(g);
-            }
-            let level = match rules.unequal_chain_level {
-                UnequalChainLevel::MaxWithLargestGroup
-                    if rules.chain_bombs == ChainBombs::Unequal =>
-                {
-                    (min_g + links).max(max_g)
-                }
-                _ => min_g + links,
-            };
-            let top = (s + y - 1) % cycle;
-            let hand = make(
-                HandType::ChainBomb,
-                rank(top),
-                Some(level),
-                min_g,
-                links,
-                is_cyclic,
-                nat,
-                target,
-                ws,
-                wb,
-            );
             let strength = compare::bomb_key(&hand, rules);
             if best.is_none_or(|(b, _)| strength > b) {
                 best = Some((strength, hand));
@@ -626,6 +638,55 @@ fn best_chain_bomb(
         }
     }
     best.map(|(_, h)| h)
+}
+
+/// The chain bomb of the window of `y` ranks from index `s` (on the cycle 3..A,2 when cyclic),
+/// if the cards fit it exactly.
+#[allow(clippy::too_many_arguments)]
+fn chain_bomb_in_window(
+    nat: RankCounts,
+    s: usize,
+    y: usize,
+    is_cyclic: bool,
+    ws: u8,
+    wb: u8,
+    n: u8,
+    rules: &Rules,
+) -> Option<Hand> {
+    let cycle = TOP_SET + 1;
+    let links = y as u8;
+    let mut counts = [0u8; 13];
+    for (k, slot) in counts.iter_mut().enumerate().take(y) {
+        *slot = nat.get(rank((s + k) % cycle));
+    }
+    let groups = chain_groups(&counts[..y], ws + wb, n, rules)?;
+    let mut target = RankCounts::EMPTY;
+    let mut min_g = u8::MAX;
+    let mut max_g = 0;
+    for (k, &g) in groups[..y].iter().enumerate() {
+        target = target.with(rank((s + k) % cycle), g);
+        min_g = min_g.min(g);
+        max_g = max_g.max(g);
+    }
+    let level = match rules.unequal_chain_level {
+        UnequalChainLevel::MaxWithLargestGroup if rules.chain_bombs == ChainBombs::Unequal => {
+            (min_g + links).max(max_g)
+        }
+        _ => min_g + links,
+    };
+    let top = (s + y - 1) % cycle;
+    Some(make(
+        HandType::ChainBomb,
+        rank(top),
+        Some(level),
+        min_g,
+        links,
+        is_cyclic,
+        nat,
+        target,
+        ws,
+        wb,
+    ))
 }
 
 /// Group sizes for a chain-bomb window with natural counts `counts` and `w` wilds, or `None` if
