@@ -138,6 +138,8 @@ fn play_game(
         .then(|| rng.random_range(1..200u64));
     let mut deal_actions = 0u64;
     let sum_rule = hooks.sum_rule();
+    // The legal plays of the seat to act, refilled at every decision.
+    let mut plays = Vec::new();
     while game.phase() == Phase::Playing {
         let seat = game.turn().ok_or("playing without a seat to act")?;
         let player = game.seating()[seat as usize];
@@ -163,7 +165,7 @@ fn play_game(
                 return Err("a rejected action changed the state".into());
             }
         }
-        let (plays, can_pass) = game.legal_plays(seat);
+        let can_pass = game.legal_plays_into(seat, &mut plays);
         if plays.is_empty() && !can_pass {
             return Err(format!("seat {seat} has no legal action"));
         }

@@ -519,10 +519,18 @@ impl Game {
     /// The legal plays of a seat against the current trick (leads when it leads), weakest first,
     /// and whether it may pass.
     pub fn legal_plays(&self, seat: u8) -> (Vec<moves::Play>, bool) {
+        let mut plays = Vec::new();
+        let can_pass = self.legal_plays_into(seat, &mut plays);
+        (plays, can_pass)
+    }
+
+    /// As [`Game::legal_plays`], into a reused buffer (cleared first); returns whether the seat
+    /// may pass.
+    pub fn legal_plays_into(&self, seat: u8, plays: &mut Vec<moves::Play>) -> bool {
         let hand = self.hand(seat).rank_counts();
-        let prev = self.top.as_ref().map(|t| t.hand);
-        let plays = moves::legal_plays(hand, prev.as_ref(), &self.rules);
-        (plays, self.top.is_some())
+        let prev = self.top.as_ref().map(|t| &t.hand);
+        moves::legal_plays_into(hand, prev, &self.rules, plays);
+        self.top.is_some()
     }
 
     // ---- actions ----
