@@ -215,9 +215,9 @@ impl App {
     /// Starts the background task of the schedule: turn deadlines (托管 and escapes, when turn
     /// timers are on) and the eviction of finished games from the cache. It only visits the
     /// games whose entry is due, never all of them.
-    pub fn start_timers(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+    pub fn start_timers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
-        Some(tokio::spawn(async move {
+        tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(250));
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
@@ -252,7 +252,7 @@ impl App {
                     }
                 }
             }
-        }))
+        })
     }
 
     // ---- authentication ----

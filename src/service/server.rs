@@ -188,9 +188,7 @@ pub async fn serve(
     // In-flight calls have finished (tonic waits for them); bound the rest of the drain.
     let _ = tokio::time::timeout(drain, app.finish()).await;
     readiness.abort();
-    if let Some(t) = timers {
-        t.abort();
-    }
+    timers.abort();
     tracing::info!("stopped");
     result
 }
