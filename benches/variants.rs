@@ -12,7 +12,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group};
 use shuangkou::game::hooks::{DealFacts, EscapeFacts, SeatingFacts, VariantHooks};
-use shuangkou::variants::{self, facts};
+use shuangkou::variants::{self, ScriptVariant, facts};
+use std::sync::Arc;
 
 fn deal(id: &str) -> DealFacts {
     let rules = variants::builtin_rules(id).unwrap();
@@ -56,9 +57,27 @@ fn seating(id: &str) -> SeatingFacts {
     facts::parse_seating(&json, &rules).unwrap()
 }
 
+/// The variant `id`: the embedded script, or `$VARIANTS_BENCH_DIR/<id>.rhai` when that is set
+/// (to measure a changed script without rebuilding).
+fn variant(id: &str) -> ScriptVariant {
+    let compiled = match std::env::var_os("VARIANTS_BENCH_DIR") {
+        Some(dir) => {
+            let path = std::path::Path::new(&dir).join(format!("{id}.rhai"));
+            let src = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            Arc::new(
+                variants::CompiledVariant::compile(&path.display().to_string(), &src, Some(id))
+                    .unwrap_or_else(|e| panic!("{e}")),
+            )
+        }
+        None => variants::builtin(id).unwrap(),
+    };
+    compiled.with_defaults().unwrap()
+}
+
 fn bench(c: &mut Criterion) {
     for (id, _) in variants::EMBEDDED {
-        let v = variants::builtin(id).unwrap().with_defaults().unwrap();
+        let v = variant(id);
         let d = deal(id);
         let e = escape(id);
         let s = seating(id);
@@ -84,7 +103,7 @@ fn count(spec: &str) {
     let (what, n) = spec.split_once(':').expect("<id>/<hook>:<n>");
     let (id, hook) = what.split_once('/').expect("<id>/<hook>");
     let n: usize = n.parse().expect("a number of calls");
-    let v = variants::builtin(id).unwrap().with_defaults().unwrap();
+    let v = variant(id);
     let (d, e, s) = (deal(id), escape(id), seating(id));
     for _ in 0..n {
         match hook {

@@ -165,6 +165,23 @@ fn wrong_shapes_are_named() {
             "fn settle(facts, opts) { #{ lines: [#{ seat: 0, label: \"base\", points: 1, detail: \"\", extra: 1 }] } }",
             "unexpected key `extra`",
         ),
+        // Points by seat: one entry per player, numbers, and no `seat` beside them.
+        (
+            "fn settle(facts, opts) { #{ lines: [#{ seat: 0, label: \"base\", points: [1, -1, 1, -1], detail: \"\" }] } }",
+            "lines[0]: points is an array (points by seat) and `seat` is given",
+        ),
+        (
+            "fn settle(facts, opts) { #{ lines: [#{ label: \"base\", points: [1, -1], detail: \"\" }] } }",
+            "lines[0]: points has 2 entries; points by seat needs one per player (4)",
+        ),
+        (
+            "fn settle(facts, opts) { #{ lines: [#{ label: \"base\", points: [1, \"x\", 0, 0], detail: \"\" }] } }",
+            "lines[0]: points[1]: expected a number",
+        ),
+        (
+            "fn settle(facts, opts) { #{ lines: [#{ label: \"base\", points: [1, 1.0 / 0.0, 0, 0], detail: \"\" }] } }",
+            "lines[0]: points[1]: inf is not a finite number",
+        ),
     ];
     for (src, want) in cases {
         let e = settle_error(&with_replaced("settle", src));
@@ -334,8 +351,8 @@ fn a_declaration_that_loops_is_refused_at_compile_time() {
 fn a_script_breaking_its_sum_rule_is_refused() {
     // Winners get 4 but losers pay only 3: caught by the declared examples and the random batch.
     let src = CLASSIC.replace(
-        "\"double\" => [d, d, -d, -d],",
-        "\"double\" => [d, d, -d + 1, -d + 1],",
+        "base[p[2]] = -d; base[p[3]] = -d;",
+        "base[p[2]] = -d + 1; base[p[3]] = -d + 1;",
     );
     assert_ne!(src, CLASSIC);
     let e = variants::load("hostile/classic.rhai", &src, Some("classic"), 20, 1).unwrap_err();

@@ -3,7 +3,9 @@
 //!
 //! The maps mirror the serde shapes of the structs field for field (`Option::None` is `()`;
 //! enums are their snake_case names; rank multisets are notation strings such as
-//! `"7 7 7 7 BJ"`; the shown card is `#{ id, rank, suit }`). The seating `random` is the facts'
+//! `"7 7 7 7 BJ"`; the shown card is `#{ id, rank, suit }`), except bombs: a bomb is the script
+//! type `Bomb` (the `BombFact` itself, with the same properties, read-only; see
+//! `engine::register_bomb`). The seating `random` is the facts'
 //! `u64` with its top bit cleared, so that it is a non-negative Rhai integer (values below 2^63
 //! pass unchanged).
 
@@ -49,16 +51,9 @@ fn reason_name(r: EscapeReason) -> &'static str {
     }
 }
 
+/// A bomb is the core's `BombFact` itself, the script type `Bomb` (see `engine`).
 fn bomb(b: &BombFact) -> Dynamic {
-    let mut m = Map::new();
-    m.insert("seat".into(), int(b.seat));
-    m.insert("kind".into(), Dynamic::from(b.kind.name()));
-    m.insert("cards".into(), Dynamic::from(b.cards.to_string()));
-    m.insert("len".into(), int(b.len));
-    m.insert("stars".into(), b.stars.map_or(Dynamic::UNIT, int));
-    m.insert("group".into(), int(b.group));
-    m.insert("links".into(), int(b.links));
-    Dynamic::from_map(m)
+    Dynamic::from(*b)
 }
 
 fn bombs(v: &[BombFact]) -> Dynamic {

@@ -508,28 +508,37 @@ fn parse_settlement(
             describe(lines_v)
         ))
     })?;
-    if lines.len() > MAX_LINES {
-        return Err(err(format!("{} lines; at most {MAX_LINES}", lines.len())));
-    }
     let mut out = Settlement {
         scores: vec![0; players as usize],
         lines: Vec::with_capacity(lines.len()),
     };
     for (i, line) in lines.iter().enumerate() {
-        let item = parse_line(line, players).map_err(|m| err(format!("lines[{i}]: {m}")))?;
+        parse_line(line, players, &mut out.lines).map_err(|m| err(format!("lines[{i}]: {m}")))?;
+        if out.lines.len() > MAX_LINES {
+            return Err(err(format!(
+                "more than {MAX_LINES} line items (lines[{i}] passes the limit)"
+            )));
+        }
+    }
+    for (j, item) in out.lines.iter().enumerate() {
         let slot = &mut out.scores[item.seat as usize];
-        *slot = slot
-            .checked_add(item.amount)
-            .ok_or_else(|| err(format!("lines[{i}]: the seat's total overflows")))?;
-        out.lines.push(item);
+        *slot = slot.checked_add(item.amount).ok_or_else(|| {
+            err(format!(
+                "line item {j} (seat {}): the seat's total overflows",
+                item.seat
+            ))
+        })?;
     }
     Ok(out)
 }
 
-fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
+/// Reads one line of a settlement into `out`: `#{ seat, label, points, detail }` is one line
+/// item; `#{ label, points: [p0, p1, …], detail }` (points by seat, one entry per player) is one
+/// line item for every seat whose entry is not zero, in seat order, sharing label and detail.
+fn parse_line(v: &Dynamic, players: u8, out: &mut Vec<LineItem>) -> Result<(), String> {
     let map = v.read_lock::<Map>().ok_or_else(|| {
         format!(
-            "{}; expected #{{ seat, label, points, detail }}",
+            "{}; expected #{{ seat, label, points, detail }} or #{{ label, points: [by seat], detail }}",
             describe(v)
         )
     })?;
@@ -540,6 +549,57 @@ fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
         ));
     }
     let get = |k: &str| map.get(k).ok_or_else(|| format!("missing `{k}`"));
+    let label_v = get("label")?;
+    let label_ref = label_v
+        .as_immutable_string_ref()
+        .map_err(|_| format!("label = {}; expected a string", describe(label_v)))?;
+    let label = label_ref.as_str();
+    if label.is_empty()
+        || label.len() > 32
+        || !label
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+    {
+        return Err(format!(
+            "label {label:?} must be 1–32 lower-case letters, digits or _"
+        ));
+    }
+    let detail_v = get("detail")?;
+    let detail_ref = detail_v
+        .as_immutable_string_ref()
+        .map_err(|_| format!("detail = {}; expected a string", describe(detail_v)))?;
+    let detail = detail_ref.as_str();
+    // A string of at most 256 bytes has at most 256 characters: count only longer ones.
+    if detail.len() > 256 && detail.chars().count() > 256 {
+        return Err("detail is longer than 256 characters".into());
+    }
+    let points_v = get("points")?;
+    if let Some(by_seat) = points_v.read_lock::<Array>() {
+        if map.contains_key("seat") {
+            return Err(
+                "points is an array (points by seat) and `seat` is given: use one or the other"
+                    .into(),
+            );
+        }
+        if by_seat.len() != players as usize {
+            return Err(format!(
+                "points has {} entries; points by seat needs one per player ({players})",
+                by_seat.len()
+            ));
+        }
+        for (seat, p) in by_seat.iter().enumerate() {
+            let amount = to_centi(p).map_err(|m| format!("points[{seat}]: {m}"))?;
+            if amount != 0 {
+                out.push(LineItem {
+                    seat: seat as SeatIndex,
+                    label: label.to_string(),
+                    amount,
+                    detail: detail.to_string(),
+                });
+            }
+        }
+        return Ok(());
+    }
     let seat_v = get("seat")?;
     let seat = seat_v
         .as_int()
@@ -552,37 +612,14 @@ fn parse_line(v: &Dynamic, players: u8) -> Result<LineItem, String> {
                 players.saturating_sub(1)
             )
         })? as SeatIndex;
-    let label_v = get("label")?;
-    let label_ref = label_v
-        .as_immutable_string_ref()
-        .map_err(|_| format!("label = {}; expected a string", describe(label_v)))?;
-    let label = label_ref.as_str();
-    if label.is_empty()
-        || label.len() > 32
-        || !label
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-    {
-        return Err(format!(
-            "label {label:?} must be 1–32 lower-case letters, digits or _"
-        ));
-    }
-    let amount: Centi = to_centi(get("points")?).map_err(|m| format!("points: {m}"))?;
-    let detail_v = get("detail")?;
-    let detail_ref = detail_v
-        .as_immutable_string_ref()
-        .map_err(|_| format!("detail = {}; expected a string", describe(detail_v)))?;
-    let detail = detail_ref.as_str();
-    // A string of at most 256 bytes has at most 256 characters: count only longer ones.
-    if detail.len() > 256 && detail.chars().count() > 256 {
-        return Err("detail is longer than 256 characters".into());
-    }
-    Ok(LineItem {
+    let amount: Centi = to_centi(points_v).map_err(|m| format!("points: {m}"))?;
+    out.push(LineItem {
         seat,
         label: label.to_string(),
         amount,
         detail: detail.to_string(),
-    })
+    });
+    Ok(())
 }
 
 /// Reads a seating decision (`#{ leader, swap }`, `swap` = `()` or `[a, b]`).
@@ -734,5 +771,68 @@ pub fn points(centi: impl Into<i128>) -> String {
         0 => format!("{sign}{whole}"),
         f if f % 10 == 0 => format!("{sign}{whole}.{}", f / 10),
         f => format!("{sign}{whole}.{f:02}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_by_seat_are_one_line_item_per_seat_with_points() {
+        let v: Dynamic = engine::engine()
+            .eval(
+                r#"#{ lines: [
+                    #{ label: "base", points: [4, 0, -4, 0.5], detail: "雙扣" },
+                    #{ seat: 1, label: "rake", points: -1, detail: "稅" },
+                    #{ label: "contribution", points: [0, 0, 0, 0], detail: "nothing" },
+                ] }"#,
+            )
+            .unwrap();
+        let s = parse_settlement(&v, 4, "settle", "test").unwrap();
+        assert_eq!(s.scores, vec![400, -100, -400, 50]);
+        let items: Vec<_> = s
+            .lines
+            .iter()
+            .map(|l| (l.seat, l.label.as_str(), l.amount, l.detail.as_str()))
+            .collect();
+        assert_eq!(
+            items,
+            vec![
+                (0, "base", 400, "雙扣"),
+                (2, "base", -400, "雙扣"),
+                (3, "base", 50, "雙扣"),
+                (1, "rake", -100, "稅"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_settlement_has_at_most_max_lines_line_items() {
+        // (A script cannot build this: its map-size limit counts every line's keys first.)
+        let line = |n: i64| {
+            let mut m = Map::new();
+            m.insert("label".into(), "x".into());
+            m.insert("points".into(), Dynamic::from_array(vec![n.into(); 4]));
+            m.insert("detail".into(), "".into());
+            Dynamic::from_map(m)
+        };
+        let settlement = |maps: usize| {
+            let mut m = Map::new();
+            m.insert(
+                "lines".into(),
+                Dynamic::from_array((0..maps).map(|_| line(1)).collect()),
+            );
+            Dynamic::from_map(m)
+        };
+        let ok = parse_settlement(&settlement(MAX_LINES / 4), 4, "settle", "test").unwrap();
+        assert_eq!(ok.lines.len(), MAX_LINES);
+        assert_eq!(ok.scores, vec![100 * (MAX_LINES / 4) as i64; 4]);
+        let e = parse_settlement(&settlement(MAX_LINES / 4 + 1), 4, "settle", "test").unwrap_err();
+        assert!(
+            e.message
+                .contains("more than 512 line items (lines[128] passes the limit)"),
+            "{e}"
+        );
     }
 }
