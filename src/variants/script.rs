@@ -807,6 +807,58 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        // As tests/properties.rs: no failure files in the source tree; proptest prints the
+        // failing case and its seed.
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// Points by seat and one line per seat are the same settlement: equal scores, and the
+        /// by-seat form lists exactly the seats with points, in seat order.
+        #[test]
+        fn points_by_seat_equal_one_line_per_seat(
+            rows in proptest::collection::vec(proptest::collection::vec(-1000i64..1000, 4), 0..20),
+        ) {
+            let line = |seat: Option<usize>, points: Dynamic| {
+                let mut m = Map::new();
+                if let Some(s) = seat {
+                    m.insert("seat".into(), Dynamic::from_int(s as i64));
+                }
+                m.insert("label".into(), "x".into());
+                m.insert("points".into(), points);
+                m.insert("detail".into(), "".into());
+                Dynamic::from_map(m)
+            };
+            let settlement = |lines: Array| {
+                let mut m = Map::new();
+                m.insert("lines".into(), Dynamic::from_array(lines));
+                Dynamic::from_map(m)
+            };
+            let by_seat: Array = rows
+                .iter()
+                .map(|r| line(None, Dynamic::from_array(r.iter().map(|&p| p.into()).collect())))
+                .collect();
+            let per_seat: Array = rows
+                .iter()
+                .flat_map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .filter(|(_, p)| **p != 0)
+                        .map(|(s, &p)| line(Some(s), p.into()))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let a = parse_settlement(&settlement(by_seat), 4, "settle", "test").unwrap();
+            let b = parse_settlement(&settlement(per_seat), 4, "settle", "test").unwrap();
+            proptest::prop_assert_eq!(&a.scores, &b.scores);
+            proptest::prop_assert_eq!(&a.lines, &b.lines);
+            let sums: Vec<i64> = (0..4).map(|s| rows.iter().map(|r| r[s] * 100).sum()).collect();
+            proptest::prop_assert_eq!(a.scores, sums);
+        }
+    }
+
     #[test]
     fn a_settlement_has_at_most_max_lines_line_items() {
         // (A script cannot build this: its map-size limit counts every line's keys first.)
