@@ -6,6 +6,7 @@
 //! - [`hand`]: classification of a play (with wild jokers) into its interpretations;
 //! - [`compare`]: `beats` and the bomb order;
 //! - [`moves`]: every legal play of a hand, weakest first;
+//! - [`hints`]: those plays one bounded, filterable page at a time, with the counts (提示);
 //! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay).
 //!
 //! Adapters around the core:
@@ -18,6 +19,7 @@ pub mod compare;
 pub mod config;
 pub mod game;
 pub mod hand;
+pub mod hints;
 pub mod metrics;
 pub mod moves;
 pub mod rules;

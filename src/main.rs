@@ -29,6 +29,14 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The command-line tools write to stdout and are piped into `head`, `grep -m1`…: a closed
+    // pipe ends them quietly, as it ends `cat`, instead of a `println!` panic ("failed printing
+    // to stdout"). Rust starts every program with SIGPIPE ignored; the tools get the default
+    // disposition back, here, in one place. `serve` keeps it ignored, so a peer that closes a
+    // socket (or a log pipe) can never kill the server: its writes fail with EPIPE instead.
+    if !matches!(cli.command, Command::Serve(_)) {
+        sigpipe::reset();
+    }
     match cli.command {
         Command::Serve(config) => serve(config),
         Command::Rules(args) => cli::rules::run(args),

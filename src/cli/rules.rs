@@ -8,6 +8,9 @@
 //! - `classify --variant ID CARDS...`: every interpretation (牌型) of the cards;
 //! - `beats --variant ID --prev CARDS CARDS...`: does the play beat the play on the table;
 //! - `plays --variant ID --hand CARDS [--prev CARDS]`: every legal play, weakest first (提示);
+//!   with `--limit N`, `--offset K` or `--type T` (repeatable) one page of them (`hints::page`:
+//!   at most 500 plays, only the given types), and the JSON reply adds `offset`, `total`
+//!   (matching plays), `total_all`, `by_type` and `next_offset` (absent on the last page);
 //! - `batch`: one JSON request per stdin line, one JSON reply per stdout line.
 //!
 //! Each of the first three prints readable lines, or with `--json` exactly the reply `batch`
@@ -56,6 +59,7 @@ use serde_json::{Map, Value};
 
 use crate::cards::{CardError, CardSet, Rank, RankCounts};
 use crate::hand::{self, Declared, Hand, HandType, PlayError};
+use crate::hints;
 use crate::moves::{self, Play};
 use crate::rules::Rules;
 
@@ -143,6 +147,34 @@ struct PlaysArgs {
     prev: Option<String>,
     #[command(flatten)]
     declared: PrevDeclared,
+    /// Print one page of at most this many plays (0 = the default page of 20; at most 500).
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Start the page after this many (matching) plays.
+    #[arg(long, value_name = "K")]
+    offset: Option<usize>,
+    /// Only plays of this type (`single`, `pair`, …, `bomb`, `chain_bomb`; repeatable).
+    #[arg(long = "type", value_name = "TYPE")]
+    types: Vec<String>,
+}
+
+impl PlaysArgs {
+    /// The page asked for, if any paging flag was given.
+    fn query(&self) -> Result<Option<hints::Query>, Failure> {
+        if self.limit.is_none() && self.offset.is_none() && self.types.is_empty() {
+            return Ok(None);
+        }
+        let types = self
+            .types
+            .iter()
+            .map(|t| t.parse::<HandType>().map_err(Failure::bad_request))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(hints::Query {
+            limit: self.limit.unwrap_or(0),
+            start: hints::Start::Offset(self.offset.unwrap_or(0)),
+            types,
+        }))
+    }
 }
 
 /// How an ambiguous previous play was declared.
@@ -190,7 +222,7 @@ pub fn run(args: Args) -> ExitCode {
                 a.declared.prev_type.as_deref(),
                 a.declared.prev_key.as_deref(),
             )?;
-            plays_op(hand, prev, declared, rules)
+            plays_op(hand, prev, declared, rules, a.query()?)
         }),
     };
     ExitCode::from(code)
@@ -324,6 +356,8 @@ enum Answer {
         candidates: Vec<Hand>,
     },
     Plays(Vec<Play>),
+    /// One page of the legal plays (`plays` with a paging flag).
+    PlaysPage(hints::Page),
 }
 
 /// The rule settings of a variant id, with `options` overriding fields of the settings.
@@ -491,6 +525,7 @@ fn plays_op(
     prev: Option<RankCounts>,
     declared: Option<Declared>,
     rules: &Rules,
+    page: Option<hints::Query>,
 ) -> Result<Answer, Failure> {
     let prev = match prev {
         Some(p) => Some(previous_play(p, declared, rules)?),
@@ -509,6 +544,11 @@ fn plays_op(
                 rules.hand_size
             ),
         ));
+    }
+    if let Some(q) = page {
+        return hints::page(hand, prev.as_ref(), rules, &q)
+            .map(Answer::PlaysPage)
+            .map_err(|e| Failure::bad_request(e.to_string()));
     }
     Ok(Answer::Plays(moves::legal_plays(
         hand,
@@ -552,6 +592,20 @@ struct Reply {
     beats: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     plays: Option<Vec<PlayJson>>,
+    /// A page of plays: where it starts and the counts.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    page: Option<PageJson>,
+}
+
+/// The counts of a page of `plays`.
+#[derive(Debug, Serialize)]
+struct PageJson {
+    offset: usize,
+    total: usize,
+    total_all: usize,
+    by_type: Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    next_offset: Option<usize>,
 }
 
 /// One interpretation of `classify` (and of an `AMBIGUOUS_PLAY` error).
@@ -628,6 +682,20 @@ impl Answer {
             }
             Answer::Beats { beats, .. } => r.beats = Some(*beats),
             Answer::Plays(plays) => r.plays = Some(plays.iter().map(PlayJson::new).collect()),
+            Answer::PlaysPage(p) => {
+                r.plays = Some(p.plays.iter().map(PlayJson::new).collect());
+                r.page = Some(PageJson {
+                    offset: p.offset,
+                    total: p.total,
+                    total_all: p.total_all,
+                    by_type: p
+                        .by_type
+                        .iter()
+                        .map(|(t, n)| (t.name().to_string(), Value::from(*n)))
+                        .collect(),
+                    next_offset: p.next_offset,
+                });
+            }
         }
         r
     }
@@ -662,18 +730,35 @@ impl Answer {
                     let _ = writeln!(s, "  ({})", why_not(prev, candidates, rules));
                 }
             }
-            Answer::Plays(plays) => {
-                let width = plays
-                    .iter()
-                    .map(|p| p.cards.to_string().len())
-                    .max()
-                    .unwrap_or(0);
-                for p in plays {
-                    let _ = writeln!(s, "{:<width$}  {}", p.cards.to_string(), describe(&p.hand));
-                }
+            Answer::Plays(plays) => play_lines(&mut s, plays),
+            Answer::PlaysPage(p) => {
+                play_lines(&mut s, &p.plays);
+                let _ = writeln!(
+                    s,
+                    "plays {}–{} of {} matching ({} legal in all){}",
+                    p.offset + usize::from(!p.plays.is_empty()),
+                    p.offset + p.plays.len(),
+                    p.total,
+                    p.total_all,
+                    p.next_offset
+                        .map(|o| format!("; next page: --offset {o}"))
+                        .unwrap_or_default()
+                );
             }
         }
         s
+    }
+}
+
+/// One readable line per play: its cards, then its interpretation.
+fn play_lines(s: &mut String, plays: &[Play]) {
+    let width = plays
+        .iter()
+        .map(|p| p.cards.to_string().len())
+        .max()
+        .unwrap_or(0);
+    for p in plays {
+        let _ = writeln!(s, "{:<width$}  {}", p.cards.to_string(), describe(&p.hand));
     }
 }
 
@@ -834,7 +919,7 @@ fn request(value: &Value) -> Result<Answer, Failure> {
             let hand = required_cards(obj, "hand")?;
             let prev = cards_field(obj, "prev")?.filter(|p| !p.is_empty());
             let declared = declared_prev()?;
-            plays_op(hand, prev, declared, &rules)
+            plays_op(hand, prev, declared, &rules, None)
         }
     }
 }

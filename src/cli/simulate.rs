@@ -1,21 +1,32 @@
 //! `shuangkou simulate`: plays random legal deals through a variant's real script and checks
 //! every invariant after every step (see `game::sim`), printing deals per second and any
 //! violation with the seed that reproduces it.
+//!
+//! The scripts are the embedded ones, or with `--variants-dir DIR` those of a directory as a
+//! server would load them (a refused file is reported and fails the run). `--variant ID` picks
+//! one; without it every variant of the source is simulated, one line (or one JSON object) each.
+//! Exactly `--deals` deals are played per variant (the last match is shortened to fit).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::game::hooks::VariantHooks;
 use crate::game::sim::{SimOptions, simulate};
+use crate::variants::{Registry, RegistryConfig};
 
 /// Arguments of `shuangkou simulate`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Variant id (an embedded script).
-    #[arg(long)]
-    pub variant: String,
-    /// Deals to play.
+    /// Variant id; omitted = every variant of the embedded scripts or of --variants-dir.
+    #[arg(long, required_unless_present = "variants_dir")]
+    pub variant: Option<String>,
+    /// Simulate the scripts of this directory (`<id>.rhai` files, loaded and checked as the
+    /// server loads them) instead of the embedded ones.
+    #[arg(long, value_name = "DIR", conflicts_with = "plain_hooks")]
+    pub variants_dir: Option<PathBuf>,
+    /// Deals to play (exactly; per variant).
     #[arg(long, default_value_t = 1000)]
     pub deals: u64,
     /// Seed of the simulation (every game's seed derives from it).
@@ -27,7 +38,7 @@ pub struct Args {
     /// Play only: skip the per-step invariant checks (for measuring speed).
     #[arg(long)]
     pub no_check: bool,
-    /// Print one JSON object.
+    /// Print one JSON object (per variant, one per line).
     #[arg(long)]
     pub json: bool,
     /// Use the built-in test double (`game::testing::PlainHooks` with the variant's card-rule
@@ -51,38 +62,99 @@ pub fn plain_hooks_for(variant: &str) -> Result<Arc<dyn VariantHooks>, String> {
     Ok(Arc::new(hooks))
 }
 
+/// A variant to simulate: its id and hooks.
+type Target = (String, Arc<dyn VariantHooks>);
+
+/// The variants to simulate; an error names what could not be loaded.
+fn targets(args: &Args) -> Result<Vec<Target>, String> {
+    let Some(dir) = &args.variants_dir else {
+        let ids: Vec<String> = match &args.variant {
+            Some(v) => vec![v.clone()],
+            None => crate::variants::EMBEDDED
+                .iter()
+                .map(|(id, _)| id.to_string())
+                .collect(),
+        };
+        return ids
+            .into_iter()
+            .map(|id| {
+                let hooks = if args.plain_hooks {
+                    plain_hooks_for(&id)
+                } else {
+                    hooks_for(&id)
+                }?;
+                Ok((id, hooks))
+            })
+            .collect();
+    };
+    // As the server loads a directory (examples checked); the simulation is the random check.
+    let config = RegistryConfig {
+        dir: Some(dir.clone()),
+        random_deals: 0,
+        ..RegistryConfig::default()
+    };
+    let (registry, report) = Registry::open(config).map_err(|e| e.to_string())?;
+    for e in &report.rejected {
+        eprintln!("simulate: refused {e}");
+    }
+    let ids = match &args.variant {
+        Some(v) => vec![v.clone()],
+        // A whole directory is simulated only when every file of it loads.
+        None if !report.rejected.is_empty() => {
+            return Err(format!(
+                "{} file(s) of {} refused",
+                report.rejected.len(),
+                dir.display()
+            ));
+        }
+        None => registry.ids(),
+    };
+    ids.into_iter()
+        .map(|id| {
+            let compiled = registry
+                .active(&id)
+                .ok_or_else(|| format!("no variant {id:?} in {}", dir.display()))?;
+            let configured = compiled.with_defaults().map_err(|e| e.to_string())?;
+            let hooks: Arc<dyn VariantHooks> = Arc::new(configured);
+            Ok((id, hooks))
+        })
+        .collect()
+}
+
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
-    let found = if args.plain_hooks {
-        plain_hooks_for(&args.variant)
-    } else {
-        hooks_for(&args.variant)
-    };
-    let hooks = match found {
-        Ok(h) => h,
+    let targets = match targets(&args) {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("simulate: {e}");
             return ExitCode::from(2);
         }
     };
+    let mut clean = true;
+    for (variant, hooks) in targets {
+        clean &= run_one(&args, &variant, hooks.as_ref());
+    }
+    if clean {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Simulates one variant and prints its report; true when no invariant was violated.
+fn run_one(args: &Args, variant: &str, hooks: &dyn VariantHooks) -> bool {
     let options = SimOptions {
         check: !args.no_check,
         deals_per_game: args.deals_per_game.max(1),
         ..SimOptions::default()
     };
     let start = Instant::now();
-    let report = simulate(
-        hooks.as_ref(),
-        &args.variant,
-        args.deals,
-        args.seed,
-        options,
-    );
+    let report = simulate(hooks, variant, args.deals, args.seed, options);
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     let per_second = report.deals as f64 / secs;
     if args.json {
         let out = serde_json::json!({
-            "variant": args.variant,
+            "variant": variant,
             "deals": report.deals,
             "games": report.games,
             "actions": report.actions,
@@ -98,7 +170,7 @@ pub fn run(args: Args) -> ExitCode {
     } else {
         println!(
             "{}: {} deals ({} games, {} actions) in {:.2}s = {:.0} deals/s, checks {}",
-            args.variant,
+            variant,
             report.deals,
             report.games,
             report.actions,
@@ -113,9 +185,5 @@ pub fn run(args: Args) -> ExitCode {
             println!("VIOLATION {v}");
         }
     }
-    if report.violations.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    report.violations.is_empty()
 }

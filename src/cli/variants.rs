@@ -1,7 +1,9 @@
 //! `shuangkou variants`: the operators' tools for variant scripts.
 //!
-//! - `list [--dir D] [--options]`: the variants a server would load, with their versions (content
-//!   hashes), and the files it would refuse;
+//! - `list [--dir D] [--options] [--json]`: the variants a server would load, with their versions
+//!   (content hashes), and the files it would refuse; `--options` adds every option (type, range,
+//!   default, description), `--json` prints one object with each variant's machine-readable
+//!   option schema ([`OptionSchema`](crate::variants::OptionSchema));
 //! - `check [FILE…] [--random N] [--seed S]`: compile, contract, declared examples and random
 //!   settlements — what a new version must pass to become active; non-zero exit on failure;
 //! - `settle ID [--dir D] [--option k=v…] [--hook H] [--json]`: a dry run of one hook with facts
@@ -45,6 +47,9 @@ struct ListArgs {
     /// Also print every option with its type, range, default and description.
     #[arg(long)]
     options: bool,
+    /// Print one JSON object: the variants with their option schemas, and the refused files.
+    #[arg(long)]
+    json: bool,
     /// Random deals per option set in the activation checks.
     #[arg(long, default_value_t = DEFAULT_RANDOM_DEALS)]
     random: usize,
@@ -114,32 +119,60 @@ fn list(a: ListArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    for v in registry.list() {
-        let m = v.meta();
-        println!(
-            "{:<10} {:<16} {}p  version {}  {}",
-            m.id,
-            m.name,
-            m.players,
-            v.short_hash(),
-            v.origin()
-        );
-        if a.options {
-            println!("    {}", m.description);
-            println!("    source: {}", m.source);
-            for o in v.options() {
-                println!(
-                    "    {:<24} {:<10} {:<28} {}",
-                    o.name,
-                    o.default_value().to_string(),
-                    o.range_text(),
-                    o.doc
-                );
+    if a.json {
+        let variants: Vec<serde_json::Value> = registry
+            .list()
+            .iter()
+            .map(|v| {
+                let m = v.meta();
+                serde_json::json!({
+                    "id": m.id,
+                    "name": m.name,
+                    "players": m.players,
+                    "version": v.hash(),
+                    "short_version": v.short_hash(),
+                    "origin": v.origin(),
+                    "description": m.description,
+                    "source": m.source,
+                    "options": registry.option_schema(v.id()).unwrap_or_default(),
+                })
+            })
+            .collect();
+        let refused: Vec<serde_json::Value> = report
+            .rejected
+            .iter()
+            .map(|e| serde_json::json!({ "origin": e.origin(), "error": e.to_string() }))
+            .collect();
+        let out = serde_json::json!({ "variants": variants, "refused": refused });
+        println!("{out}");
+    } else {
+        for v in registry.list() {
+            let m = v.meta();
+            println!(
+                "{:<10} {:<16} {}p  version {}  {}",
+                m.id,
+                m.name,
+                m.players,
+                v.short_hash(),
+                v.origin()
+            );
+            if a.options {
+                println!("    {}", m.description);
+                println!("    source: {}", m.source);
+                for o in v.options() {
+                    println!(
+                        "    {:<24} {:<10} {:<28} {}",
+                        o.name,
+                        o.default_value().to_string(),
+                        o.range_text(),
+                        o.doc
+                    );
+                }
             }
         }
-    }
-    for e in &report.rejected {
-        println!("refused    {e}");
+        for e in &report.rejected {
+            println!("refused    {e}");
+        }
     }
     if report.rejected.is_empty() {
         ExitCode::SUCCESS

@@ -56,7 +56,8 @@ impl Default for SimOptions {
 /// and 接風 between): far above any real deal.
 pub const MAX_ACTIONS_PER_DEAL: u64 = 2_000;
 
-/// Plays `deals` deals (in matches of `options.deals_per_game`) from `seed`.
+/// Plays exactly `deals` deals (in matches of `options.deals_per_game`; the last match is
+/// shortened to the deals left) from `seed`.
 pub fn simulate(
     hooks: &dyn VariantHooks,
     variant: &str,
@@ -71,7 +72,12 @@ pub fn simulate(
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
             .wrapping_add(game_index);
         game_index += 1;
-        if let Err(v) = play_game(hooks, variant, game_seed, options, &mut report) {
+        let left = u32::try_from(deals - report.deals).unwrap_or(u32::MAX);
+        let this_game = SimOptions {
+            deals_per_game: options.deals_per_game.min(left),
+            ..options
+        };
+        if let Err(v) = play_game(hooks, variant, game_seed, this_game, &mut report) {
             report.violations.push(format!(
                 "seed {seed} game {game_index} (game seed {game_seed}): {v}"
             ));

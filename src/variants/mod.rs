@@ -16,9 +16,10 @@
 //!   becomes active.
 //!
 //! Layout: [`engine`] (the one engine configuration, error mapping, value conversions),
-//! [`options`] (typed options), [`facts`] (facts ↔ maps and JSON, random facts), [`script`]
-//! (compiled and configured variants), [`check`] (examples and random settlements),
-//! [`registry`] (versions, activation, pinning) and [`watch`] (directory watcher).
+//! [`options`] (typed options), [`schema`] (their machine-readable schema), [`facts`] (facts ↔
+//! maps and JSON, random facts), [`script`] (compiled and configured variants), [`check`]
+//! (examples and random settlements), [`registry`] (versions, activation, pinning) and [`watch`]
+//! (directory watcher).
 //!
 //! Depends on the rules core and `game::hooks`; the core never depends on this module.
 
@@ -27,6 +28,7 @@ pub mod engine;
 pub mod facts;
 pub mod options;
 pub mod registry;
+pub mod schema;
 pub mod script;
 pub mod watch;
 
@@ -36,6 +38,7 @@ use std::sync::{Arc, OnceLock};
 pub use check::CheckReport;
 pub use options::{OptionKind, OptionSpec, OptionValue, OptionValues};
 pub use registry::{Registry, RegistryConfig, RegistryError, RegistryStats, ReloadReport};
+pub use schema::{Bounds, Number, OptionSchema, OptionType};
 pub use script::{CompiledVariant, Meta, ScriptVariant, VariantError, content_hash};
 pub use watch::DirWatcher;
 

@@ -206,9 +206,11 @@ impl OptionSpec {
                 text.parse()
                     .map_err(|_| format!("option {name}: {text:?} is not a number"))?,
             ),
+            // Exactly `true` or `false`, as in JSON and Rhai: `yes`, `1` or `on` would be a
+            // second spelling a platform has to learn (and `1` is a number elsewhere).
             OptionKind::Bool { .. } => OptionValue::Bool(match text {
-                "true" | "yes" | "on" | "1" => true,
-                "false" | "no" | "off" | "0" => false,
+                "true" => true,
+                "false" => false,
                 _ => return Err(format!("option {name}: {text:?} is not true or false")),
             }),
             OptionKind::Choice { .. } => OptionValue::Text(text.to_string()),

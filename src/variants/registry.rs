@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde::Serialize;
 
 use super::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
+use super::schema::OptionSchema;
 use super::script::{CompiledVariant, VariantError, content_hash};
 use super::{EMBEDDED, embedded_origin, load};
 
@@ -194,6 +195,12 @@ impl Registry {
     /// Every active version.
     pub fn list(&self) -> Vec<Arc<CompiledVariant>> {
         self.read().active.values().cloned().collect()
+    }
+
+    /// The machine-readable option schema of the active version of `id` (what `ListVariants`
+    /// and `shuangkou variants list --json` publish), in declaration order.
+    pub fn option_schema(&self, id: &str) -> Option<Vec<OptionSchema>> {
+        self.active(id).map(|v| OptionSchema::of_all(v.options()))
     }
 
     /// The last refusal of a new version of `id`, if any.

@@ -60,7 +60,9 @@ pub enum VariantError {
         message: String,
         facts: String,
     },
-    #[error("{origin}: options: {message}")]
+    /// A bad option value or name: the message names the option (the script's file is not the
+    /// caller's business, so it is kept out of the message).
+    #[error("{message}")]
     Options { origin: String, message: String },
     #[error("no variant {0:?}")]
     Unknown(String),
