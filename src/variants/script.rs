@@ -351,7 +351,9 @@ impl CompiledVariant {
                 origin: self.origin.clone(),
                 message,
             })?;
-        let (rules, sum_rule) = self.eval_rules(&values)?;
+        let (rules, sum_rule) = self
+            .eval_rules(&values)
+            .map_err(|e| self.options_refused(e))?;
         Ok(ScriptVariant {
             compiled: Arc::clone(self),
             opts: Dynamic::from_map(values.to_map()),
@@ -359,6 +361,24 @@ impl CompiledVariant {
             rules,
             sum_rule,
         })
+    }
+
+    /// A `throw` of `rules(opts)` is the script refusing an incoherent set of options (the
+    /// contract's way to say so): an option error carrying the script's message, without the
+    /// file and line. Every other error stays a script error.
+    fn options_refused(&self, e: VariantError) -> VariantError {
+        match e {
+            VariantError::Hook { origin, error } if error.hook == "rules" && !error.limit => {
+                match error.message.strip_prefix("Runtime error: ") {
+                    Some(thrown) => VariantError::Options {
+                        origin,
+                        message: format!("options refused by {}: {thrown}", self.meta.id),
+                    },
+                    None => VariantError::Hook { origin, error },
+                }
+            }
+            e => e,
+        }
     }
 
     /// This version with its default options.

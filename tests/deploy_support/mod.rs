@@ -171,6 +171,11 @@ impl Server {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Sends SIGTERM (what the kubelet sends after the preStop hook).
     pub fn sigterm(&self) {
         let status = Command::new("kill")

@@ -1,0 +1,110 @@
+//! A closed stdout pipe (`shuangkou … | head -1`) ends every command-line tool quietly: no
+//! `failed printing to stdout` panic, exit 0 or the SIGPIPE death every Unix filter dies (the
+//! tools restore the default disposition). `serve` keeps SIGPIPE ignored: a SIGPIPE (what a
+//! write to a socket or pipe closed by its peer raises) never kills the server.
+
+mod deploy_support;
+
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const SIGPIPE: i32 = 13;
+const ISSUE_HAND: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ BJ";
+
+/// Runs the binary with `args` and `stdin`, its stdout's read end closed before it writes.
+fn with_closed_stdout(args: &[&str], stdin: &str) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    // The reader goes away at once: the tool's first write to stdout meets a closed pipe.
+    drop(child.stdout.take());
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.as_bytes().to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("the binary runs");
+    writer.join().expect("writer");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("failed printing"),
+        "{args:?} panicked on a closed pipe: {stderr}"
+    );
+    assert!(
+        out.status.success() || out.status.signal() == Some(SIGPIPE),
+        "{args:?}: {:?}, stderr: {stderr}",
+        out.status
+    );
+}
+
+#[test]
+fn every_tool_ends_quietly_on_a_closed_pipe() {
+    let facts = r#"{"places":[0,2,1,3],"bombs_played":[]}"#;
+    let batch = format!(
+        "{}\n",
+        r#"{"op":"classify","variant":"baibian","cards":"7 7 7 7 BJ"}"#
+    )
+    .repeat(200);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["variants", "list", "--options"], ""),
+        (vec!["variants", "list", "--json"], ""),
+        (vec!["variants", "check", "--random", "1"], ""),
+        (vec!["variants", "settle", "jj"], facts),
+        (vec!["simulate", "--variant", "classic", "--deals", "1"], ""),
+        (
+            vec![
+                "rules",
+                "plays",
+                "--variant",
+                "qianbian",
+                "--hand",
+                ISSUE_HAND,
+            ],
+            "",
+        ),
+        (
+            vec![
+                "rules",
+                "plays",
+                "--variant",
+                "qianbian",
+                "--hand",
+                ISSUE_HAND,
+                "--limit",
+                "5",
+            ],
+            "",
+        ),
+        (
+            vec!["rules", "classify", "--variant", "baibian", "7 7 7 7 BJ"],
+            "",
+        ),
+        (vec!["rules", "batch"], &batch),
+        (vec!["--help"], ""),
+        (vec!["variants", "--help"], ""),
+    ];
+    for (args, stdin) in cases {
+        with_closed_stdout(&args, stdin);
+    }
+}
+
+#[tokio::test]
+async fn serve_survives_sigpipe() {
+    let mut server = deploy_support::Server::start(&[]);
+    server.ready(Duration::from_secs(60)).await;
+    let status = Command::new("kill")
+        .arg("-PIPE")
+        .arg(server.pid().to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    // A server that died of the signal cannot answer: `ready` panics with its exit status.
+    server.ready(Duration::from_secs(30)).await;
+    assert_eq!(server.try_exit(), None, "{}", server.log());
+}

@@ -1,0 +1,172 @@
+//! `shuangkou variants list --json/--options` and option errors of `variants settle`: the real
+//! binary publishes every embedded variant with its version (the SHA-256 of the script, computed
+//! here independently) and its machine-readable option schema, the readable list shows the same
+//! options, and a bad option is refused naming the option, not the file.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(stdin.as_bytes()).expect("write stdin");
+    drop(input);
+    child.wait_with_output().expect("the binary runs")
+}
+
+fn listing() -> Value {
+    let out = run(&["variants", "list", "--json"], "");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+#[test]
+fn the_json_listing_has_versions_and_option_schemas() {
+    let v = listing();
+    assert_eq!(v["refused"], Value::Array(vec![]));
+    let variants = v["variants"].as_array().unwrap();
+    let mut ids: Vec<&str> = variants.iter().map(|x| x["id"].as_str().unwrap()).collect();
+    ids.sort();
+    let mut embedded: Vec<&str> = shuangkou::variants::EMBEDDED
+        .iter()
+        .map(|(i, _)| *i)
+        .collect();
+    embedded.sort();
+    assert_eq!(ids, embedded);
+    for x in variants {
+        let id = x["id"].as_str().unwrap();
+        let src = shuangkou::variants::EMBEDDED
+            .iter()
+            .find(|(i, _)| *i == id)
+            .unwrap()
+            .1;
+        let hash = hex::encode(Sha256::digest(src.as_bytes()));
+        assert_eq!(x["version"], hash.as_str(), "{id}");
+        assert_eq!(x["short_version"], &hash[..12], "{id}");
+        let options = x["options"].as_array().unwrap();
+        assert!(!options.is_empty(), "{id}");
+        for o in options {
+            let keys: Vec<&str> = o.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(
+                keys,
+                [
+                    "choices",
+                    "default",
+                    "description",
+                    "length",
+                    "name",
+                    "range",
+                    "type"
+                ],
+                "{id}: {o}"
+            );
+            let ty = o["type"].as_str().unwrap();
+            assert!(
+                ["int", "float", "bool", "choice", "int_list"].contains(&ty),
+                "{o}"
+            );
+            assert_eq!(o["range"].is_null(), ty == "bool" || ty == "choice", "{o}");
+            assert_eq!(o["length"].is_null(), ty != "int_list", "{o}");
+            assert_eq!(
+                o["choices"].as_array().unwrap().is_empty(),
+                ty != "choice",
+                "{o}"
+            );
+            // The name is declared in the script, as an option spec.
+            let name = o["name"].as_str().unwrap();
+            assert!(
+                src.contains(&format!("{name}: #{{ type: \"{ty}\"")),
+                "{id}: {name}"
+            );
+        }
+    }
+    // Hand-checked against the scripts and the seeds: erren's reconnect window is 90 s (seed
+    // 002); jj's 天王 placements.
+    let erren = variants.iter().find(|x| x["id"] == "erren").unwrap();
+    let reconnect = erren["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "reconnect_seconds")
+        .unwrap();
+    assert_eq!(reconnect["default"], 90);
+    assert_eq!(reconnect["type"], "int");
+    let jj = variants.iter().find(|x| x["id"] == "jj").unwrap();
+    let tianwang = jj["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == "tianwang")
+        .unwrap();
+    assert_eq!(
+        tianwang["choices"],
+        serde_json::json!(["max_of_7", "min_of_7", "max_of_8"])
+    );
+    assert_eq!(tianwang["default"], "max_of_7");
+}
+
+#[test]
+fn the_readable_listing_shows_the_same_options() {
+    let v = listing();
+    let out = run(&["variants", "list", "--options"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for x in v["variants"].as_array().unwrap() {
+        let header = text
+            .lines()
+            .find(|l| l.starts_with(x["id"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("no line for {}", x["id"]));
+        assert!(
+            header.contains(x["short_version"].as_str().unwrap()),
+            "{header}"
+        );
+        for o in x["options"].as_array().unwrap() {
+            let name = o["name"].as_str().unwrap();
+            assert!(
+                text.lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{name} "))),
+                "{name} missing from --options"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_bad_option_names_the_option_not_the_file() {
+    let facts = r#"{"places":[0,2,1,3],"bombs_played":[]}"#;
+    for (option, name) in [
+        ("cyclic_chain_bombs=yes", "cyclic_chain_bombs"),
+        ("cyclic_chain_bombs=1", "cyclic_chain_bombs"),
+        ("reconnect_seconds=-1", "reconnect_seconds"),
+        ("nope=1", "nope"),
+    ] {
+        let out = run(&["variants", "settle", "jj", "--option", option], facts);
+        assert_eq!(out.status.code(), Some(2), "{option}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(name), "{option}: {stderr}");
+        assert!(
+            !stderr.contains("embedded:") && !stderr.contains(".rhai"),
+            "{stderr}"
+        );
+    }
+    let ok = run(
+        &[
+            "variants",
+            "settle",
+            "jj",
+            "--option",
+            "cyclic_chain_bombs=true",
+        ],
+        facts,
+    );
+    assert_eq!(ok.status.code(), Some(0), "{ok:?}");
+}
