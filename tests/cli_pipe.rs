@@ -3,11 +3,11 @@
 //! tools restore the default disposition). `serve` keeps SIGPIPE ignored: a SIGPIPE (what a
 //! write to a socket or pipe closed by its peer raises) never kills the server.
 
+mod cli_support;
 mod deploy_support;
 
-use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const SIGPIPE: i32 = 13;
@@ -15,22 +15,7 @@ const ISSUE_HAND: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ
 
 /// Runs the binary with `args` and `stdin`, its stdout's read end closed before it writes.
 fn with_closed_stdout(args: &[&str], stdin: &str) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    // The reader goes away at once: the tool's first write to stdout meets a closed pipe.
-    drop(child.stdout.take());
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("the binary runs");
-    writer.join().expect("writer");
+    let out = cli_support::run(args, stdin, true);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         !stderr.contains("panicked") && !stderr.contains("failed printing"),

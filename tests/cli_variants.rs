@@ -3,24 +3,15 @@
 //! here independently) and its machine-readable option schema, the readable list shows the same
 //! options, and a bad option is refused naming the option, not the file.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod cli_support;
+
+use std::process::Output;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(stdin.as_bytes()).expect("write stdin");
-    drop(input);
-    child.wait_with_output().expect("the binary runs")
+    cli_support::run(args, stdin, false)
 }
 
 fn listing() -> Value {

@@ -1,0 +1,31 @@
+//! Shared helper of the command-line tests (`tests/cli_*.rs`): the real `shuangkou` binary as a
+//! child process, fed a stdin and read to the end.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `shuangkou ARGS` with `stdin`; with `close_stdout`, the read end of its stdout is closed
+/// before it can write (what `| head` does after the first line). Returns its output.
+pub fn run(args: &[&str], stdin: &str, close_stdout: bool) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    if close_stdout {
+        drop(child.stdout.take());
+    }
+    let mut input = child.stdin.take().expect("stdin is piped");
+    let data = stdin.as_bytes().to_vec();
+    // From another thread, so a large input cannot deadlock against a full stdout pipe.
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("the binary runs");
+    writer.join().expect("writer thread");
+    out
+}
