@@ -12,8 +12,8 @@
 //! A page token is opaque to clients: the next offset and a fingerprint of the question (hand,
 //! previous play, rules, type filter), so a token reused for another hand or filter is refused
 //! ([`HintError::ForeignToken`]) instead of silently paging through a different list. Legal plays
-//! are computed for each page (the list of a dealt hand is bounded by its size) and only the page
-//! is copied out.
+//! are computed for each page (bounded: a hand larger than the variant deals is refused,
+//! [`HintError::HandTooLarge`]) and only the page is copied out.
 //!
 //! Pure rules core: depends on `cards`, `hand`, `moves` and `rules` (and sha2/postcard for the
 //! fingerprint); no async, wire, script, store, logging or metrics types.
@@ -88,6 +88,8 @@ pub enum HintError {
     BadToken,
     #[error("the page token belongs to another hand, previous play or filter")]
     ForeignToken,
+    #[error("the hand has {cards} cards; a hand of this variant holds at most {max}")]
+    HandTooLarge { cards: u32, max: u8 },
 }
 
 /// The page of `query` among the legal plays of `hand` (following `previous`, or leading).
@@ -97,6 +99,13 @@ pub fn page(
     rules: &Rules,
     query: &Query,
 ) -> Result<Page, HintError> {
+    // A dealt hand bounds the work; a bigger one (a whole deck) has millions of plays.
+    if hand.total() > u32::from(rules.hand_size) {
+        return Err(HintError::HandTooLarge {
+            cards: hand.total(),
+            max: rules.hand_size,
+        });
+    }
     let limit = match query.limit {
         0 => DEFAULT_LIMIT,
         n if n > MAX_LIMIT => {
@@ -264,5 +273,13 @@ mod tests {
             page(hand, None, &rules(), &past),
             Err(HintError::OffsetPastEnd { .. })
         ));
+        let deck = RankCounts::FULL;
+        assert_eq!(
+            page(deck, None, &rules(), &Query::default()),
+            Err(HintError::HandTooLarge {
+                cards: 108,
+                max: 27
+            })
+        );
     }
 }
