@@ -68,6 +68,21 @@ fn exactly_the_deals_asked_for() {
 }
 
 #[test]
+fn without_a_variant_every_embedded_one_is_simulated() {
+    let out = simulate(&["--deals", "1", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let ids: Vec<String> = reports(&out)
+        .iter()
+        .map(|r| r["variant"].as_str().unwrap().to_string())
+        .collect();
+    let embedded: Vec<&str> = shuangkou::variants::EMBEDDED
+        .iter()
+        .map(|(i, _)| *i)
+        .collect();
+    assert_eq!(ids, embedded);
+}
+
+#[test]
 fn a_script_directory_is_simulated() {
     let d = dir("dir");
     copy_variant("jj", &d);

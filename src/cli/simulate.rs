@@ -20,7 +20,7 @@ use crate::variants::{Registry, RegistryConfig};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Variant id; omitted = every variant of the embedded scripts or of --variants-dir.
-    #[arg(long, required_unless_present = "variants_dir")]
+    #[arg(long)]
     pub variant: Option<String>,
     /// Simulate the scripts of this directory (`<id>.rhai` files, loaded and checked as the
     /// server loads them) instead of the embedded ones.
