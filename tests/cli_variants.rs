@@ -161,3 +161,40 @@ fn a_bad_option_names_the_option_not_the_file() {
     );
     assert_eq!(ok.status.code(), Some(0), "{ok:?}");
 }
+
+#[test]
+fn a_refused_file_is_in_the_json_listing() {
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-variants-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let jj = shuangkou::variants::EMBEDDED
+        .iter()
+        .find(|(i, _)| *i == "jj")
+        .unwrap()
+        .1;
+    std::fs::write(d.join("jj.rhai"), jj).unwrap();
+    std::fs::write(d.join("broken.rhai"), "fn meta( {").unwrap();
+    let out = run(
+        &["variants", "list", "--json", "--dir", d.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = v["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["jj"]);
+    let refused = v["refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{v}");
+    assert!(
+        refused[0]["origin"]
+            .as_str()
+            .unwrap()
+            .ends_with("broken.rhai"),
+        "{v}"
+    );
+}
