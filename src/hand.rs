@@ -224,6 +224,30 @@ pub enum PlayError {
     DoesNotBeat(RankCounts),
 }
 
+/// A play with more cards than a hand holds: no combination can have them (RULES.md §2 item 2:
+/// a chain bomb of X links of Y cards needs X·Y ≤ the hand size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the play has {len} cards but a hand holds at most {hand_size} (hand_size): no combination is larger than a hand"
+)]
+pub struct LargerThanHand {
+    pub len: u32,
+    pub hand_size: u8,
+}
+
+/// Rejects a play with more cards than a hand of `rules` holds; `classify` gives such a play
+/// no interpretation and `resolve` answers `NotACombination`.
+pub fn check_size(cards: RankCounts, rules: &Rules) -> Result<(), LargerThanHand> {
+    let len = cards.total();
+    if len > u32::from(rules.hand_size) {
+        return Err(LargerThanHand {
+            len,
+            hand_size: rules.hand_size,
+        });
+    }
+    Ok(())
+}
+
 fn names(hands: &[Hand]) -> String {
     hands
         .iter()
@@ -314,11 +338,12 @@ pub(crate) fn make(
 
 /// Classifies a play: every interpretation it has under `rules` (empty if it is no combination).
 ///
-/// Bomb interpretations come first, the strongest first; non-bombs follow in type order.
+/// Bomb interpretations come first, the strongest first; non-bombs follow in type order. A play
+/// with more cards than the hand size is no combination (`check_size` says why).
 pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
     let mut out = Interpretations::new();
     let n = cards.total() as u8;
-    if n == 0 || !cards.is_subset(RankCounts::FULL) {
+    if n == 0 || !cards.is_subset(RankCounts::FULL) || check_size(cards, rules).is_err() {
         return out;
     }
     let sj = cards.get(Rank::SMALL_JOKER);
@@ -816,6 +841,30 @@ mod tests {
             one("SJ SJ BJ", &Rules::QIANBIAN).kind,
             HandType::ThreeJokers
         );
+    }
+
+    #[test]
+    fn no_play_is_larger_than_the_hand() {
+        // RULES.md §2 item 2: X·Y ≤ the hand size. 5 links of 6 cards = 30 > 27.
+        let chain: RankCounts = "3 3 3 3 3 3 4 4 4 4 4 4 5 5 5 5 5 5 6 6 6 6 6 6 7 7 7 7 7 7"
+            .parse()
+            .unwrap();
+        assert!(classify(chain, &Rules::BAIBIAN).is_empty());
+        assert_eq!(
+            check_size(chain, &Rules::BAIBIAN),
+            Err(LargerThanHand {
+                len: 30,
+                hand_size: 27
+            })
+        );
+        assert_eq!(
+            resolve(chain, None, None, &Rules::BAIBIAN),
+            Err(PlayError::NotACombination(chain))
+        );
+        // 4 links of 6 = 24 cards fit.
+        let fits = chain.with(Rank::SEVEN, 0);
+        assert!(check_size(fits, &Rules::BAIBIAN).is_ok());
+        assert_eq!(classify(fits, &Rules::BAIBIAN)[0].stars, Some(10));
     }
 
     #[test]

@@ -135,7 +135,7 @@ fn run(start: usize, links: usize, group: u8) -> RankCounts {
 struct Gen<'a> {
     rules: &'a Rules,
     previous: Option<&'a Hand>,
-    /// What a bomb must exceed (`compare::bomb_key`) to beat the previous play: 0 when following
+    /// What a bomb must exceed (`compare::beat_key`) to beat the previous play: 0 when following
     /// a non-bomb or leading (every bomb's key is at least 1).
     floor: u64,
     /// Natural (non-wild) cards of the hand.
@@ -190,7 +190,7 @@ impl<'a> Gen<'a> {
         Gen {
             rules,
             previous,
-            floor: previous.map_or(0, |p| compare::bomb_key(p, rules)),
+            floor: previous.map_or(0, |p| compare::beat_key(p, rules)),
             nat,
             counts,
             at_least,
@@ -217,7 +217,7 @@ impl<'a> Gen<'a> {
     /// Pushes a bomb if it beats the previous play (or there is none).
     #[inline]
     fn emit_bomb(&mut self, cards: RankCounts, hand: Hand) {
-        if compare::bomb_key(&hand, self.rules) > self.floor {
+        if compare::beat_key(&hand, self.rules) > self.floor {
             self.out.push(Play { cards, hand });
         }
     }

@@ -57,6 +57,19 @@ pub enum EqualStarTieBreak {
     LargerGroup,
 }
 
+/// Whether a later bomb of the same star level can beat the one on the table (§8 #27).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EqualStarBombs {
+    /// Equal star levels are broken by fewer cards, then the tie-break (S1's main text, S0-BB,
+    /// S4; default).
+    #[default]
+    Tiebreak,
+    /// The bomb played first stands: only a higher star level beats it (S1's note
+    /// 「線數一樣,誰先出誰大」).
+    FirstStands,
+}
+
 /// Chain bombs (X相Y連環炸彈 / 連炸).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,6 +113,10 @@ pub struct Rules {
     pub bomb_order: BombOrder,
     /// Equal-star, equal-count tie-break.
     pub equal_star_tie_break: EqualStarTieBreak,
+    /// Whether equal star levels are broken at all (`first_stands`: the first bomb stands).
+    /// Absent in older settings, which mean `tiebreak`.
+    #[serde(default)]
+    pub equal_star_bombs: EqualStarBombs,
     /// Chain bombs.
     pub chain_bombs: ChainBombs,
     /// Level of unequal chain bombs.
@@ -141,7 +158,7 @@ pub enum RulesError {
         max: u8,
     },
     #[error(
-        "classic bomb order has no star levels: 三王, chain bombs and wild cards need bomb_order = stars"
+        "classic bomb order has no star levels: 三王, chain bombs, wild cards and equal_star_bombs = first_stands need bomb_order = stars"
     )]
     ClassicWithStarFeatures,
     #[error("no preset named {0:?} (known: classic, jj, baibian, huopin, qianbian, erren)")]
@@ -163,6 +180,7 @@ impl Rules {
         tianwang: TianWang::AboveAll,
         bomb_order: BombOrder::Classic,
         equal_star_tie_break: EqualStarTieBreak::TopRank,
+        equal_star_bombs: EqualStarBombs::Tiebreak,
         chain_bombs: ChainBombs::None,
         unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
         cyclic_chain_bombs: false,
@@ -186,6 +204,7 @@ impl Rules {
         tianwang: TianWang::MaxOf7,
         bomb_order: BombOrder::Stars,
         equal_star_tie_break: EqualStarTieBreak::TopRank,
+        equal_star_bombs: EqualStarBombs::Tiebreak,
         chain_bombs: ChainBombs::Equal,
         unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
         cyclic_chain_bombs: false,
@@ -277,7 +296,8 @@ impl Rules {
             && (self.three_jokers
                 || self.chain_bombs != ChainBombs::None
                 || self.wild_jokers != WildJokers::None
-                || self.tianwang != TianWang::AboveAll)
+                || self.tianwang != TianWang::AboveAll
+                || self.equal_star_bombs != EqualStarBombs::Tiebreak)
         {
             return Err(RulesError::ClassicWithStarFeatures);
         }
