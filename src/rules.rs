@@ -70,6 +70,13 @@ pub enum EqualStarBombs {
     FirstStands,
 }
 
+impl EqualStarBombs {
+    /// True for the default, `tiebreak`.
+    pub fn is_tiebreak(&self) -> bool {
+        *self == EqualStarBombs::Tiebreak
+    }
+}
+
 /// Chain bombs (X相Y連環炸彈 / 連炸).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -114,8 +121,10 @@ pub struct Rules {
     /// Equal-star, equal-count tie-break.
     pub equal_star_tie_break: EqualStarTieBreak,
     /// Whether equal star levels are broken at all (`first_stands`: the first bomb stands).
-    /// Absent in older settings, which mean `tiebreak`.
-    #[serde(default)]
+    /// Absent in older settings, which mean `tiebreak`; left out of the serde form when it is
+    /// `tiebreak`, so that games under the older settings keep their state hashes (editors of
+    /// settings use `Rules::fields`).
+    #[serde(default, skip_serializing_if = "EqualStarBombs::is_tiebreak")]
     pub equal_star_bombs: EqualStarBombs,
     /// Chain bombs.
     pub chain_bombs: ChainBombs,
@@ -304,6 +313,22 @@ impl Rules {
         Ok(())
     }
 
+    /// Every setting by serde name, defaults included (the serde form leaves out
+    /// `equal_star_bombs` when it is `tiebreak`): what editors of settings start from.
+    pub fn fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        if !fields.contains_key("equal_star_bombs") {
+            fields.insert(
+                "equal_star_bombs".into(),
+                serde_json::Value::from("tiebreak"),
+            );
+        }
+        fields
+    }
+
     /// True if this rank's cards are wild under these settings.
     #[inline]
     pub const fn is_wild(&self, rank: crate::cards::Rank) -> bool {
@@ -353,5 +378,32 @@ mod tests {
             ..Rules::BAIBIAN
         };
         assert!(matches!(bad.validate(), Err(RulesError::HandSize { .. })));
+        let bad = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::CLASSIC
+        };
+        assert_eq!(bad.validate(), Err(RulesError::ClassicWithStarFeatures));
+    }
+
+    #[test]
+    fn equal_star_bombs_reads_and_writes_as_before_by_default() {
+        // The default is left out of the serde form (state hashes of older games unchanged) and
+        // an absent field reads as tiebreak; `fields` lists it for editors.
+        let json = serde_json::to_value(Rules::HUOPIN).unwrap();
+        assert!(json.get("equal_star_bombs").is_none());
+        let back: Rules = serde_json::from_value(json).unwrap();
+        assert_eq!(back, Rules::HUOPIN);
+        assert_eq!(Rules::HUOPIN.fields()["equal_star_bombs"], "tiebreak");
+        let first = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::HUOPIN
+        };
+        let json = serde_json::to_value(first).unwrap();
+        assert_eq!(json["equal_star_bombs"], "first_stands");
+        assert_eq!(serde_json::from_value::<Rules>(json).unwrap(), first);
+        assert_eq!(
+            serde_json::Value::Object(first.fields()),
+            serde_json::to_value(first).unwrap()
+        );
     }
 }

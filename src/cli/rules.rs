@@ -357,9 +357,7 @@ fn rules_for(variant: &str, options: Option<&Map<String, Value>>) -> Result<Rule
 /// Applies `options` (rule-setting field → value) to `rules` and checks the result.
 fn with_options(rules: Rules, options: &Map<String, Value>) -> Result<Rules, Failure> {
     let bad = |m: String| Failure::new("BAD_OPTION", m);
-    let Ok(Value::Object(mut fields)) = serde_json::to_value(rules) else {
-        return Err(bad("the rule settings cannot be edited".into()));
-    };
+    let mut fields = rules.fields();
     for (key, value) in options {
         let Some(slot) = fields.get_mut(key) else {
             let known: Vec<&str> = fields.keys().map(String::as_str).collect();

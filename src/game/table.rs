@@ -808,17 +808,22 @@ impl Game {
         }
     }
 
-    /// Every seat in finishing order: those out first, then by cards left, then turn order from
-    /// the last player out.
+    /// Every seat in finishing order: those out first, then the others in turn order from the
+    /// last player out — after a 雙扣 by that order alone (S0-CL 「當雙扣的情況下按照出牌順序排定第三名和
+    /// 第四名」, RULES.md A2, §1.5, §8 #24), otherwise by cards left first (fewer first).
     fn places(&self) -> Vec<u8> {
         let mut places = self.out.clone();
         let n = self.players();
         let start = self.out.last().copied().unwrap_or(self.turn);
+        let double = n == 4 && matches!(self.out[..], [a, b] if self.partner(a) == Some(b));
         let mut rest: Vec<(usize, u8, u8)> = (1..=n)
             .map(|k| (start + k) % n)
             .filter(|s| !places.contains(s))
             .enumerate()
-            .map(|(order, s)| (self.hand(s).len(), order as u8, s))
+            .map(|(order, s)| {
+                let left = if double { 0 } else { self.hand(s).len() };
+                (left, order as u8, s)
+            })
             .collect();
         rest.sort();
         places.extend(rest.into_iter().map(|(_, _, s)| s));
@@ -1084,4 +1089,49 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
 /// high as possible; an exact search).
 pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
     super::bombs::in_hand(hand, seat, rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::testing::PlainHooks;
+
+    /// A 4-player classic game whose hands and finishers are set directly.
+    fn game_with(out: &[u8], left: [&str; 4]) -> Game {
+        let hooks = PlainHooks::new(Rules::CLASSIC);
+        let config = GameConfig {
+            variant: "places".into(),
+            version: "test".into(),
+            deals: 1,
+            turn_ms: None,
+            max_consecutive_timeouts: 3,
+            reconnect_ms: 90_000,
+        };
+        let (mut g, _) = Game::new(config, &hooks, [3; 32], None, 0).unwrap();
+        let deck = CardSet::FULL;
+        for (seat, cards) in left.iter().enumerate() {
+            let ranks: RankCounts = if cards.is_empty() {
+                RankCounts::EMPTY
+            } else {
+                cards.parse().unwrap()
+            };
+            g.hands[seat] = deck.take(ranks).unwrap();
+        }
+        g.out = out.to_vec();
+        g
+    }
+
+    #[test]
+    fn places_after_a_double_follow_turn_order_from_the_second_out() {
+        // S0-CL 「當雙扣的情況下按照出牌順序排定第三名和第四名」 (RULES.md A2, §1.5, §8 #24): N and S
+        // went out; turn order after S is W, then E, although E holds fewer cards.
+        let g = game_with(&[0, 2], ["", "3", "", "4 5 6 7 8"]);
+        assert_eq!(g.places(), vec![0, 2, 3, 1]);
+        // S then N went out: E comes after N, then W.
+        let g = game_with(&[2, 0], ["", "3 4 5 6", "", "7"]);
+        assert_eq!(g.places(), vec![2, 0, 1, 3]);
+        // Not a 雙扣 (an escape with N and E out): fewer cards first, then turn order.
+        let g = game_with(&[0, 1], ["", "", "4 5 6 7 8", "3"]);
+        assert_eq!(g.places(), vec![0, 1, 3, 2]);
+    }
 }
