@@ -30,6 +30,10 @@ pub struct Args {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Option override of the variant's script, `key=value` (repeatable), e.g.
+    /// `--option equal_star_bombs=first_stands`; not with `--plain-hooks`.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
     /// Use the built-in test double (`game::testing::PlainHooks` with the variant's card-rule
     /// preset) instead of the script: measures the deal engine alone, without the script host.
     #[arg(long)]
@@ -38,8 +42,19 @@ pub struct Args {
 
 /// The hooks of a variant: its embedded script with default options.
 pub fn hooks_for(variant: &str) -> Result<Arc<dyn VariantHooks>, String> {
+    hooks_with_options(variant, &[])
+}
+
+/// The hooks of a variant: its embedded script with `key=value` option overrides.
+pub fn hooks_with_options(
+    variant: &str,
+    options: &[String],
+) -> Result<Arc<dyn VariantHooks>, String> {
     let compiled = crate::variants::builtin(variant).map_err(|e| e.to_string())?;
-    let configured = compiled.with_defaults().map_err(|e| e.to_string())?;
+    let overrides = compiled
+        .parse_overrides(options)
+        .map_err(|e| e.to_string())?;
+    let configured = compiled.configure(&overrides).map_err(|e| e.to_string())?;
     Ok(Arc::new(configured))
 }
 
@@ -53,10 +68,10 @@ pub fn plain_hooks_for(variant: &str) -> Result<Arc<dyn VariantHooks>, String> {
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
-    let found = if args.plain_hooks {
-        plain_hooks_for(&args.variant)
-    } else {
-        hooks_for(&args.variant)
+    let found = match (args.plain_hooks, args.options.is_empty()) {
+        (true, true) => plain_hooks_for(&args.variant),
+        (true, false) => Err("--option needs the script (not --plain-hooks)".to_string()),
+        (false, _) => hooks_with_options(&args.variant, &args.options),
     };
     let hooks = match found {
         Ok(h) => h,
@@ -92,6 +107,7 @@ pub fn run(args: Args) -> ExitCode {
             "checked": options.check,
             "hooks": if args.plain_hooks { "plain" } else { "script" },
             "seed": args.seed,
+            "options": args.options,
             "outcomes": report.outcomes,
         });
         println!("{out}");
