@@ -4,9 +4,11 @@
 //! settings and contain no variant-specific constants. RULES.md Part A lists the six variants,
 //! §8 the contradictions between sources and the defaults chosen for them. The presets below are
 //! the card rules of the six variants; the variant scripts (`variants/*.rhai`) become their single
-//! source once they exist.
+//! source once they exist. Depends only on `cards`.
 
 use serde::{Deserialize, Serialize};
+
+use crate::cards::{Rank, RankCounts};
 
 /// Which jokers act as wild cards (財神 / 百變 / 千變) when mixed with other cards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -331,12 +333,30 @@ impl Rules {
 
     /// True if this rank's cards are wild under these settings.
     #[inline]
-    pub const fn is_wild(&self, rank: crate::cards::Rank) -> bool {
+    pub const fn is_wild(&self, rank: Rank) -> bool {
         match self.wild_jokers {
             WildJokers::None => false,
             WildJokers::Big => rank.index() == 14,
             WildJokers::All => rank.index() >= 13,
         }
+    }
+
+    /// Splits a play into its natural cards and its wild jokers: (naturals, wild small jokers,
+    /// wild big jokers). Jokers that are not wild under these settings stay natural.
+    #[inline]
+    pub fn split_wilds(&self, cards: RankCounts) -> (RankCounts, u8, u8) {
+        let sj = cards.get(Rank::SMALL_JOKER);
+        let bj = cards.get(Rank::BIG_JOKER);
+        let ws = if self.is_wild(Rank::SMALL_JOKER) {
+            sj
+        } else {
+            0
+        };
+        let wb = if self.is_wild(Rank::BIG_JOKER) { bj } else { 0 };
+        let nat = cards
+            .with(Rank::SMALL_JOKER, sj - ws)
+            .with(Rank::BIG_JOKER, bj - wb);
+        (nat, ws, wb)
     }
 
     /// True if bombs carry star levels.

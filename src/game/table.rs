@@ -834,21 +834,9 @@ impl Game {
         if self.players() == 2 {
             let loser = *places.get(1)?;
             let left = self.hand(loser).len() as u8;
-            return Some(if left >= self.rules.two_player_double_min {
-                Outcome::Double
-            } else if left >= self.rules.two_player_single_min {
-                Outcome::Single
-            } else {
-                Outcome::Draw
-            });
+            return Some(Outcome::from_loser_cards(left, &self.rules));
         }
-        let first = *places.first()?;
-        let partner = self.partner(first)?;
-        match places.iter().position(|&s| s == partner)? {
-            1 => Some(Outcome::Double),
-            2 => Some(Outcome::Single),
-            _ => Some(Outcome::Draw),
-        }
+        Outcome::from_places(places)
     }
 
     fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {

@@ -34,21 +34,9 @@ fn opt_seat(s: Option<SeatIndex>) -> Dynamic {
     s.map_or(Dynamic::UNIT, int)
 }
 
-/// The snake_case name of an outcome.
+/// The snake_case name of an outcome (`Outcome::name`).
 pub fn outcome_name(o: Outcome) -> &'static str {
-    match o {
-        Outcome::Double => "double",
-        Outcome::Single => "single",
-        Outcome::Draw => "draw",
-    }
-}
-
-fn reason_name(r: EscapeReason) -> &'static str {
-    match r {
-        EscapeReason::Left => "left",
-        EscapeReason::Disconnected => "disconnected",
-        EscapeReason::Timeouts => "timeouts",
-    }
+    o.name()
 }
 
 /// A bomb is the core's `BombFact` itself, the script type `Bomb` (see `engine`).
@@ -87,7 +75,7 @@ pub fn escape_map(f: &EscapeFacts) -> Dynamic {
     m.insert("players".into(), int(f.players));
     m.insert("deal_number".into(), int(f.deal_number));
     m.insert("escaper".into(), int(f.escaper));
-    m.insert("reason".into(), Dynamic::from(reason_name(f.reason)));
+    m.insert("reason".into(), Dynamic::from(f.reason.name()));
     m.insert("places".into(), seats(&f.places));
     m.insert("cards_left".into(), cards_left(&f.cards_left));
     m.insert("bombs_played".into(), bombs(&f.bombs_played));
@@ -303,29 +291,10 @@ fn check_bombs(bombs: &[BombFact], players: usize, what: &str) -> Result<(), Str
     Ok(())
 }
 
-/// The outcome of a 4-player deal from its places: where the first finisher's partner finished.
-pub fn outcome_from_places(places: &[SeatIndex]) -> Option<Outcome> {
-    let first = *places.first()?;
-    let partner = (first + 2) % 4;
-    match places.iter().position(|s| *s == partner)? {
-        1 => Some(Outcome::Double),
-        2 => Some(Outcome::Single),
-        3 => Some(Outcome::Draw),
-        _ => None,
-    }
-}
-
-/// The outcome of a 2-player deal from the loser's cards left (RULES.md §1.6).
-pub fn outcome_from_cards(loser_cards: u8, rules: &Rules) -> Option<Outcome> {
-    if loser_cards == 0 {
-        None
-    } else if loser_cards >= rules.two_player_double_min {
-        Some(Outcome::Double)
-    } else if loser_cards >= rules.two_player_single_min {
-        Some(Outcome::Single)
-    } else {
-        Some(Outcome::Draw)
-    }
+/// The outcome of a 2-player deal from the loser's cards left (`Outcome::from_loser_cards`, the
+/// deal engine's rule); `None` when the loser holds no cards, which no deal ends with.
+fn outcome_from_cards(loser_cards: u8, rules: &Rules) -> Option<Outcome> {
+    (loser_cards > 0).then(|| Outcome::from_loser_cards(loser_cards, rules))
 }
 
 /// Parses a deal's facts from JSON: the `DealFacts` serde shape, where `players` and
@@ -379,7 +348,7 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
         ));
     }
     let derived = if players == 4 {
-        outcome_from_places(&places)
+        Outcome::from_places(&places)
     } else {
         outcome_from_cards(cards[places[1] as usize], rules)
     };
@@ -644,8 +613,7 @@ impl RandomFacts {
             let loser = 1 - winner;
             let mut left = vec![0u8; 2];
             left[loser as usize] = self.rng.random_range(1..=hand);
-            let outcome =
-                outcome_from_cards(left[loser as usize], &self.rules).unwrap_or(Outcome::Draw);
+            let outcome = Outcome::from_loser_cards(left[loser as usize], &self.rules);
             (outcome, vec![winner, loser], left)
         } else {
             let first = self.rng.random_range(0..4u8);
@@ -749,7 +717,7 @@ impl RandomFacts {
             let outcome = if escaped.is_some() {
                 None
             } else if players == 4 {
-                outcome_from_places(&places)
+                Outcome::from_places(&places)
             } else {
                 Some(match self.rng.random_range(0..3) {
                     0 => Outcome::Double,
