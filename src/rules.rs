@@ -124,8 +124,8 @@ pub struct Rules {
     pub equal_star_tie_break: EqualStarTieBreak,
     /// Whether equal star levels are broken at all (`first_stands`: the first bomb stands).
     /// Absent in older settings, which mean `tiebreak`; left out of the serde form when it is
-    /// `tiebreak`, so that games under the older settings keep their state hashes (editors of
-    /// settings use `Rules::fields`).
+    /// `tiebreak`, so that games under the older settings keep their state hashes (compact
+    /// encodings go through `rules::compact`; editors of settings use `Rules::fields`).
     #[serde(default, skip_serializing_if = "EqualStarBombs::is_tiebreak")]
     pub equal_star_bombs: EqualStarBombs,
     /// Chain bombs.
@@ -362,6 +362,130 @@ impl Rules {
     /// True if bombs carry star levels.
     pub const fn has_stars(&self) -> bool {
         matches!(self.bomb_order, BombOrder::Stars)
+    }
+}
+
+/// The serde form of `Rules` inside compact (non-human-readable) encodings such as the state
+/// hash's postcard, for `#[serde(with = "crate::rules::compact")]`.
+///
+/// Compact formats carry no field names, so the derived form cannot leave out
+/// `equal_star_bombs` and still decode. Here it is folded into the variant index of
+/// `equal_star_tie_break` (0 and 1 as before; 2 and 3 with `first_stands`), so that a game under
+/// the older settings encodes byte for byte as before (its state hash is unchanged) and every
+/// game decodes. Human-readable formats (JSON) use the derived form.
+pub mod compact {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{
+        BombOrder, ChainBombs, EqualStarBombs, EqualStarTieBreak, Rules, TianWang,
+        UnequalChainLevel, WildJokers,
+    };
+
+    /// `equal_star_tie_break` and `equal_star_bombs` in one variant index.
+    #[derive(Clone, Copy, Serialize, Deserialize)]
+    enum TieBreak {
+        TopRank,
+        LargerGroup,
+        TopRankFirstStands,
+        LargerGroupFirstStands,
+    }
+
+    /// `Rules` field for field, in declaration order, without `equal_star_bombs`.
+    #[derive(Serialize, Deserialize)]
+    struct Compact {
+        players: u8,
+        hand_size: u8,
+        wild_jokers: WildJokers,
+        big_joker_as_small: bool,
+        three_jokers: bool,
+        tianwang: TianWang,
+        bomb_order: BombOrder,
+        equal_star_tie_break: TieBreak,
+        chain_bombs: ChainBombs,
+        unequal_chain_level: UnequalChainLevel,
+        cyclic_chain_bombs: bool,
+        min_straight: u8,
+        min_pair_chain: u8,
+        min_triple_chain: u8,
+        min_chain_links: u8,
+        max_chain_links: u8,
+        min_naturals_in_sequence: u8,
+        two_player_double_min: u8,
+        two_player_single_min: u8,
+    }
+
+    pub fn serialize<S: Serializer>(r: &Rules, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return r.serialize(s);
+        }
+        let first = r.equal_star_bombs == EqualStarBombs::FirstStands;
+        let equal_star_tie_break = match (r.equal_star_tie_break, first) {
+            (EqualStarTieBreak::TopRank, false) => TieBreak::TopRank,
+            (EqualStarTieBreak::LargerGroup, false) => TieBreak::LargerGroup,
+            (EqualStarTieBreak::TopRank, true) => TieBreak::TopRankFirstStands,
+            (EqualStarTieBreak::LargerGroup, true) => TieBreak::LargerGroupFirstStands,
+        };
+        Compact {
+            players: r.players,
+            hand_size: r.hand_size,
+            wild_jokers: r.wild_jokers,
+            big_joker_as_small: r.big_joker_as_small,
+            three_jokers: r.three_jokers,
+            tianwang: r.tianwang,
+            bomb_order: r.bomb_order,
+            equal_star_tie_break,
+            chain_bombs: r.chain_bombs,
+            unequal_chain_level: r.unequal_chain_level,
+            cyclic_chain_bombs: r.cyclic_chain_bombs,
+            min_straight: r.min_straight,
+            min_pair_chain: r.min_pair_chain,
+            min_triple_chain: r.min_triple_chain,
+            min_chain_links: r.min_chain_links,
+            max_chain_links: r.max_chain_links,
+            min_naturals_in_sequence: r.min_naturals_in_sequence,
+            two_player_double_min: r.two_player_double_min,
+            two_player_single_min: r.two_player_single_min,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rules, D::Error> {
+        if d.is_human_readable() {
+            return Rules::deserialize(d);
+        }
+        let c = Compact::deserialize(d)?;
+        let (equal_star_tie_break, equal_star_bombs) = match c.equal_star_tie_break {
+            TieBreak::TopRank => (EqualStarTieBreak::TopRank, EqualStarBombs::Tiebreak),
+            TieBreak::LargerGroup => (EqualStarTieBreak::LargerGroup, EqualStarBombs::Tiebreak),
+            TieBreak::TopRankFirstStands => {
+                (EqualStarTieBreak::TopRank, EqualStarBombs::FirstStands)
+            }
+            TieBreak::LargerGroupFirstStands => {
+                (EqualStarTieBreak::LargerGroup, EqualStarBombs::FirstStands)
+            }
+        };
+        Ok(Rules {
+            players: c.players,
+            hand_size: c.hand_size,
+            wild_jokers: c.wild_jokers,
+            big_joker_as_small: c.big_joker_as_small,
+            three_jokers: c.three_jokers,
+            tianwang: c.tianwang,
+            bomb_order: c.bomb_order,
+            equal_star_tie_break,
+            equal_star_bombs,
+            chain_bombs: c.chain_bombs,
+            unequal_chain_level: c.unequal_chain_level,
+            cyclic_chain_bombs: c.cyclic_chain_bombs,
+            min_straight: c.min_straight,
+            min_pair_chain: c.min_pair_chain,
+            min_triple_chain: c.min_triple_chain,
+            min_chain_links: c.min_chain_links,
+            max_chain_links: c.max_chain_links,
+            min_naturals_in_sequence: c.min_naturals_in_sequence,
+            two_player_double_min: c.two_player_double_min,
+            two_player_single_min: c.two_player_single_min,
+        })
     }
 }
 

@@ -212,6 +212,7 @@ pub enum Event {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Game {
     config: GameConfig,
+    #[serde(with = "crate::rules::compact")]
     rules: Rules,
     partners_see_hands: bool,
     seed: [u8; 32],
@@ -1121,5 +1122,48 @@ mod tests {
         // Not a 雙扣 (an escape with N and E out): fewer cards first, then turn order.
         let g = game_with(&[0, 1], ["", "", "4 5 6 7 8", "3"]);
         assert_eq!(g.places(), vec![0, 1, 3, 2]);
+    }
+}
+
+#[cfg(test)]
+mod encoding_tests {
+    use super::*;
+    use crate::game::testing::PlainHooks;
+    use crate::rules::EqualStarBombs;
+
+    fn game(rules: Rules) -> Game {
+        let config = GameConfig {
+            variant: "encoding".into(),
+            version: "test".into(),
+            deals: 1,
+            turn_ms: None,
+            max_consecutive_timeouts: 3,
+            reconnect_ms: 90_000,
+        };
+        Game::new(config, &PlainHooks::new(rules), [5; 32], None, 0)
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn every_equal_star_setting_round_trips_in_both_encodings() {
+        let first = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::HUOPIN
+        };
+        let default = game(Rules::HUOPIN);
+        for g in [default.clone(), game(first)] {
+            let compact = postcard::to_allocvec(&g).unwrap();
+            assert_eq!(postcard::from_bytes::<Game>(&compact).unwrap(), g);
+            let json = serde_json::to_string(&g).unwrap();
+            assert_eq!(serde_json::from_str::<Game>(&json).unwrap(), g);
+        }
+        // The default adds no byte: the same state as before the setting existed.
+        let with = game(first);
+        assert_eq!(
+            postcard::to_allocvec(&with).unwrap().len(),
+            postcard::to_allocvec(&default).unwrap().len()
+        );
+        assert_ne!(with.state_hash(), default.state_hash());
     }
 }
