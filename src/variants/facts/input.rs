@@ -18,15 +18,7 @@ pub fn bomb_fact(seat: SeatIndex, cards: RankCounts, rules: &Rules) -> Result<Bo
         .iter()
         .find(|h| h.is_bomb())
         .ok_or_else(|| format!("the cards {cards} are not a bomb under this variant's rules"))?;
-    Ok(BombFact {
-        seat,
-        kind: h.kind,
-        cards,
-        len: h.len,
-        stars: h.stars,
-        group: h.group,
-        links: h.links,
-    })
+    Ok(crate::game::bombs::fact(seat, cards, h))
 }
 
 fn obj<'a>(v: &'a Value, what: &str) -> Result<&'a serde_json::Map<String, Value>, String> {
