@@ -17,6 +17,13 @@ use serde::{Deserialize, Serialize};
 pub const DECK_SIZE: usize = 108;
 /// Number of distinct ranks: `3..=2` (13) plus small and big joker.
 pub const RANK_COUNT: usize = 15;
+
+/// Index of the highest rank in straights and chains (A): sequences run within 3..A.
+pub const TOP_SEQ: usize = Rank::ACE.index();
+
+/// Index of the highest rank that forms pairs, triples and bombs (2): a wild joker becomes at
+/// most this rank, and chain bombs through it are cyclic.
+pub const TOP_SET: usize = Rank::TWO.index();
 /// Copies of each suited rank in the two decks.
 pub const COPIES_PER_RANK: u8 = 8;
 /// Copies of each joker in the two decks.

@@ -4,12 +4,18 @@
 //! strictly higher key; any bomb beats any non-bomb; bombs follow the variant's bomb order —
 //! classic (天王 on top, then more cards, then rank) or the star system (higher star, then fewer
 //! cards, then rank; 三王 the smallest 6★; 天王 where the settings put it; cyclic chain bombs the
-//! smallest of their class). Pure; depends only on `cards`, `hand` and `rules`.
+//! smallest of their class). Under `equal_star_bombs = first_stands` (S1's note 「線數一樣,誰先出誰
+//!大」) a bomb beats another only with a higher star level; the sort order stays total. Pure;
+//! depends only on `cards`, `hand` and `rules`.
 
 use std::cmp::Ordering;
 
 use crate::hand::{Hand, HandType};
-use crate::rules::{BombOrder, EqualStarTieBreak, Rules, TianWang};
+use crate::rules::{BombOrder, EqualStarBombs, EqualStarTieBreak, Rules, TianWang};
+
+/// Bit position of the star level in a star-system `bomb_key` (everything below breaks ties
+/// inside one level).
+const LEVEL_SHIFT: u32 = 40;
 
 /// A sort key that orders bombs from weakest to strongest under `rules` (0 for non-bombs).
 ///
@@ -47,8 +53,29 @@ pub fn bomb_key(h: &Hand, rules: &Rules) -> u64 {
             };
             // Cyclic chains rank by their top card with 2 below 3 (K-A-2 < A-2-3 < 2-3-4).
             let key = if h.cyclic { (key + 1) % 13 } else { key };
-            1 + (level << 40 | special << 36 | fewer << 24 | plain << 20 | group << 12 | key)
+            1 + (level << LEVEL_SHIFT
+                | special << 36
+                | fewer << 24
+                | plain << 20
+                | group << 12
+                | key)
         }
+    }
+}
+
+/// What decides whether one bomb beats another (0 for non-bombs): the bomb key, or under
+/// `equal_star_bombs = first_stands` only the star level (with 天王 above all kept on top), so
+/// that a later bomb of the same level does not beat the one on the table.
+///
+/// A bomb beats a play exactly when its beat key is larger; this never contradicts the sort
+/// order (`bomb_key` is larger whenever the beat key is).
+pub fn beat_key(h: &Hand, rules: &Rules) -> u64 {
+    let key = bomb_key(h, rules);
+    match (rules.bomb_order, rules.equal_star_bombs) {
+        (BombOrder::Stars, EqualStarBombs::FirstStands) if key > 0 => {
+            ((key - 1) >> LEVEL_SHIFT) + 1
+        }
+        _ => key,
     }
 }
 
@@ -57,7 +84,7 @@ pub fn bomb_key(h: &Hand, rules: &Rules) -> u64 {
 /// A strict order: equal plays never beat, and a play never beats itself.
 pub fn beats(previous: &Hand, candidate: &Hand, rules: &Rules) -> bool {
     match (previous.is_bomb(), candidate.is_bomb()) {
-        (_, true) => bomb_key(candidate, rules) > bomb_key(previous, rules),
+        (_, true) => beat_key(candidate, rules) > beat_key(previous, rules),
         (true, false) => false,
         (false, false) => {
             previous.kind == candidate.kind
@@ -109,5 +136,34 @@ mod tests {
         assert!(beats(&h("3 3 3 3 3 3 3", &r), &h("SJ SJ BJ BJ", &r), &r));
         let r = Rules::HUOPIN;
         assert!(!beats(&h("3 3 3 3 3 3 3", &r), &h("SJ SJ BJ BJ", &r), &r));
+    }
+
+    #[test]
+    fn first_stands_needs_a_higher_star_level() {
+        // S1's note 「線數一樣,誰先出誰大」: the case, 8×7 after 7×7 (both 7線).
+        let tie = Rules::HUOPIN;
+        let first = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::HUOPIN
+        };
+        let sevens = "7 7 7 7 7 7 7";
+        let eights = "8 8 8 8 8 8 8";
+        assert!(beats(&h(sevens, &tie), &h(eights, &tie), &tie));
+        assert!(!beats(&h(sevens, &first), &h(eights, &first), &first));
+        // 火拼's 天王 is the smallest 7線: a 4×3 chain (also 7線) beats it only under tiebreak.
+        let chain = "4 4 4 4 5 5 5 5 6 6 6 6";
+        let tianwang = "SJ SJ BJ BJ";
+        assert!(beats(&h(tianwang, &tie), &h(chain, &tie), &tie));
+        assert!(!beats(&h(tianwang, &first), &h(chain, &first), &first));
+        // A higher level still beats; the sort order is unchanged.
+        assert!(beats(
+            &h(sevens, &first),
+            &h("3 3 3 3 3 3 3 3", &first),
+            &first
+        ));
+        assert_eq!(
+            play_order(&h(sevens, &first), &h(eights, &first), &first),
+            Ordering::Less
+        );
     }
 }

@@ -20,14 +20,9 @@ use std::str::FromStr;
 use arrayvec::ArrayVec;
 use serde::{Deserialize, Serialize};
 
-use crate::cards::{RANK_COUNT, Rank, RankCounts};
+use crate::cards::{RANK_COUNT, Rank, RankCounts, TOP_SEQ, TOP_SET};
 use crate::compare;
 use crate::rules::{ChainBombs, Rules, TianWang, UnequalChainLevel};
-
-/// Index of the highest rank allowed in straights and chains (A).
-const TOP_SEQ: usize = 11;
-/// Index of the 2, the highest rank a wild may become in pairs, triples and bombs.
-const TOP_SET: usize = 12;
 
 /// The combination types. The names are stable: other tools consume them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -224,6 +219,30 @@ pub enum PlayError {
     DoesNotBeat(RankCounts),
 }
 
+/// A play with more cards than a hand holds: no combination can have them (RULES.md §2 item 2:
+/// a chain bomb of X links of Y cards needs X·Y ≤ the hand size).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the play has {len} cards but a hand holds at most {hand_size} (hand_size): no combination is larger than a hand"
+)]
+pub struct LargerThanHand {
+    pub len: u32,
+    pub hand_size: u8,
+}
+
+/// Rejects a play with more cards than a hand of `rules` holds; `classify` gives such a play
+/// no interpretation and `resolve` answers `NotACombination`.
+pub fn check_size(cards: RankCounts, rules: &Rules) -> Result<(), LargerThanHand> {
+    let len = cards.total();
+    if len > u32::from(rules.hand_size) {
+        return Err(LargerThanHand {
+            len,
+            hand_size: rules.hand_size,
+        });
+    }
+    Ok(())
+}
+
 fn names(hands: &[Hand]) -> String {
     hands
         .iter()
@@ -235,43 +254,95 @@ fn names(hands: &[Hand]) -> String {
         .join(", ")
 }
 
-/// Splits a play into its natural counts and its wild jokers (small ones, big ones).
-#[inline]
-fn split_wilds(cards: RankCounts, rules: &Rules) -> (RankCounts, u8, u8) {
-    let sj = cards.get(Rank::SMALL_JOKER);
-    let bj = cards.get(Rank::BIG_JOKER);
-    let ws = if rules.is_wild(Rank::SMALL_JOKER) {
-        sj
-    } else {
-        0
-    };
-    let wb = if rules.is_wild(Rank::BIG_JOKER) {
-        bj
-    } else {
-        0
-    };
-    let nat = cards
-        .with(Rank::SMALL_JOKER, sj - ws)
-        .with(Rank::BIG_JOKER, bj - wb);
-    (nat, ws, wb)
+/// The cards of an interpretation: the natural cards, the ranks the play stands for after
+/// substitution (`target`), and the wild jokers (`small`, `big`) that fill `target - nat`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Fill {
+    nat: RankCounts,
+    target: RankCounts,
+    small: u8,
+    big: u8,
 }
 
-/// Builds a hand whose ranks after substitution are `target`; the wilds (`ws` small, `wb` big)
-/// fill `target - nat` in ascending rank order.
-#[allow(clippy::too_many_arguments)]
+impl Fill {
+    /// Cards that stand for themselves (no wild joker).
+    #[inline]
+    pub(crate) const fn natural(cards: RankCounts) -> Fill {
+        Fill {
+            nat: cards,
+            target: cards,
+            small: 0,
+            big: 0,
+        }
+    }
+
+    /// `nat` with `small` and `big` wild jokers standing for `target - nat`.
+    #[inline]
+    pub(crate) const fn wild(nat: RankCounts, target: RankCounts, small: u8, big: u8) -> Fill {
+        Fill {
+            nat,
+            target,
+            small,
+            big,
+        }
+    }
+}
+
+impl Hand {
+    /// A play of one rank, or of jokers only: single, pair, triple, bomb, 三王, 天王 (one group of
+    /// all its cards).
+    #[inline]
+    pub(crate) fn set(kind: HandType, key: Rank, stars: Option<u8>, fill: Fill) -> Hand {
+        build(kind, key, stars, fill.target.total() as u8, 1, false, fill)
+    }
+
+    /// A straight, pair chain or triple chain: `links` consecutive ranks of `group` cards each.
+    #[inline]
+    pub(crate) fn sequence(kind: HandType, key: Rank, group: u8, links: u8, fill: Fill) -> Hand {
+        build(kind, key, None, group, links, false, fill)
+    }
+
+    /// A chain bomb (X相Y連環炸彈) of `links` groups, the smallest of `group` cards, at star level
+    /// `stars`; `cyclic` when it runs through the 2 (循環炸彈).
+    #[inline]
+    pub(crate) fn chain_bomb(
+        key: Rank,
+        stars: u8,
+        group: u8,
+        links: u8,
+        cyclic: bool,
+        fill: Fill,
+    ) -> Hand {
+        build(
+            HandType::ChainBomb,
+            key,
+            Some(stars),
+            group,
+            links,
+            cyclic,
+            fill,
+        )
+    }
+}
+
+/// Builds a hand whose ranks after substitution are `fill.target`; the wilds (small jokers
+/// first, then big ones) fill `target - nat` in ascending rank order.
 #[inline]
-pub(crate) fn make(
+fn build(
     kind: HandType,
     key: Rank,
     stars: Option<u8>,
     group: u8,
     links: u8,
     cyclic: bool,
-    nat: RankCounts,
-    target: RankCounts,
-    ws: u8,
-    wb: u8,
+    fill: Fill,
 ) -> Hand {
+    let Fill {
+        nat,
+        target,
+        small: ws,
+        big: wb,
+    } = fill;
     let mut wilds = WildUse::default();
     if ws + wb > 0 {
         if let Some(fill) = target.minus(nat) {
@@ -314,11 +385,12 @@ pub(crate) fn make(
 
 /// Classifies a play: every interpretation it has under `rules` (empty if it is no combination).
 ///
-/// Bomb interpretations come first, the strongest first; non-bombs follow in type order.
+/// Bomb interpretations come first, the strongest first; non-bombs follow in type order. A play
+/// with more cards than the hand size is no combination (`check_size` says why).
 pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
     let mut out = Interpretations::new();
     let n = cards.total() as u8;
-    if n == 0 || !cards.is_subset(RankCounts::FULL) {
+    if n == 0 || !cards.is_subset(RankCounts::FULL) || check_size(cards, rules).is_err() {
         return out;
     }
     let sj = cards.get(Rank::SMALL_JOKER);
@@ -328,7 +400,7 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
     // Joker-only plays are joker plays (RULES.md A2, §3.2 items 1–2).
     if sj + bj == n {
         match n {
-            1 => out.push(make(
+            1 => out.push(Hand::set(
                 HandType::Single,
                 if sj == 1 {
                     Rank::SMALL_JOKER
@@ -336,13 +408,7 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
                     Rank::BIG_JOKER
                 },
                 None,
-                1,
-                1,
-                false,
-                cards,
-                cards,
-                0,
-                0,
+                Fill::natural(cards),
             )),
             2 if sj == 2 || bj == 2 => {
                 let r = if sj == 2 {
@@ -350,64 +416,35 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
                 } else {
                     Rank::BIG_JOKER
                 };
-                out.push(make(
-                    HandType::Pair,
-                    r,
-                    None,
-                    2,
-                    1,
-                    false,
-                    cards,
-                    cards,
-                    0,
-                    0,
-                ));
+                out.push(Hand::set(HandType::Pair, r, None, Fill::natural(cards)));
             }
             2 if rules.is_wild(Rank::BIG_JOKER) && rules.big_joker_as_small => {
                 // A wild big joker stands for the small joker (§8 #19).
                 let nat = RankCounts::EMPTY.with(Rank::SMALL_JOKER, 1);
                 let target = RankCounts::EMPTY.with(Rank::SMALL_JOKER, 2);
-                out.push(make(
+                out.push(Hand::set(
                     HandType::Pair,
                     Rank::SMALL_JOKER,
                     None,
-                    2,
-                    1,
-                    false,
-                    nat,
-                    target,
-                    0,
-                    1,
+                    Fill::wild(nat, target, 0, 1),
                 ));
             }
-            3 if rules.three_jokers => out.push(make(
+            3 if rules.three_jokers => out.push(Hand::set(
                 HandType::ThreeJokers,
                 Rank::BIG_JOKER,
                 stars.then_some(6),
-                3,
-                1,
-                false,
-                cards,
-                cards,
-                0,
-                0,
+                Fill::natural(cards),
             )),
             4 => {
                 let level = match rules.tianwang {
                     TianWang::MaxOf8 => 8,
                     _ => 7,
                 };
-                out.push(make(
+                out.push(Hand::set(
                     HandType::FourJokers,
                     Rank::BIG_JOKER,
                     stars.then_some(level),
-                    4,
-                    1,
-                    false,
-                    cards,
-                    cards,
-                    0,
-                    0,
+                    Fill::natural(cards),
                 ));
             }
             _ => {}
@@ -415,19 +452,13 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
         return out;
     }
 
-    let (nat, ws, wb) = split_wilds(cards, rules);
+    let (nat, ws, wb) = rules.split_wilds(cards);
     if n == 1 {
-        out.push(make(
+        out.push(Hand::set(
             HandType::Single,
             first_rank(nat),
             None,
-            1,
-            1,
-            false,
-            nat,
-            nat,
-            0,
-            0,
+            Fill::natural(nat),
         ));
         return out;
     }
@@ -453,17 +484,11 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
     if distinct == 1 && hi <= TOP_SET && n >= 4 {
         let r = rank(hi);
         let target = RankCounts::EMPTY.with(r, n);
-        out.push(make(
+        out.push(Hand::set(
             HandType::Bomb,
             r,
             stars.then_some(n),
-            n,
-            1,
-            false,
-            nat,
-            target,
-            ws,
-            wb,
+            Fill::wild(nat, target, ws, wb),
         ));
     }
     if rules.chain_bombs != ChainBombs::None && hi <= TOP_SET && n >= 4 * rules.min_chain_links {
@@ -483,29 +508,17 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
         let r = rank(hi);
         let target = RankCounts::EMPTY.with(r, n);
         match n {
-            2 => out.push(make(
+            2 => out.push(Hand::set(
                 HandType::Pair,
                 r,
                 None,
-                2,
-                1,
-                false,
-                nat,
-                target,
-                ws,
-                wb,
+                Fill::wild(nat, target, ws, wb),
             )),
-            3 => out.push(make(
+            3 => out.push(Hand::set(
                 HandType::Triple,
                 r,
                 None,
-                3,
-                1,
-                false,
-                nat,
-                target,
-                ws,
-                wb,
+                Fill::wild(nat, target, ws, wb),
             )),
             _ => {}
         }
@@ -534,17 +547,12 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Interpretations {
             for i in start..start + links as usize {
                 target = target.with(rank(i), group);
             }
-            out.push(make(
+            out.push(Hand::sequence(
                 kind,
                 rank(start + links as usize - 1),
-                None,
                 group,
                 links,
-                false,
-                nat,
-                target,
-                ws,
-                wb,
+                Fill::wild(nat, target, ws, wb),
             ));
         }
     }
@@ -675,17 +683,13 @@ fn chain_bomb_in_window(
         _ => min_g + links,
     };
     let top = (s + y - 1) % cycle;
-    Some(make(
-        HandType::ChainBomb,
+    Some(Hand::chain_bomb(
         rank(top),
-        Some(level),
+        level,
         min_g,
         links,
         is_cyclic,
-        nat,
-        target,
-        ws,
-        wb,
+        Fill::wild(nat, target, ws, wb),
     ))
 }
 
@@ -816,6 +820,30 @@ mod tests {
             one("SJ SJ BJ", &Rules::QIANBIAN).kind,
             HandType::ThreeJokers
         );
+    }
+
+    #[test]
+    fn no_play_is_larger_than_the_hand() {
+        // RULES.md §2 item 2: X·Y ≤ the hand size. 5 links of 6 cards = 30 > 27.
+        let chain: RankCounts = "3 3 3 3 3 3 4 4 4 4 4 4 5 5 5 5 5 5 6 6 6 6 6 6 7 7 7 7 7 7"
+            .parse()
+            .unwrap();
+        assert!(classify(chain, &Rules::BAIBIAN).is_empty());
+        assert_eq!(
+            check_size(chain, &Rules::BAIBIAN),
+            Err(LargerThanHand {
+                len: 30,
+                hand_size: 27
+            })
+        );
+        assert_eq!(
+            resolve(chain, None, None, &Rules::BAIBIAN),
+            Err(PlayError::NotACombination(chain))
+        );
+        // 4 links of 6 = 24 cards fit.
+        let fits = chain.with(Rank::SEVEN, 0);
+        assert!(check_size(fits, &Rules::BAIBIAN).is_ok());
+        assert_eq!(classify(fits, &Rules::BAIBIAN)[0].stars, Some(10));
     }
 
     #[test]

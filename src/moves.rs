@@ -7,9 +7,9 @@
 //! produced once, already in its canonical (strongest) interpretation, so the result agrees with
 //! `hand::classify`. Pure; depends only on `cards`, `hand`, `compare` and `rules`.
 
-use crate::cards::{RANK_COUNT, Rank, RankCounts};
+use crate::cards::{RANK_COUNT, Rank, RankCounts, TOP_SEQ, TOP_SET};
 use crate::compare;
-use crate::hand::{self, Hand, HandType};
+use crate::hand::{self, Fill, Hand, HandType};
 use crate::rules::{ChainBombs, Rules};
 
 /// A legal play: the ranks it uses and how it is interpreted.
@@ -20,11 +20,6 @@ pub struct Play {
     /// The interpretation the play is taken as.
     pub hand: Hand,
 }
-
-/// Highest index of a rank in straights and chains (A).
-const TOP_SEQ: usize = 11;
-/// Highest index of a rank that forms sets and bombs (2).
-const TOP_SET: usize = 12;
 
 /// Every distinct legal play of `hand`, weakest first. With `previous`, only the plays that beat
 /// it (passing is the caller's concern).
@@ -135,7 +130,7 @@ fn run(start: usize, links: usize, group: u8) -> RankCounts {
 struct Gen<'a> {
     rules: &'a Rules,
     previous: Option<&'a Hand>,
-    /// What a bomb must exceed (`compare::bomb_key`) to beat the previous play: 0 when following
+    /// What a bomb must exceed (`compare::beat_key`) to beat the previous play: 0 when following
     /// a non-bomb or leading (every bomb's key is at least 1).
     floor: u64,
     /// Natural (non-wild) cards of the hand.
@@ -163,19 +158,7 @@ impl<'a> Gen<'a> {
     ) -> Gen<'a> {
         let sj = hand.get(Rank::SMALL_JOKER);
         let bj = hand.get(Rank::BIG_JOKER);
-        let ws = if rules.is_wild(Rank::SMALL_JOKER) {
-            sj
-        } else {
-            0
-        };
-        let wb = if rules.is_wild(Rank::BIG_JOKER) {
-            bj
-        } else {
-            0
-        };
-        let nat = hand
-            .with(Rank::SMALL_JOKER, sj - ws)
-            .with(Rank::BIG_JOKER, bj - wb);
+        let (nat, ws, wb) = rules.split_wilds(hand);
         let mut counts = [0u8; 15];
         for (i, c) in counts.iter_mut().enumerate() {
             *c = (nat.bits() >> (4 * i)) as u8 & 0xF;
@@ -190,7 +173,7 @@ impl<'a> Gen<'a> {
         Gen {
             rules,
             previous,
-            floor: previous.map_or(0, |p| compare::bomb_key(p, rules)),
+            floor: previous.map_or(0, |p| compare::beat_key(p, rules)),
             nat,
             counts,
             at_least,
@@ -217,7 +200,7 @@ impl<'a> Gen<'a> {
     /// Pushes a bomb if it beats the previous play (or there is none).
     #[inline]
     fn emit_bomb(&mut self, cards: RankCounts, hand: Hand) {
-        if compare::bomb_key(&hand, self.rules) > self.floor {
+        if compare::beat_key(&hand, self.rules) > self.floor {
             self.out.push(Play { cards, hand });
         }
     }
@@ -270,7 +253,7 @@ impl<'a> Gen<'a> {
             todo &= todo - 1;
             let r = rank(i);
             let cards = RankCounts::EMPTY.with(r, 1);
-            let h = hand::make(HandType::Single, r, None, 1, 1, false, cards, cards, 0, 0);
+            let h = Hand::set(HandType::Single, r, None, Fill::natural(cards));
             self.push(cards, h);
         }
     }
@@ -292,7 +275,7 @@ impl<'a> Gen<'a> {
             let c = self.counts[i];
             if c >= 2 {
                 let cards = RankCounts::EMPTY.with(r, 2);
-                let h = hand::make(HandType::Pair, r, None, 2, 1, false, cards, cards, 0, 0);
+                let h = Hand::set(HandType::Pair, r, None, Fill::natural(cards));
                 self.push(cards, h);
             }
             if i <= TOP_SET {
@@ -300,7 +283,7 @@ impl<'a> Gen<'a> {
                     let nat = RankCounts::EMPTY.with(r, 1);
                     let target = RankCounts::EMPTY.with(r, 2);
                     for (a, b) in self.splits(1) {
-                        let h = hand::make(HandType::Pair, r, None, 2, 1, false, nat, target, a, b);
+                        let h = Hand::set(HandType::Pair, r, None, Fill::wild(nat, target, a, b));
                         self.push(nat.plus(jokers(a, b)), h);
                     }
                 }
@@ -346,7 +329,7 @@ impl<'a> Gen<'a> {
             for c in ((3u8.saturating_sub(w)).max(1)..=have.min(3)).rev() {
                 let nat = RankCounts::EMPTY.with(r, c);
                 for (a, b) in self.splits(3 - c) {
-                    let h = hand::make(HandType::Triple, r, None, 3, 1, false, nat, target, a, b);
+                    let h = Hand::set(HandType::Triple, r, None, Fill::wild(nat, target, a, b));
                     self.push(nat.plus(jokers(a, b)), h);
                 }
             }
@@ -448,18 +431,7 @@ impl<'a> Gen<'a> {
                 todo &= todo - 1;
                 let top = start + links - 1;
                 let target = run(start, links, group);
-                let h = hand::make(
-                    kind,
-                    rank(top),
-                    None,
-                    group,
-                    links as u8,
-                    false,
-                    target,
-                    target,
-                    0,
-                    0,
-                );
+                let h = Hand::sequence(kind, rank(top), group, links as u8, Fill::natural(target));
                 self.push(target, h);
             }
         }
@@ -472,17 +444,12 @@ impl<'a> Gen<'a> {
         let g = seq.group;
         let top = seq.start + seq.links - 1;
         let emit = |this: &mut Self, used: RankCounts, a: u8, b: u8| {
-            let h = hand::make(
+            let h = Hand::sequence(
                 seq.kind,
                 rank(top),
-                None,
                 g,
                 seq.links as u8,
-                false,
-                used,
-                seq.target,
-                a,
-                b,
+                Fill::wild(used, seq.target, a, b),
             );
             this.push(used.plus(jokers(a, b)), h);
         };
@@ -535,17 +502,12 @@ impl<'a> Gen<'a> {
             let used = used.with(rank(i), (g - d) as u8);
             if i == seq.start {
                 let (a, b) = split;
-                let h = hand::make(
+                let h = Hand::sequence(
                     seq.kind,
                     rank(seq.start + seq.links - 1),
-                    None,
                     seq.group,
                     seq.links as u8,
-                    false,
-                    used,
-                    seq.target,
-                    a,
-                    b,
+                    Fill::wild(used, seq.target, a, b),
                 );
                 self.push(used.plus(jokers(a, b)), h);
             } else {
@@ -572,8 +534,7 @@ impl<'a> Gen<'a> {
                     let target = RankCounts::EMPTY.with(r, n);
                     let stars = rules.has_stars().then_some(n);
                     for (a, b) in self.splits(k) {
-                        let h =
-                            hand::make(HandType::Bomb, r, stars, n, 1, false, nat, target, a, b);
+                        let h = Hand::set(HandType::Bomb, r, stars, Fill::wild(nat, target, a, b));
                         self.emit_bomb(nat.plus(jokers(a, b)), h);
                     }
                 }

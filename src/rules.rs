@@ -4,9 +4,11 @@
 //! settings and contain no variant-specific constants. RULES.md Part A lists the six variants,
 //! §8 the contradictions between sources and the defaults chosen for them. The presets below are
 //! the card rules of the six variants; the variant scripts (`variants/*.rhai`) become their single
-//! source once they exist.
+//! source once they exist. Depends only on `cards`.
 
 use serde::{Deserialize, Serialize};
+
+use crate::cards::{Rank, RankCounts};
 
 /// Which jokers act as wild cards (財神 / 百變 / 千變) when mixed with other cards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -57,6 +59,26 @@ pub enum EqualStarTieBreak {
     LargerGroup,
 }
 
+/// Whether a later bomb of the same star level can beat the one on the table (§8 #27).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EqualStarBombs {
+    /// Equal star levels are broken by fewer cards, then the tie-break (S1's main text, S0-BB,
+    /// S4; default).
+    #[default]
+    Tiebreak,
+    /// The bomb played first stands: only a higher star level beats it (S1's note
+    /// 「線數一樣,誰先出誰大」).
+    FirstStands,
+}
+
+impl EqualStarBombs {
+    /// True for the default, `tiebreak`.
+    pub fn is_tiebreak(&self) -> bool {
+        *self == EqualStarBombs::Tiebreak
+    }
+}
+
 /// Chain bombs (X相Y連環炸彈 / 連炸).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,6 +122,12 @@ pub struct Rules {
     pub bomb_order: BombOrder,
     /// Equal-star, equal-count tie-break.
     pub equal_star_tie_break: EqualStarTieBreak,
+    /// Whether equal star levels are broken at all (`first_stands`: the first bomb stands).
+    /// Absent in older settings, which mean `tiebreak`; left out of the serde form when it is
+    /// `tiebreak`, so that games under the older settings keep their state hashes (compact
+    /// encodings go through `rules::compact`; editors of settings use `Rules::fields`).
+    #[serde(default, skip_serializing_if = "EqualStarBombs::is_tiebreak")]
+    pub equal_star_bombs: EqualStarBombs,
     /// Chain bombs.
     pub chain_bombs: ChainBombs,
     /// Level of unequal chain bombs.
@@ -141,7 +169,7 @@ pub enum RulesError {
         max: u8,
     },
     #[error(
-        "classic bomb order has no star levels: 三王, chain bombs and wild cards need bomb_order = stars"
+        "classic bomb order has no star levels: 三王, chain bombs, wild cards and equal_star_bombs = first_stands need bomb_order = stars"
     )]
     ClassicWithStarFeatures,
     #[error("no preset named {0:?} (known: classic, jj, baibian, huopin, qianbian, erren)")]
@@ -163,6 +191,7 @@ impl Rules {
         tianwang: TianWang::AboveAll,
         bomb_order: BombOrder::Classic,
         equal_star_tie_break: EqualStarTieBreak::TopRank,
+        equal_star_bombs: EqualStarBombs::Tiebreak,
         chain_bombs: ChainBombs::None,
         unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
         cyclic_chain_bombs: false,
@@ -186,6 +215,7 @@ impl Rules {
         tianwang: TianWang::MaxOf7,
         bomb_order: BombOrder::Stars,
         equal_star_tie_break: EqualStarTieBreak::TopRank,
+        equal_star_bombs: EqualStarBombs::Tiebreak,
         chain_bombs: ChainBombs::Equal,
         unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
         cyclic_chain_bombs: false,
@@ -277,16 +307,33 @@ impl Rules {
             && (self.three_jokers
                 || self.chain_bombs != ChainBombs::None
                 || self.wild_jokers != WildJokers::None
-                || self.tianwang != TianWang::AboveAll)
+                || self.tianwang != TianWang::AboveAll
+                || self.equal_star_bombs != EqualStarBombs::Tiebreak)
         {
             return Err(RulesError::ClassicWithStarFeatures);
         }
         Ok(())
     }
 
+    /// Every setting by serde name, defaults included (the serde form leaves out
+    /// `equal_star_bombs` when it is `tiebreak`): what editors of settings start from.
+    pub fn fields(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut fields = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
+        if !fields.contains_key("equal_star_bombs") {
+            fields.insert(
+                "equal_star_bombs".into(),
+                serde_json::Value::from("tiebreak"),
+            );
+        }
+        fields
+    }
+
     /// True if this rank's cards are wild under these settings.
     #[inline]
-    pub const fn is_wild(&self, rank: crate::cards::Rank) -> bool {
+    pub const fn is_wild(&self, rank: Rank) -> bool {
         match self.wild_jokers {
             WildJokers::None => false,
             WildJokers::Big => rank.index() == 14,
@@ -294,9 +341,151 @@ impl Rules {
         }
     }
 
+    /// Splits a play into its natural cards and its wild jokers: (naturals, wild small jokers,
+    /// wild big jokers). Jokers that are not wild under these settings stay natural.
+    #[inline]
+    pub fn split_wilds(&self, cards: RankCounts) -> (RankCounts, u8, u8) {
+        let sj = cards.get(Rank::SMALL_JOKER);
+        let bj = cards.get(Rank::BIG_JOKER);
+        let ws = if self.is_wild(Rank::SMALL_JOKER) {
+            sj
+        } else {
+            0
+        };
+        let wb = if self.is_wild(Rank::BIG_JOKER) { bj } else { 0 };
+        let nat = cards
+            .with(Rank::SMALL_JOKER, sj - ws)
+            .with(Rank::BIG_JOKER, bj - wb);
+        (nat, ws, wb)
+    }
+
     /// True if bombs carry star levels.
     pub const fn has_stars(&self) -> bool {
         matches!(self.bomb_order, BombOrder::Stars)
+    }
+}
+
+/// The serde form of `Rules` inside compact (non-human-readable) encodings such as the state
+/// hash's postcard, for `#[serde(with = "crate::rules::compact")]`.
+///
+/// Compact formats carry no field names, so the derived form cannot leave out
+/// `equal_star_bombs` and still decode. Here it is folded into the variant index of
+/// `equal_star_tie_break` (0 and 1 as before; 2 and 3 with `first_stands`), so that a game under
+/// the older settings encodes byte for byte as before (its state hash is unchanged) and every
+/// game decodes. Human-readable formats (JSON) use the derived form.
+pub mod compact {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{
+        BombOrder, ChainBombs, EqualStarBombs, EqualStarTieBreak, Rules, TianWang,
+        UnequalChainLevel, WildJokers,
+    };
+
+    /// `equal_star_tie_break` and `equal_star_bombs` in one variant index.
+    #[derive(Clone, Copy, Serialize, Deserialize)]
+    enum TieBreak {
+        TopRank,
+        LargerGroup,
+        TopRankFirstStands,
+        LargerGroupFirstStands,
+    }
+
+    /// `Rules` field for field, in declaration order, without `equal_star_bombs`.
+    #[derive(Serialize, Deserialize)]
+    struct Compact {
+        players: u8,
+        hand_size: u8,
+        wild_jokers: WildJokers,
+        big_joker_as_small: bool,
+        three_jokers: bool,
+        tianwang: TianWang,
+        bomb_order: BombOrder,
+        equal_star_tie_break: TieBreak,
+        chain_bombs: ChainBombs,
+        unequal_chain_level: UnequalChainLevel,
+        cyclic_chain_bombs: bool,
+        min_straight: u8,
+        min_pair_chain: u8,
+        min_triple_chain: u8,
+        min_chain_links: u8,
+        max_chain_links: u8,
+        min_naturals_in_sequence: u8,
+        two_player_double_min: u8,
+        two_player_single_min: u8,
+    }
+
+    pub fn serialize<S: Serializer>(r: &Rules, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            return r.serialize(s);
+        }
+        let first = r.equal_star_bombs == EqualStarBombs::FirstStands;
+        let equal_star_tie_break = match (r.equal_star_tie_break, first) {
+            (EqualStarTieBreak::TopRank, false) => TieBreak::TopRank,
+            (EqualStarTieBreak::LargerGroup, false) => TieBreak::LargerGroup,
+            (EqualStarTieBreak::TopRank, true) => TieBreak::TopRankFirstStands,
+            (EqualStarTieBreak::LargerGroup, true) => TieBreak::LargerGroupFirstStands,
+        };
+        Compact {
+            players: r.players,
+            hand_size: r.hand_size,
+            wild_jokers: r.wild_jokers,
+            big_joker_as_small: r.big_joker_as_small,
+            three_jokers: r.three_jokers,
+            tianwang: r.tianwang,
+            bomb_order: r.bomb_order,
+            equal_star_tie_break,
+            chain_bombs: r.chain_bombs,
+            unequal_chain_level: r.unequal_chain_level,
+            cyclic_chain_bombs: r.cyclic_chain_bombs,
+            min_straight: r.min_straight,
+            min_pair_chain: r.min_pair_chain,
+            min_triple_chain: r.min_triple_chain,
+            min_chain_links: r.min_chain_links,
+            max_chain_links: r.max_chain_links,
+            min_naturals_in_sequence: r.min_naturals_in_sequence,
+            two_player_double_min: r.two_player_double_min,
+            two_player_single_min: r.two_player_single_min,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rules, D::Error> {
+        if d.is_human_readable() {
+            return Rules::deserialize(d);
+        }
+        let c = Compact::deserialize(d)?;
+        let (equal_star_tie_break, equal_star_bombs) = match c.equal_star_tie_break {
+            TieBreak::TopRank => (EqualStarTieBreak::TopRank, EqualStarBombs::Tiebreak),
+            TieBreak::LargerGroup => (EqualStarTieBreak::LargerGroup, EqualStarBombs::Tiebreak),
+            TieBreak::TopRankFirstStands => {
+                (EqualStarTieBreak::TopRank, EqualStarBombs::FirstStands)
+            }
+            TieBreak::LargerGroupFirstStands => {
+                (EqualStarTieBreak::LargerGroup, EqualStarBombs::FirstStands)
+            }
+        };
+        Ok(Rules {
+            players: c.players,
+            hand_size: c.hand_size,
+            wild_jokers: c.wild_jokers,
+            big_joker_as_small: c.big_joker_as_small,
+            three_jokers: c.three_jokers,
+            tianwang: c.tianwang,
+            bomb_order: c.bomb_order,
+            equal_star_tie_break,
+            equal_star_bombs,
+            chain_bombs: c.chain_bombs,
+            unequal_chain_level: c.unequal_chain_level,
+            cyclic_chain_bombs: c.cyclic_chain_bombs,
+            min_straight: c.min_straight,
+            min_pair_chain: c.min_pair_chain,
+            min_triple_chain: c.min_triple_chain,
+            min_chain_links: c.min_chain_links,
+            max_chain_links: c.max_chain_links,
+            min_naturals_in_sequence: c.min_naturals_in_sequence,
+            two_player_double_min: c.two_player_double_min,
+            two_player_single_min: c.two_player_single_min,
+        })
     }
 }
 
@@ -333,5 +522,32 @@ mod tests {
             ..Rules::BAIBIAN
         };
         assert!(matches!(bad.validate(), Err(RulesError::HandSize { .. })));
+        let bad = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::CLASSIC
+        };
+        assert_eq!(bad.validate(), Err(RulesError::ClassicWithStarFeatures));
+    }
+
+    #[test]
+    fn equal_star_bombs_reads_and_writes_as_before_by_default() {
+        // The default is left out of the serde form (state hashes of older games unchanged) and
+        // an absent field reads as tiebreak; `fields` lists it for editors.
+        let json = serde_json::to_value(Rules::HUOPIN).unwrap();
+        assert!(json.get("equal_star_bombs").is_none());
+        let back: Rules = serde_json::from_value(json).unwrap();
+        assert_eq!(back, Rules::HUOPIN);
+        assert_eq!(Rules::HUOPIN.fields()["equal_star_bombs"], "tiebreak");
+        let first = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::HUOPIN
+        };
+        let json = serde_json::to_value(first).unwrap();
+        assert_eq!(json["equal_star_bombs"], "first_stands");
+        assert_eq!(serde_json::from_value::<Rules>(json).unwrap(), first);
+        assert_eq!(
+            serde_json::Value::Object(first.fields()),
+            serde_json::to_value(first).unwrap()
+        );
     }
 }

@@ -439,3 +439,126 @@ fn batch_survives_huge_lines() {
     assert_eq!(error_code(lines[3]), "BAD_REQUEST");
     assert_eq!(error_code(lines[4]), "BAD_REQUEST");
 }
+
+/// Issue 18, case 1 (seed 001, S1's note 「線數一樣,誰先出誰大」; RULES.md §8 #27): by default
+/// (`tiebreak`, S1's main text) a later 7線 bomb of a higher rank beats the one on the table;
+/// under `equal_star_bombs=first_stands` it does not, and `rules plays` offers no bomb of the
+/// same level when following.
+#[test]
+fn equal_star_bombs_first_stands() {
+    let beats = |extra: &[&str]| {
+        let mut args = vec![
+            "beats",
+            "--variant",
+            "huopin",
+            "--prev",
+            "7 7 7 7 7 7 7",
+            "8 8 8 8 8 8 8",
+        ];
+        args.extend_from_slice(extra);
+        rules(&args, b"")
+    };
+    assert_eq!(beats(&[]).status.code(), Some(0), "tiebreak: 8×7 beats 7×7");
+    let out = beats(&["--option", "equal_star_bombs=first_stands"]);
+    assert_eq!(out.status.code(), Some(1), "first_stands: {}", stdout(&out));
+    assert!(
+        stdout(&out).contains("first played stands"),
+        "{}",
+        stdout(&out)
+    );
+    // A higher level still beats.
+    let out = rules(
+        &[
+            "beats",
+            "--variant",
+            "huopin",
+            "--option",
+            "equal_star_bombs=first_stands",
+            "--prev",
+            "7 7 7 7 7 7 7",
+            "3 3 3 3 3 3 3 3",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0));
+    // Following 7×7: the hand's 8×7 (7線) is offered only under tiebreak; 3×8 (8線) always.
+    let plays = |option: &str| -> Vec<String> {
+        let line = format!(
+            r#"{{"op":"plays","variant":"huopin","options":{{"equal_star_bombs":"{option}"}},"hand":"8 8 8 8 8 8 8 3 3 3 3 3 3 3 3 4","prev":"7 7 7 7 7 7 7"}}"#
+        );
+        let v = json(&batch_line(&line));
+        assert_eq!(v["ok"], Value::Bool(true), "{v}");
+        v["plays"]
+            .as_array()
+            .expect("plays")
+            .iter()
+            .map(|p| p["cards"].as_str().expect("cards").to_string())
+            .collect()
+    };
+    let tie = plays("tiebreak");
+    let first = plays("first_stands");
+    assert!(tie.iter().any(|c| c == "8 8 8 8 8 8 8"), "{tie:?}");
+    assert!(!first.iter().any(|c| c == "8 8 8 8 8 8 8"), "{first:?}");
+    assert!(first.iter().all(|c| c.split(' ').count() >= 8), "{first:?}");
+    assert!(first.iter().any(|c| c == "3 3 3 3 3 3 3 3"), "{first:?}");
+    // Classic has no star levels: the option is refused there.
+    let out = rules(
+        &[
+            "beats",
+            "--variant",
+            "classic",
+            "--option",
+            "equal_star_bombs=first_stands",
+            "--prev",
+            "7 7 7 7",
+            "8 8 8 8",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Issue 18, case 5 (RULES.md §2 item 2, §8 #22): a chain bomb of 5 links of 6 cards (30) does
+/// not fit a 27-card hand: `classify` rejects it with `TOO_MANY_CARDS`, naming the limit; 5 × 5
+/// (25 cards) is a 10★ chain bomb.
+#[test]
+fn chain_bombs_larger_than_the_hand_are_rejected() {
+    let out = rules(
+        &[
+            "classify",
+            "--variant",
+            "baibian",
+            "--json",
+            "3 3 3 3 3 3 4 4 4 4 4 4 5 5 5 5 5 5 6 6 6 6 6 6 7 7 7 7 7 7",
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let reply = stdout(&out);
+    assert_eq!(error_code(reply.trim()), "TOO_MANY_CARDS");
+    let message = json(reply.trim())["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        message.contains("30") && message.contains("27"),
+        "{message}"
+    );
+    let out = rules(
+        &[
+            "classify",
+            "--variant",
+            "baibian",
+            "--json",
+            "3 3 3 3 3 4 4 4 4 4 5 5 5 5 5 6 6 6 6 6 7 7 7 7 7",
+        ],
+        b"",
+    );
+    assert!(out.status.success());
+    let v = json(stdout(&out).trim());
+    assert_eq!(v["interpretations"][0]["type"], "chain_bomb");
+    assert_eq!(v["interpretations"][0]["stars"], 10);
+    // The same limit when the play is the new play of `beats`.
+    let line = r#"{"op":"beats","variant":"qianbian","prev":"3 3 3 3","cards":"3 3 3 3 3 3 4 4 4 4 4 4 5 5 5 5 5 5 6 6 6 6 6 6 7 7 7 7"}"#;
+    assert_eq!(error_code(&batch_line(line)), "TOO_MANY_CARDS");
+}

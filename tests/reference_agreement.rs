@@ -800,6 +800,12 @@ fn enumeration_erren_options() {
     enumeration_run("erren+min_plus_links+min_naturals_2+tianwang_above_all");
 }
 
+/// Following a bomb under S1's note 「線數一樣,誰先出誰大」: no bomb of the same star level is offered.
+#[test]
+fn enumeration_huopin_first_stands() {
+    enumeration_run("huopin+first_stands");
+}
+
 #[test]
 fn enumeration_jj_options() {
     enumeration_run("jj+larger_group+no_bj_as_sj");

@@ -167,8 +167,8 @@ fn parse_rules(text: &str) -> Result<Rules, String> {
 /// digit dropped or added, so `min_of_7` (the RULES.md name, MIN_OF_7) and serde's derived
 /// snake-case spelling `min_of7` are both accepted.
 fn set_field(rules: &Rules, field: &str, value: &str) -> Result<Rules, String> {
-    let mut json = serde_json::to_value(rules).map_err(|e| format!("{e}"))?;
-    let object = json.as_object_mut().ok_or("Rules is not a JSON object")?;
+    let mut fields = rules.fields();
+    let object = &mut fields;
     if !object.contains_key(field) {
         return Err(format!("Rules has no field {field:?}"));
     }

@@ -48,7 +48,8 @@
 //! `UNKNOWN_VARIANT`, `BAD_OPTION`, `BAD_CARD` (bad notation, naming the token), `BAD_CARD_ID`,
 //! `DUPLICATE_CARD`, `NOT_A_COMBINATION`, `AMBIGUOUS_PLAY` (with the `interpretations`),
 //! `DECLARED_MISMATCH` (`prev_type`/`prev_key` do not fit the previous play), `TOO_MANY_CARDS`
-//! (`plays` on a hand larger than the variant deals: a whole deck has millions of plays).
+//! (`plays` on a hand larger than the variant deals: a whole deck has millions of plays; or a
+//! play with more cards than a hand holds, such as a 30-card chain bomb: RULES.md §2 item 2).
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, Write};
@@ -61,7 +62,7 @@ use crate::cards::{CardError, CardSet, Rank, RankCounts};
 use crate::hand::{self, Declared, Hand, HandType, PlayError};
 use crate::hints;
 use crate::moves::{self, Play};
-use crate::rules::Rules;
+use crate::rules::{EqualStarBombs, Rules};
 
 /// Longest request line `batch` reads; longer lines are answered with `BAD_REQUEST` and skipped.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -390,9 +391,7 @@ fn rules_for(variant: &str, options: Option<&Map<String, Value>>) -> Result<Rule
 /// Applies `options` (rule-setting field → value) to `rules` and checks the result.
 fn with_options(rules: Rules, options: &Map<String, Value>) -> Result<Rules, Failure> {
     let bad = |m: String| Failure::new("BAD_OPTION", m);
-    let Ok(Value::Object(mut fields)) = serde_json::to_value(rules) else {
-        return Err(bad("the rule settings cannot be edited".into()));
-    };
+    let mut fields = rules.fields();
     for (key, value) in options {
         let Some(slot) = fields.get_mut(key) else {
             let known: Vec<&str> = fields.keys().map(String::as_str).collect();
@@ -483,7 +482,13 @@ fn declared(kind: Option<&str>, key: Option<&str>) -> Result<Option<Declared>, F
     Ok(Some(Declared { kind, key }))
 }
 
+/// A play larger than a hand (RULES.md §2 item 2).
+fn too_large(e: hand::LargerThanHand) -> Failure {
+    Failure::new("TOO_MANY_CARDS", e.to_string())
+}
+
 fn classify_op(cards: RankCounts, rules: &Rules) -> Result<hand::Interpretations, Failure> {
+    hand::check_size(cards, rules).map_err(too_large)?;
     let all = hand::classify(cards, rules);
     if all.is_empty() {
         return Err(PlayError::NotACombination(cards).into());
@@ -498,6 +503,7 @@ fn beats_op(
     rules: &Rules,
 ) -> Result<Answer, Failure> {
     let prev = previous_play(prev, declared, rules)?;
+    hand::check_size(cards, rules).map_err(too_large)?;
     match hand::resolve(cards, Some(&prev), None, rules) {
         Ok(h) => Ok(Answer::Beats {
             beats: true,
@@ -766,7 +772,9 @@ fn play_lines(s: &mut String, plays: &[Play]) {
 fn why_not(prev: &Hand, candidates: &[Hand], rules: &Rules) -> &'static str {
     if prev.is_bomb() {
         if candidates.iter().any(Hand::is_bomb) {
-            if rules.has_stars() {
+            if rules.equal_star_bombs == EqualStarBombs::FirstStands && rules.has_stars() {
+                "a bomb needs more stars: of two bombs with equal stars the first played stands (equal_star_bombs = first_stands)"
+            } else if rules.has_stars() {
                 "a bomb needs more stars, or equal stars with fewer cards or a higher rank"
             } else {
                 "a bomb needs more cards, or as many cards and a higher rank"

@@ -41,6 +41,10 @@ pub struct Args {
     /// Print one JSON object (per variant, one per line).
     #[arg(long)]
     pub json: bool,
+    /// Option override of the variant's script, `key=value` (repeatable), e.g.
+    /// `--option equal_star_bombs=first_stands`; not with `--plain-hooks`.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
     /// Use the built-in test double (`game::testing::PlainHooks` with the variant's card-rule
     /// preset) instead of the script: measures the deal engine alone, without the script host.
     #[arg(long)]
@@ -49,8 +53,19 @@ pub struct Args {
 
 /// The hooks of a variant: its embedded script with default options.
 pub fn hooks_for(variant: &str) -> Result<Arc<dyn VariantHooks>, String> {
+    hooks_with_options(variant, &[])
+}
+
+/// The hooks of a variant: its embedded script with `key=value` option overrides.
+pub fn hooks_with_options(
+    variant: &str,
+    options: &[String],
+) -> Result<Arc<dyn VariantHooks>, String> {
     let compiled = crate::variants::builtin(variant).map_err(|e| e.to_string())?;
-    let configured = compiled.with_defaults().map_err(|e| e.to_string())?;
+    let overrides = compiled
+        .parse_overrides(options)
+        .map_err(|e| e.to_string())?;
+    let configured = compiled.configure(&overrides).map_err(|e| e.to_string())?;
     Ok(Arc::new(configured))
 }
 
@@ -78,10 +93,12 @@ fn targets(args: &Args) -> Result<Vec<Target>, String> {
         return ids
             .into_iter()
             .map(|id| {
-                let hooks = if args.plain_hooks {
-                    plain_hooks_for(&id)
-                } else {
-                    hooks_for(&id)
+                let hooks = match (args.plain_hooks, args.options.is_empty()) {
+                    (true, true) => plain_hooks_for(&id),
+                    (true, false) => {
+                        Err("--option needs the script (not --plain-hooks)".to_string())
+                    }
+                    (false, _) => hooks_with_options(&id, &args.options),
                 }?;
                 Ok((id, hooks))
             })
@@ -114,7 +131,10 @@ fn targets(args: &Args) -> Result<Vec<Target>, String> {
             let compiled = registry
                 .active(&id)
                 .ok_or_else(|| format!("no variant {id:?} in {}", dir.display()))?;
-            let configured = compiled.with_defaults().map_err(|e| e.to_string())?;
+            let overrides = compiled
+                .parse_overrides(&args.options)
+                .map_err(|e| e.to_string())?;
+            let configured = compiled.configure(&overrides).map_err(|e| e.to_string())?;
             let hooks: Arc<dyn VariantHooks> = Arc::new(configured);
             Ok((id, hooks))
         })
@@ -164,6 +184,7 @@ fn run_one(args: &Args, variant: &str, hooks: &dyn VariantHooks) -> bool {
             "checked": options.check,
             "hooks": if args.plain_hooks { "plain" } else { "script" },
             "seed": args.seed,
+            "options": args.options,
             "outcomes": report.outcomes,
         });
         println!("{out}");

@@ -13,13 +13,10 @@
 use std::collections::HashMap;
 
 use super::hooks::{BombFact, SeatIndex};
-use crate::cards::{Rank, RankCounts};
-use crate::hand::{self, Hand, HandType};
+use crate::cards::{Rank, RankCounts, TOP_SET};
+use crate::hand::{Fill, Hand, HandType};
 use crate::moves::{self, Play};
 use crate::rules::{ChainBombs, Rules};
-
-/// Index of the highest suited rank (2).
-const TOP_SET: usize = 12;
 
 /// The fact of a bomb: who, which cards (as ranks) and its shape.
 pub fn fact(seat: SeatIndex, cards: RankCounts, h: &Hand) -> BombFact {
@@ -46,29 +43,20 @@ fn weight(h: &Hand, rules: &Rules) -> u64 {
 
 /// A bomb below every real bomb, so that "every play that beats it" is "every bomb".
 fn floor_bomb(rules: &Rules) -> Hand {
-    hand::make(
+    Hand::set(
         HandType::Bomb,
         Rank::THREE,
         rules.has_stars().then_some(0),
-        0,
-        1,
-        false,
-        RankCounts::EMPTY,
-        RankCounts::EMPTY,
-        0,
-        0,
+        Fill::natural(RankCounts::EMPTY),
     )
 }
 
-/// Splits off the wild jokers: (wild jokers as counts, the rest).
+/// The wild jokers of a hand, as counts.
 fn wild_part(hand: RankCounts, rules: &Rules) -> RankCounts {
-    let mut w = RankCounts::EMPTY;
-    for r in [Rank::SMALL_JOKER, Rank::BIG_JOKER] {
-        if rules.is_wild(r) {
-            w = w.with(r, hand.get(r));
-        }
-    }
-    w
+    let (_, ws, wb) = rules.split_wilds(hand);
+    RankCounts::EMPTY
+        .with(Rank::SMALL_JOKER, ws)
+        .with(Rank::BIG_JOKER, wb)
 }
 
 /// Could this multiset hold any bomb at all? (A cheap test that prunes most of the search.)

@@ -36,6 +36,43 @@ pub enum Outcome {
     Draw,
 }
 
+impl Outcome {
+    /// The stable snake_case name (the serde form): `double`, `single`, `draw`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Outcome::Double => "double",
+            Outcome::Single => "single",
+            Outcome::Draw => "draw",
+        }
+    }
+
+    /// The outcome of a 4-player deal from its places: where the first finisher's partner
+    /// finished (2nd 雙扣, 3rd 單扣, 4th 平扣; RULES.md §1.6). `None` if the partner is not
+    /// among the places.
+    pub fn from_places(places: &[SeatIndex]) -> Option<Outcome> {
+        let first = *places.first()?;
+        let partner = (first + 2) % 4;
+        match places.iter().position(|&s| s == partner)? {
+            1 => Some(Outcome::Double),
+            2 => Some(Outcome::Single),
+            3 => Some(Outcome::Draw),
+            _ => None,
+        }
+    }
+
+    /// The outcome of a 2-player deal from the cards the loser holds (RULES.md §1.6: 雙扣 from
+    /// `two_player_double_min`, 單扣 from `two_player_single_min`, 平扣 below).
+    pub fn from_loser_cards(left: u8, rules: &Rules) -> Outcome {
+        if left >= rules.two_player_double_min {
+            Outcome::Double
+        } else if left >= rules.two_player_single_min {
+            Outcome::Single
+        } else {
+            Outcome::Draw
+        }
+    }
+}
+
 /// Why a player left the deal early (逃跑).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -46,6 +83,17 @@ pub enum EscapeReason {
     Disconnected,
     /// Too many consecutive turn timeouts, and the variant counts that as an escape.
     Timeouts,
+}
+
+impl EscapeReason {
+    /// The stable snake_case name (the serde form): `left`, `disconnected`, `timeouts`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            EscapeReason::Left => "left",
+            EscapeReason::Disconnected => "disconnected",
+            EscapeReason::Timeouts => "timeouts",
+        }
+    }
 }
 
 /// A bomb, played or still in a hand.
@@ -234,5 +282,39 @@ impl SumRule {
             )),
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_serde_form() {
+        for o in [Outcome::Double, Outcome::Single, Outcome::Draw] {
+            assert_eq!(serde_json::to_value(o).unwrap(), o.name());
+        }
+        for r in [
+            EscapeReason::Left,
+            EscapeReason::Disconnected,
+            EscapeReason::Timeouts,
+        ] {
+            assert_eq!(serde_json::to_value(r).unwrap(), r.name());
+        }
+    }
+
+    #[test]
+    fn outcome_by_places_and_by_cards_left() {
+        assert_eq!(Outcome::from_places(&[1, 3, 0, 2]), Some(Outcome::Double));
+        assert_eq!(Outcome::from_places(&[1, 0, 3, 2]), Some(Outcome::Single));
+        assert_eq!(Outcome::from_places(&[1, 0, 2, 3]), Some(Outcome::Draw));
+        assert_eq!(Outcome::from_places(&[1, 0]), None);
+        // S2: ≥12 雙扣, 7–11 單扣, 1–6 平扣.
+        let r = Rules::ERREN;
+        assert_eq!(Outcome::from_loser_cards(12, &r), Outcome::Double);
+        assert_eq!(Outcome::from_loser_cards(11, &r), Outcome::Single);
+        assert_eq!(Outcome::from_loser_cards(7, &r), Outcome::Single);
+        assert_eq!(Outcome::from_loser_cards(6, &r), Outcome::Draw);
+        assert_eq!(Outcome::from_loser_cards(1, &r), Outcome::Draw);
     }
 }

@@ -212,6 +212,7 @@ pub enum Event {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Game {
     config: GameConfig,
+    #[serde(with = "crate::rules::compact")]
     rules: Rules,
     partners_see_hands: bool,
     seed: [u8; 32],
@@ -808,17 +809,22 @@ impl Game {
         }
     }
 
-    /// Every seat in finishing order: those out first, then by cards left, then turn order from
-    /// the last player out.
+    /// Every seat in finishing order: those out first, then the others in turn order from the
+    /// last player out — after a 雙扣 by that order alone (S0-CL 「當雙扣的情況下按照出牌順序排定第三名和
+    /// 第四名」, RULES.md A2, §1.5, §8 #24), otherwise by cards left first (fewer first).
     fn places(&self) -> Vec<u8> {
         let mut places = self.out.clone();
         let n = self.players();
         let start = self.out.last().copied().unwrap_or(self.turn);
+        let double = n == 4 && matches!(self.out[..], [a, b] if self.partner(a) == Some(b));
         let mut rest: Vec<(usize, u8, u8)> = (1..=n)
             .map(|k| (start + k) % n)
             .filter(|s| !places.contains(s))
             .enumerate()
-            .map(|(order, s)| (self.hand(s).len(), order as u8, s))
+            .map(|(order, s)| {
+                let left = if double { 0 } else { self.hand(s).len() };
+                (left, order as u8, s)
+            })
             .collect();
         rest.sort();
         places.extend(rest.into_iter().map(|(_, _, s)| s));
@@ -829,21 +835,9 @@ impl Game {
         if self.players() == 2 {
             let loser = *places.get(1)?;
             let left = self.hand(loser).len() as u8;
-            return Some(if left >= self.rules.two_player_double_min {
-                Outcome::Double
-            } else if left >= self.rules.two_player_single_min {
-                Outcome::Single
-            } else {
-                Outcome::Draw
-            });
+            return Some(Outcome::from_loser_cards(left, &self.rules));
         }
-        let first = *places.first()?;
-        let partner = self.partner(first)?;
-        match places.iter().position(|&s| s == partner)? {
-            1 => Some(Outcome::Double),
-            2 => Some(Outcome::Single),
-            _ => Some(Outcome::Draw),
-        }
+        Outcome::from_places(places)
     }
 
     fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {
@@ -1084,4 +1078,92 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
 /// high as possible; an exact search).
 pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
     super::bombs::in_hand(hand, seat, rules)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::testing::PlainHooks;
+
+    /// A 4-player classic game whose hands and finishers are set directly.
+    fn game_with(out: &[u8], left: [&str; 4]) -> Game {
+        let hooks = PlainHooks::new(Rules::CLASSIC);
+        let config = GameConfig {
+            variant: "places".into(),
+            version: "test".into(),
+            deals: 1,
+            turn_ms: None,
+            max_consecutive_timeouts: 3,
+            reconnect_ms: 90_000,
+        };
+        let (mut g, _) = Game::new(config, &hooks, [3; 32], None, 0).unwrap();
+        let deck = CardSet::FULL;
+        for (seat, cards) in left.iter().enumerate() {
+            let ranks: RankCounts = if cards.is_empty() {
+                RankCounts::EMPTY
+            } else {
+                cards.parse().unwrap()
+            };
+            g.hands[seat] = deck.take(ranks).unwrap();
+        }
+        g.out = out.to_vec();
+        g
+    }
+
+    #[test]
+    fn places_after_a_double_follow_turn_order_from_the_second_out() {
+        // S0-CL 「當雙扣的情況下按照出牌順序排定第三名和第四名」 (RULES.md A2, §1.5, §8 #24): N and S
+        // went out; turn order after S is W, then E, although E holds fewer cards.
+        let g = game_with(&[0, 2], ["", "3", "", "4 5 6 7 8"]);
+        assert_eq!(g.places(), vec![0, 2, 3, 1]);
+        // S then N went out: E comes after N, then W.
+        let g = game_with(&[2, 0], ["", "3 4 5 6", "", "7"]);
+        assert_eq!(g.places(), vec![2, 0, 1, 3]);
+        // Not a 雙扣 (an escape with N and E out): fewer cards first, then turn order.
+        let g = game_with(&[0, 1], ["", "", "4 5 6 7 8", "3"]);
+        assert_eq!(g.places(), vec![0, 1, 3, 2]);
+    }
+}
+
+#[cfg(test)]
+mod encoding_tests {
+    use super::*;
+    use crate::game::testing::PlainHooks;
+    use crate::rules::EqualStarBombs;
+
+    fn game(rules: Rules) -> Game {
+        let config = GameConfig {
+            variant: "encoding".into(),
+            version: "test".into(),
+            deals: 1,
+            turn_ms: None,
+            max_consecutive_timeouts: 3,
+            reconnect_ms: 90_000,
+        };
+        Game::new(config, &PlainHooks::new(rules), [5; 32], None, 0)
+            .unwrap()
+            .0
+    }
+
+    #[test]
+    fn every_equal_star_setting_round_trips_in_both_encodings() {
+        let first = Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::HUOPIN
+        };
+        let default = game(Rules::HUOPIN);
+        for g in [default.clone(), game(first)] {
+            let compact = postcard::to_allocvec(&g).unwrap();
+            assert_eq!(postcard::from_bytes::<Game>(&compact).unwrap(), g);
+            let json = serde_json::to_string(&g).unwrap();
+            assert_eq!(serde_json::from_str::<Game>(&json).unwrap(), g);
+        }
+        // The default adds no byte: the same state as before the setting existed.
+        let with = game(first);
+        assert_eq!(
+            postcard::to_allocvec(&with).unwrap().len(),
+            postcard::to_allocvec(&default).unwrap().len()
+        );
+        assert_ne!(with.state_hash(), default.state_hash());
+    }
 }

@@ -25,7 +25,8 @@ use shuangkou::cards::{Card, CardSet, Rank, RankCounts};
 use shuangkou::compare;
 use shuangkou::hand::{self, Hand, HandType, WildUse};
 use shuangkou::rules::{
-    BombOrder, ChainBombs, EqualStarTieBreak, Rules, TianWang, UnequalChainLevel, WildJokers,
+    BombOrder, ChainBombs, EqualStarBombs, EqualStarTieBreak, Rules, TianWang, UnequalChainLevel,
+    WildJokers,
 };
 
 /// Rank indices (RULES.md §1.1: 3..A are 0..=11, 2 is 12, small joker 13, big joker 14).
@@ -66,7 +67,8 @@ pub fn parse(text: &str) -> RankCounts {
 /// The rule sets every agreement test runs: the six presets plus variants that switch on the
 /// options no preset uses (cyclic chain bombs, the larger-group tie-break, 天王 as 8★ or above all
 /// bombs in the star system, the S2 unequal-chain level, a minimum of natural cards in sequences,
-/// a wild big joker that may not stand for the small joker).
+/// a wild big joker that may not stand for the small joker, the first bomb of a star level
+/// standing).
 pub fn rule_sets() -> Vec<(String, Rules)> {
     let mut v: Vec<(String, Rules)> = Rules::PRESET_IDS
         .iter()
@@ -95,6 +97,13 @@ pub fn rule_sets() -> Vec<(String, Rules)> {
             min_naturals_in_sequence: 2,
             tianwang: TianWang::AboveAll,
             ..Rules::ERREN
+        },
+    ));
+    v.push((
+        "huopin+first_stands".into(),
+        Rules {
+            equal_star_bombs: EqualStarBombs::FirstStands,
+            ..Rules::HUOPIN
         },
     ));
     v.push((
@@ -197,6 +206,11 @@ fn strength(h: &RefHand, shape: Shape, rules: &Rules) -> u64 {
 pub fn classify(cards: RankCounts, rules: &Rules) -> Vec<RefHand> {
     let n = cards.total() as u8;
     if n == 0 || !cards.is_subset(RankCounts::FULL) {
+        return Vec::new();
+    }
+    // §2 item 2: a chain bomb of X links of Y cards needs X·Y ≤ the hand size; no play of any
+    // type can hold more cards than a hand.
+    if cards.total() > u32::from(rules.hand_size) {
         return Vec::new();
     }
     let c = counts(cards);
@@ -600,6 +614,13 @@ pub fn check_classify(
 pub fn ref_beats(previous: &Hand, candidate: &RefHand, rules: &Rules) -> bool {
     match (previous.is_bomb(), candidate.is_bomb()) {
         (false, true) => true,
+        // §8 #27, S1's note 「線數一樣,誰先出誰大」: the first bomb of a star level stands.
+        (true, true)
+            if star_system(rules) && rules.equal_star_bombs == EqualStarBombs::FirstStands =>
+        {
+            first_stands_level(candidate.kind, candidate.stars, rules)
+                > first_stands_level(previous.kind, previous.stars, rules)
+        }
         (true, true) => {
             compare::bomb_key(&candidate.to_hand(), rules) > compare::bomb_key(previous, rules)
         }
@@ -609,6 +630,15 @@ pub fn ref_beats(previous: &Hand, candidate: &RefHand, rules: &Rules) -> bool {
                 && candidate.len == previous.len
                 && candidate.key.is_some_and(|k| k > previous.key)
         }
+    }
+}
+
+/// The star level a bomb is compared by when the first bomb of a level stands: its stars (§5),
+/// with 天王 above every level when the settings put it above all bombs (§4.4).
+fn first_stands_level(kind: HandType, stars: Option<u8>, rules: &Rules) -> u16 {
+    match kind {
+        HandType::FourJokers if rules.tianwang == TianWang::AboveAll => u16::MAX,
+        _ => u16::from(stars.expect("a bomb under the star system has a star level")),
     }
 }
 
