@@ -35,14 +35,15 @@ use tonic::Request;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
-use shuangkou::cards::{CardSet, Rank};
-use shuangkou::game::{Action, Entry, Game, GameConfig, Phase};
-use shuangkou::hand::{Declared, Hand, HandType};
+use shuangkou::cards::CardSet;
+use shuangkou::game::Phase;
+use shuangkou::hand::Hand;
 use shuangkou::rules::Rules;
-use shuangkou::service::convert;
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use shuangkou::service::pb::game_event::Event as Ev;
+use shuangkou::service::replay::{self, Replay};
+use shuangkou::service::wire;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
@@ -401,7 +402,7 @@ fn bearer(token: &str) -> Result<AsciiMetadataValue, String> {
 
 fn declared_of(hand: &Hand) -> pb::Declared {
     pb::Declared {
-        r#type: convert::hand_type(hand.kind) as i32,
+        r#type: wire::hand_type(hand.kind) as i32,
         key: hand
             .key()
             .map(|k| k.symbol().to_string())
@@ -762,103 +763,33 @@ async fn baseline(
 
 // ---- verification ----
 
-fn declared_from(d: &pb::Declared) -> Result<Option<Declared>, String> {
-    if d.r#type == 0 {
-        return Ok(None);
-    }
-    let kind = HandType::ALL
-        .into_iter()
-        .find(|h| convert::hand_type(*h) as i32 == d.r#type)
-        .ok_or_else(|| format!("unknown hand type {}", d.r#type))?;
-    let key = if d.key.is_empty() {
-        None
-    } else {
-        Some(d.key.parse::<Rank>().map_err(|e| e.to_string())?)
-    };
-    Ok(Some(Declared { kind, key }))
-}
-
-/// Re-executes a finished game's log and compares every state hash and the totals.
+/// Verifies a finished game with the library's replay verification (`Replay::try_from` the
+/// response, then `replay::verify`: the core re-executes the log with the embedded variant,
+/// checking every state hash and the final totals), then checks it against what the bots saw.
 fn verify(variant: &str, f: &Finished) -> Result<(), String> {
-    let r = &f.replay;
-    let compiled = shuangkou::variants::builtin(&r.variant).map_err(|e| e.to_string())?;
-    if r.variant != variant || r.variant_version != compiled.hash() {
+    let replay = Replay::try_from(&f.replay)?;
+    if replay.config.variant != variant {
         return Err(format!(
-            "the game's variant {} {} is not the embedded {variant} {}",
-            r.variant,
-            r.variant_version,
-            compiled.hash()
+            "the game's variant {} is not the embedded {variant}",
+            replay.config.variant
         ));
     }
-    let hooks = compiled.with_defaults().map_err(|e| e.to_string())?;
-    let seed: [u8; 32] = hex::decode(&r.seed)
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or("the revealed seed is not 64 hex digits")?;
-    let preset = match &r.preset_hands {
-        None => None,
-        Some(p) => Some(
-            p.hands
-                .iter()
-                .map(|h| CardSet::from_ids(&h.cards).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    let mut entries = Vec::with_capacity(r.actions.len());
-    let mut hashes = Vec::with_capacity(r.actions.len());
-    for (i, a) in r.actions.iter().enumerate() {
-        if a.seq != i as u64 + 1 {
-            return Err(format!("action {} has seq {}", i + 1, a.seq));
-        }
-        let action = match a.kind.as_str() {
-            "play" => Action::Play {
-                cards: CardSet::from_ids(&a.cards).map_err(|e| e.to_string())?,
-                declared: match &a.declared {
-                    Some(d) => declared_from(d)?,
-                    None => None,
-                },
-            },
-            "pass" => Action::Pass,
-            other => return Err(format!("unexpected action kind {other:?} at seq {}", a.seq)),
-        };
-        entries.push(Entry {
-            player: a.player as u8,
-            action,
-            at: a.at as u64,
-        });
-        hashes.push(a.state_hash.clone());
-    }
-    let config = GameConfig {
-        variant: r.variant.clone(),
-        version: r.variant_version.clone(),
-        deals: r.deals,
-        turn_ms: None,
-        max_consecutive_timeouts: 1,
-        reconnect_ms: 90_000,
-    };
-    let game = Game::replay(config, &hooks, seed, preset, 0, &entries, Some(&hashes))
-        .map_err(|e| e.to_string())?;
+    let game = replay::verify(&replay)?.game;
     if game.phase() != Phase::Finished {
         return Err("the replayed match is not over".into());
     }
-    let totals: Vec<f64> = game.totals().iter().map(|c| convert::points(*c)).collect();
-    if totals != r.final_scores {
-        return Err(format!(
-            "replayed totals {totals:?} != the replay's final scores {:?}",
-            r.final_scores
-        ));
-    }
+    let totals: Vec<f64> = game.totals().iter().map(|c| wire::points(*c)).collect();
     if totals != f.scores {
         return Err(format!(
             "replayed totals {totals:?} != the match result received {:?}",
             f.scores
         ));
     }
-    if f.plays != r.actions.len() as u64 {
+    if f.plays != replay.entries.len() as u64 {
         return Err(format!(
             "{} plays acknowledged but {} in the log",
             f.plays,
-            r.actions.len()
+            replay.entries.len()
         ));
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! Server wiring: the gRPC services, health, reflection, gRPC-Web, limits and graceful shutdown.
 //!
-//! `run` is what `shuangkou serve` calls: configuration → tracing → metrics → store → variants →
-//! serve, until SIGTERM or SIGINT. `serve` takes a bound listener and a shutdown future, so
+//! `run` is what `shuangkou serve` calls: configuration → tracing → metrics → the [`App`]
+//! (store → variants → recovery, in `app`) → serve, until SIGTERM or SIGINT. `serve` takes a bound listener and a shutdown future, so
 //! tests run servers on `127.0.0.1:0`.
 //!
 //! Shutdown (drain), in order: health turns NOT_SERVING for every service; after the drain delay
@@ -18,8 +18,10 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
-use super::handlers::{AdminApi, App, GameApi};
+use super::app::App;
 use super::pb;
+use super::rpc::admin::AdminApi;
+use super::rpc::game::GameApi;
 use crate::config::{LogFormat, ServeConfig};
 
 /// The service names reported by `grpc.health.v1.Health`.
@@ -50,7 +52,7 @@ pub async fn run(config: ServeConfig) -> Result<(), String> {
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    tracing::info!(addr = %config.listen, store = app.store_kind(), "serving shuangkou.v1");
+    tracing::info!(addr = %config.listen, store = app.store_kind().name(), "serving shuangkou.v1");
     serve(app, listener, signal_received()).await
 }
 
