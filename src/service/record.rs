@@ -150,16 +150,7 @@ impl Record {
             ));
         }
         // Options are checked against the variant's schema (and configure() evaluates rules()).
-        let pairs: Vec<String> = req
-            .options
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let overrides = compiled
-            .parse_overrides(&pairs)
-            .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
-        compiled
-            .configure(&overrides)
+        crate::variants::registry::configure(compiled, &req.options)
             .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
         if req.deals > 1000 {
             return Err(bad(Reason::BadRequest, "at most 1000 deals per match"));

@@ -66,15 +66,7 @@ impl Replay {
                 compiled.hash()
             ));
         }
-        let pairs: Vec<String> = self
-            .options
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let overrides = compiled
-            .parse_overrides(&pairs)
-            .map_err(|e| e.to_string())?;
-        compiled.configure(&overrides).map_err(|e| e.to_string())
+        crate::variants::registry::configure(&compiled, &self.options).map_err(|e| e.to_string())
     }
 }
 

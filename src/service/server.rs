@@ -19,9 +19,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
 use super::app::App;
-use super::pb;
-use super::rpc::admin::AdminApi;
-use super::rpc::game::GameApi;
+use super::rpc;
 use crate::config::{LogFormat, ServeConfig};
 
 /// The service names reported by `grpc.health.v1.Health`.
@@ -106,23 +104,17 @@ pub async fn serve(
             .await;
     }
     let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(rpc::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| format!("reflection: {e}"))?;
     let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(rpc::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|e| format!("reflection: {e}"))?;
 
-    let limit = config.max_message_bytes;
-    let game = pb::game_engine_server::GameEngineServer::new(GameApi::new(Arc::clone(&app)))
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit);
-    let admin = pb::variant_admin_server::VariantAdminServer::new(AdminApi::new(Arc::clone(&app)))
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit);
+    let (game, admin) = rpc::services(&app, config.max_message_bytes);
 
     // Readiness follows the store: the game service (the readiness probe's) is NOT_SERVING while
     // the store is unreachable. The whole server (`""`, the liveness probe's) stays SERVING — a

@@ -138,6 +138,17 @@ pub struct Registry {
     configured: Mutex<HashMap<ConfiguredKey, Arc<ScriptVariant>>>,
 }
 
+/// `compiled` configured with `options` as a client gives them (`name` → value text), checked
+/// against the variant's schema (uncached: [`Registry::configured`] shares the result).
+pub fn configure(
+    compiled: &Arc<CompiledVariant>,
+    options: &BTreeMap<String, String>,
+) -> Result<ScriptVariant, VariantError> {
+    let pairs: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let overrides = compiled.parse_overrides(&pairs)?;
+    compiled.configure(&overrides)
+}
+
 /// Variant id, content hash, options as given.
 type ConfiguredKey = (String, String, Vec<(String, String)>);
 
@@ -288,9 +299,7 @@ impl Registry {
         {
             return Ok(h);
         }
-        let pairs: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let overrides = compiled.parse_overrides(&pairs)?;
-        let hooks = Arc::new(compiled.configure(&overrides)?);
+        let hooks = Arc::new(configure(compiled, options)?);
         if let Ok(mut m) = self.configured.lock() {
             if m.len() >= CONFIGURED_MAX {
                 m.clear();

@@ -4,10 +4,7 @@
 
 use std::sync::Arc;
 
-use tonic::{Request, Response, Status};
-
-use super::unary;
-use crate::service::access;
+use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::pb;
 use crate::service::status::{ApiError, Reason};
@@ -33,61 +30,52 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::new(Reason::Unavailable, format!("the check was cut short: {e}")))
 }
 
-#[tonic::async_trait]
-impl pb::variant_admin_server::VariantAdmin for AdminApi {
-    async fn validate_variant(
+rpcs! {
+    pb::variant_admin_server::VariantAdmin => AdminApi {}
+    validate_variant(ValidateVariantRequest) -> ValidateVariantResponse = "ValidateVariant" => validate;
+    reload_variants(ReloadVariantsRequest) -> ReloadVariantsResponse = "ReloadVariants" => reload;
+}
+
+impl AdminApi {
+    async fn validate(
         &self,
-        request: Request<pb::ValidateVariantRequest>,
-    ) -> Result<Response<pb::ValidateVariantResponse>, Status> {
-        unary(
-            &self.app,
-            "ValidateVariant",
-            request,
-            |caller, req| async move {
-                access::admin(self.app.keys(), &caller)?;
-                let name = if req.file_name.is_empty() {
-                    "candidate.rhai".to_string()
-                } else {
-                    req.file_name
-                };
-                let source = req.source;
-                let hash = crate::variants::content_hash(&source);
-                let checked = blocking(move || {
-                    let expected = name.strip_suffix(".rhai").map(str::to_string);
-                    crate::variants::load(
-                        &name,
-                        &source,
-                        expected.as_deref(),
-                        crate::variants::check::DEFAULT_RANDOM_DEALS,
-                        crate::variants::check::DEFAULT_SEED,
-                    )
-                    .map(|(v, _)| v.id().to_string())
-                    .map_err(|e| e.to_string())
-                })
-                .await?;
-                Ok(validated(checked, hash))
-            },
-        )
-        .await
+        caller: Caller,
+        req: pb::ValidateVariantRequest,
+    ) -> Result<pb::ValidateVariantResponse, ApiError> {
+        access::admin(self.app.keys(), &caller)?;
+        let name = if req.file_name.is_empty() {
+            "candidate.rhai".to_string()
+        } else {
+            req.file_name
+        };
+        let source = req.source;
+        let hash = crate::variants::content_hash(&source);
+        let checked = blocking(move || {
+            let expected = name.strip_suffix(".rhai").map(str::to_string);
+            crate::variants::load(
+                &name,
+                &source,
+                expected.as_deref(),
+                crate::variants::check::DEFAULT_RANDOM_DEALS,
+                crate::variants::check::DEFAULT_SEED,
+            )
+            .map(|(v, _)| v.id().to_string())
+            .map_err(|e| e.to_string())
+        })
+        .await?;
+        Ok(validated(checked, hash))
     }
 
-    async fn reload_variants(
+    async fn reload(
         &self,
-        request: Request<pb::ReloadVariantsRequest>,
-    ) -> Result<Response<pb::ReloadVariantsResponse>, Status> {
-        unary(
-            &self.app,
-            "ReloadVariants",
-            request,
-            |caller, _| async move {
-                access::admin(self.app.keys(), &caller)?;
-                let registry = Arc::clone(self.app.registry());
-                match blocking(move || registry.reload()).await? {
-                    Err(e) => Err(ApiError::new(Reason::BadRequest, e.to_string())),
-                    Ok(report) => Ok(reload_report(&report)),
-                }
-            },
-        )
-        .await
+        caller: Caller,
+        _: pb::ReloadVariantsRequest,
+    ) -> Result<pb::ReloadVariantsResponse, ApiError> {
+        access::admin(self.app.keys(), &caller)?;
+        let registry = Arc::clone(self.app.registry());
+        match blocking(move || registry.reload()).await? {
+            Err(e) => Err(ApiError::new(Reason::BadRequest, e.to_string())),
+            Ok(report) => Ok(reload_report(&report)),
+        }
     }
 }

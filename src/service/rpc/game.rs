@@ -5,9 +5,6 @@
 
 use std::sync::Arc;
 
-use tonic::{Request, Response, Status};
-
-use super::unary;
 use super::watch::{self, EventStream};
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
@@ -31,131 +28,108 @@ impl GameApi {
     }
 }
 
-#[tonic::async_trait]
-impl pb::game_engine_server::GameEngine for GameApi {
-    async fn list_variants(
-        &self,
-        request: Request<pb::ListVariantsRequest>,
-    ) -> Result<Response<pb::ListVariantsResponse>, Status> {
-        unary(&self.app, "ListVariants", request, |_, _| async {
-            let variants = self.app.registry().list();
-            Ok(pb::ListVariantsResponse {
-                variants: variants.iter().map(wire::variant::variant).collect(),
-            })
-        })
-        .await
+rpcs! {
+    pb::game_engine_server::GameEngine => GameApi {
+        type WatchGameStream = EventStream;
     }
-
-    async fn create_game(
-        &self,
-        request: Request<pb::CreateGameRequest>,
-    ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        unary(&self.app, "CreateGame", request, |caller, req| {
-            self.create(caller, req)
-        })
-        .await
-    }
-
-    async fn submit_play(
-        &self,
-        request: Request<pb::SubmitPlayRequest>,
-    ) -> Result<Response<pb::SubmitPlayResponse>, Status> {
-        unary(&self.app, "SubmitPlay", request, |caller, req| {
-            self.submit(caller, req)
-        })
-        .await
-    }
-
-    async fn get_state(
-        &self,
-        request: Request<pb::GetStateRequest>,
-    ) -> Result<Response<pb::GetStateResponse>, Status> {
-        unary(&self.app, "GetState", request, |caller, req| async move {
-            let games = self.app.games();
-            let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
-            let live = games.current(&game).await?;
-            Ok(wire::state(live.game(), &live.record, viewer))
-        })
-        .await
-    }
-
-    type WatchGameStream = EventStream;
-
-    async fn watch_game(
-        &self,
-        request: Request<pb::WatchGameRequest>,
-    ) -> Result<Response<Self::WatchGameStream>, Status> {
-        unary(&self.app, "WatchGame", request, |caller, req| {
-            watch::open(Arc::clone(&self.app), caller, req)
-        })
-        .await
-    }
-
-    async fn get_hints(
-        &self,
-        request: Request<pb::GetHintsRequest>,
-    ) -> Result<Response<pb::GetHintsResponse>, Status> {
-        unary(&self.app, "GetHints", request, |caller, req| async move {
-            let games = self.app.games();
-            let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
-            let p = access::player(viewer, "hints need a seat token")?;
-            let live = games.current(&game).await?;
-            let h = live.hints(p)?;
-            Ok(wire::hints(&h.plays, h.can_pass, h.your_turn))
-        })
-        .await
-    }
-
-    async fn leave_game(
-        &self,
-        request: Request<pb::LeaveGameRequest>,
-    ) -> Result<Response<pb::LeaveGameResponse>, Status> {
-        unary(&self.app, "LeaveGame", request, |caller, req| async move {
-            let games = self.app.games();
-            let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
-            let p = access::player(viewer, "leaving needs a seat token")?;
-            let mut live = games.current(&game).await?;
-            let now = now_ms();
-            let submitted = games.commit(&mut live, |l| l.prepare_leave(p, now)).await?;
-            Ok(wire::leave_response(respond(&live, submitted.seq, p)?))
-        })
-        .await
-    }
-
-    async fn get_replay(
-        &self,
-        request: Request<pb::GetReplayRequest>,
-    ) -> Result<Response<pb::GetReplayResponse>, Status> {
-        unary(&self.app, "GetReplay", request, |caller, req| async move {
-            if req.game_id.is_empty() {
-                return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-            }
-            let games = self.app.games();
-            let game = games.load(&req.game_id).await?;
-            let live = games.current(&game).await?;
-            // A platform key sees its own games only: another platform's game answers exactly
-            // as a game that does not exist.
-            if let Caller::Platform(p) = &caller {
-                if live.record.platform.as_deref() != Some(p.as_str()) {
-                    return Err(ApiError::new(
-                        Reason::NoSuchGame,
-                        format!("no game {}", req.game_id),
-                    ));
-                }
-            }
-            if !live.finished() && caller != Caller::Admin {
-                return Err(ApiError::new(
-                    Reason::GameInProgress,
-                    "the replay (with the seed) is available when the match is over",
-                ));
-            }
-            Ok(pb::GetReplayResponse::from(&live.replay()?))
-        })
-        .await
-    }
+    list_variants(ListVariantsRequest) -> ListVariantsResponse = "ListVariants" => list;
+    create_game(CreateGameRequest) -> CreateGameResponse = "CreateGame" => create;
+    submit_play(SubmitPlayRequest) -> SubmitPlayResponse = "SubmitPlay" => submit;
+    get_state(GetStateRequest) -> GetStateResponse = "GetState" => state;
+    watch_game(WatchGameRequest) -> WatchGameStream = "WatchGame" => watch;
+    get_hints(GetHintsRequest) -> GetHintsResponse = "GetHints" => hints;
+    leave_game(LeaveGameRequest) -> LeaveGameResponse = "LeaveGame" => leave;
+    get_replay(GetReplayRequest) -> GetReplayResponse = "GetReplay" => replay;
 }
 
 impl GameApi {
+    async fn list(
+        &self,
+        _: Caller,
+        _: pb::ListVariantsRequest,
+    ) -> Result<pb::ListVariantsResponse, ApiError> {
+        let variants = self.app.registry().list();
+        Ok(pb::ListVariantsResponse {
+            variants: variants.iter().map(wire::variant::variant).collect(),
+        })
+    }
+
+    async fn state(
+        &self,
+        caller: Caller,
+        req: pb::GetStateRequest,
+    ) -> Result<pb::GetStateResponse, ApiError> {
+        let games = self.app.games();
+        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
+        let live = games.current(&game).await?;
+        Ok(wire::state(live.game(), &live.record, viewer))
+    }
+
+    async fn watch(
+        &self,
+        caller: Caller,
+        req: pb::WatchGameRequest,
+    ) -> Result<EventStream, ApiError> {
+        watch::open(Arc::clone(&self.app), caller, req).await
+    }
+
+    async fn hints(
+        &self,
+        caller: Caller,
+        req: pb::GetHintsRequest,
+    ) -> Result<pb::GetHintsResponse, ApiError> {
+        let games = self.app.games();
+        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
+        let p = access::player(viewer, "hints need a seat token")?;
+        let live = games.current(&game).await?;
+        let h = live.hints(p)?;
+        Ok(wire::hints(&h.plays, h.can_pass, h.your_turn))
+    }
+
+    async fn leave(
+        &self,
+        caller: Caller,
+        req: pb::LeaveGameRequest,
+    ) -> Result<pb::LeaveGameResponse, ApiError> {
+        let games = self.app.games();
+        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
+        let p = access::player(viewer, "leaving needs a seat token")?;
+        let mut live = games.current(&game).await?;
+        let now = now_ms();
+        let submitted = games.commit(&mut live, |l| l.prepare_leave(p, now)).await?;
+        Ok(wire::leave_response(respond(&live, submitted.seq, p)?))
+    }
+
+    async fn replay(
+        &self,
+        caller: Caller,
+        req: pb::GetReplayRequest,
+    ) -> Result<pb::GetReplayResponse, ApiError> {
+        if req.game_id.is_empty() {
+            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+        }
+        let games = self.app.games();
+        let game = games.load(&req.game_id).await?;
+        let live = games.current(&game).await?;
+        // A platform key sees its own games only: another platform's game answers exactly as a
+        // game that does not exist.
+        if let Caller::Platform(p) = &caller {
+            if live.record.platform.as_deref() != Some(p.as_str()) {
+                return Err(ApiError::new(
+                    Reason::NoSuchGame,
+                    format!("no game {}", req.game_id),
+                ));
+            }
+        }
+        if !live.finished() && caller != Caller::Admin {
+            return Err(ApiError::new(
+                Reason::GameInProgress,
+                "the replay (with the seed) is available when the match is over",
+            ));
+        }
+        Ok(pb::GetReplayResponse::from(&live.replay()?))
+    }
+
     async fn create(
         &self,
         caller: Caller,

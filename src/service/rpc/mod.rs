@@ -11,11 +11,39 @@
 //! The top of the service's dependencies: nothing else in the service imports these modules
 //! but `server`.
 
+/// Implements a tonic service trait whose every rpc is [`unary`] over a method of the same
+/// name on the service type: `rpc(Request) -> Response = "Method" => handler;`, where
+/// `handler(&self, Caller, Request) -> Result<Response, ApiError>`. Extra trait items (stream
+/// types) go in the braces after the trait.
+macro_rules! rpcs {
+    ($tr:path => $ty:ty { $($extra:tt)* }
+     $($rpc:ident($req:ident) -> $resp:ident = $method:literal => $handler:ident;)*) => {
+        #[tonic::async_trait]
+        impl $tr for $ty {
+            $($extra)*
+            $(
+                async fn $rpc(
+                    &self,
+                    request: tonic::Request<crate::service::pb::$req>,
+                ) -> Result<tonic::Response<rpcs!(@resp $resp)>, tonic::Status> {
+                    crate::service::rpc::unary(&self.app, $method, request, |caller, req| {
+                        self.$handler(caller, req)
+                    })
+                    .await
+                }
+            )*
+        }
+    };
+    (@resp WatchGameStream) => { Self::WatchGameStream };
+    (@resp $resp:ident) => { crate::service::pb::$resp };
+}
+
 pub mod admin;
 pub mod game;
 pub mod watch;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use tonic::{Request, Response, Status};
@@ -25,6 +53,27 @@ use super::access::{self, Caller};
 use super::app::App;
 use super::pb;
 use super::status::ApiError;
+
+/// The encoded descriptor set of `proto/` (for server reflection).
+pub use super::pb::FILE_DESCRIPTOR_SET;
+
+/// The two tonic services of the app, each with the message size limit both ways.
+pub fn services(
+    app: &Arc<App>,
+    limit: usize,
+) -> (
+    pb::game_engine_server::GameEngineServer<game::GameApi>,
+    pb::variant_admin_server::VariantAdminServer<admin::AdminApi>,
+) {
+    let game = pb::game_engine_server::GameEngineServer::new(game::GameApi::new(Arc::clone(app)))
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit);
+    let admin =
+        pb::variant_admin_server::VariantAdminServer::new(admin::AdminApi::new(Arc::clone(app)))
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(limit);
+    (game, admin)
+}
 
 /// The game a request is about, for its tracing span ("" when none).
 pub trait Subject {
