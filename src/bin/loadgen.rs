@@ -227,6 +227,18 @@ impl Stats {
         })
     }
 
+    /// Runs one rpc, recording its latency and outcome; its message when it succeeded.
+    async fn timed<T>(
+        &mut self,
+        rpc: usize,
+        call: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Option<T> {
+        let t = Instant::now();
+        let r = call.await;
+        self.record(rpc, t, &r);
+        r.ok().map(tonic::Response::into_inner)
+    }
+
     fn record<T>(&mut self, rpc: usize, start: Instant, r: &Result<T, tonic::Status>) {
         let us = start.elapsed().as_micros().clamp(1, u128::from(u64::MAX)) as u64;
         self.latency[rpc].saturating_record(us);
@@ -443,10 +455,13 @@ impl Worker {
             deals: a.deals_per_game,
             ..Default::default()
         };
-        let t = Instant::now();
-        let r = self.client.create_game(with_auth(req, auth.as_ref())).await;
-        self.stats.record(CREATE, t, &r);
-        let resp = r.ok()?.into_inner();
+        let resp = self
+            .stats
+            .timed(
+                CREATE,
+                self.client.create_game(with_auth(req, auth.as_ref())),
+            )
+            .await?;
         self.stats.games_created += 1;
         let mut auth = Vec::new();
         for tok in &resp.seat_tokens {
@@ -481,13 +496,14 @@ impl Worker {
         let req = pb::GetStateRequest {
             game_id: run.id.clone(),
         };
-        let t = Instant::now();
-        let r = self
-            .client
-            .get_state(with_auth(req, run.auth.get(player as usize)))
-            .await;
-        self.stats.record(STATE, t, &r);
-        let s = r.ok()?.into_inner();
+        let s = self
+            .stats
+            .timed(
+                STATE,
+                self.client
+                    .get_state(with_auth(req, run.auth.get(player as usize))),
+            )
+            .await?;
         for seat in &s.seats {
             if let Some(p) = run.seating.get_mut(seat.seat as usize) {
                 *p = seat.player as u8;
@@ -527,13 +543,14 @@ impl Worker {
                 let req = pb::GetHintsRequest {
                     game_id: run.id.clone(),
                 };
-                let t = Instant::now();
-                let r = self
-                    .client
-                    .get_hints(with_auth(req, run.auth.get(player as usize)))
-                    .await;
-                self.stats.record(HINTS, t, &r);
-                let h = r.ok()?.into_inner();
+                let h = self
+                    .stats
+                    .timed(
+                        HINTS,
+                        self.client
+                            .get_hints(with_auth(req, run.auth.get(player as usize))),
+                    )
+                    .await?;
                 if !h.your_turn {
                     self.stats.desyncs += 1;
                     self.stats.error(
@@ -614,13 +631,14 @@ impl Worker {
                 ..Default::default()
             },
         };
-        let t = Instant::now();
-        let r = self
-            .client
-            .submit_play(with_auth(req, run.auth.get(player as usize)))
-            .await;
-        self.stats.record(SUBMIT, t, &r);
-        let resp = r.ok()?.into_inner();
+        let resp = self
+            .stats
+            .timed(
+                SUBMIT,
+                self.client
+                    .submit_play(with_auth(req, run.auth.get(player as usize))),
+            )
+            .await?;
         run.seq = resp.seq;
         run.plays += 1;
         if let (Some(c), Some(Some(h))) = (played, run.hands.get_mut(player as usize)) {
@@ -637,19 +655,20 @@ impl Worker {
         let req = pb::GetReplayRequest {
             game_id: run.id.clone(),
         };
-        let t = Instant::now();
         let r = self
-            .client
-            .get_replay(with_auth(req, run.auth.first()))
+            .stats
+            .timed(
+                REPLAY,
+                self.client.get_replay(with_auth(req, run.auth.first())),
+            )
             .await;
-        self.stats.record(REPLAY, t, &r);
         match r {
-            Ok(resp) => self.stats.games_done.push(Finished {
-                replay: resp.into_inner(),
+            Some(replay) => self.stats.games_done.push(Finished {
+                replay,
                 scores: run.scores,
                 plays: run.plays,
             }),
-            Err(_) => self.stats.games_failed += 1,
+            None => self.stats.games_failed += 1,
         }
     }
 

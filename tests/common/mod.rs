@@ -258,38 +258,26 @@ pub async fn create(
         .into_inner()
 }
 
+/// GetState with `token` (panics on a rejection).
 pub async fn state(
     client: &mut GameEngineClient<Channel>,
     game_id: &str,
     token: &str,
 ) -> pb::GetStateResponse {
-    client
-        .get_state(authed(
-            pb::GetStateRequest {
-                game_id: game_id.into(),
-            },
-            token,
-        ))
+    viewer_state(client, game_id, token, "GetState")
         .await
-        .expect("GetState")
-        .into_inner()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// GetHints with `token` (panics on a rejection).
 pub async fn hints(
     client: &mut GameEngineClient<Channel>,
     game_id: &str,
     token: &str,
 ) -> pb::GetHintsResponse {
-    client
-        .get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: game_id.into(),
-            },
-            token,
-        ))
+    viewer_hints(client, game_id, token, "GetHints")
         .await
-        .expect("GetHints")
-        .into_inner()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The player sitting at `seat` in a state.
@@ -361,6 +349,57 @@ pub struct Policy {
     pub stop_at_seq: Option<u64>,
 }
 
+/// The message of a reply, or an error naming the viewer and the rpc.
+fn answer<T>(r: Result<tonic::Response<T>, Status>, who: &str, rpc: &str) -> Result<T, String> {
+    r.map(tonic::Response::into_inner)
+        .map_err(|s| format!("{who}: {rpc}: {s:?}"))
+}
+
+/// `WatchGame` from the start (the creation events included) with `token`; `who` names the
+/// viewer in errors.
+async fn watch_from_start(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+    who: &str,
+) -> Result<tonic::Streaming<pb::GameEvent>, String> {
+    let req = pb::WatchGameRequest {
+        game_id: game_id.into(),
+        from_seq: 0,
+    };
+    answer(
+        client.watch_game(authed(req, token)).await,
+        who,
+        "WatchGame",
+    )
+}
+
+/// `GetState` with `token`; `who` names the viewer in errors.
+async fn viewer_state(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+    who: &str,
+) -> Result<pb::GetStateResponse, String> {
+    let req = pb::GetStateRequest {
+        game_id: game_id.into(),
+    };
+    answer(client.get_state(authed(req, token)).await, who, "GetState")
+}
+
+/// `GetHints` with `token`; `who` names the player in errors.
+async fn viewer_hints(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+    who: &str,
+) -> Result<pb::GetHintsResponse, String> {
+    let req = pb::GetHintsRequest {
+        game_id: game_id.into(),
+    };
+    answer(client.get_hints(authed(req, token)).await, who, "GetHints")
+}
+
 /// Plays a match for `player` with its own channel and token only: watches the game from the
 /// start, reads its state after every new seq, and when it is to act asks for hints and plays a
 /// random one (or passes, sometimes, when legal), with `expected_seq`. Returns what it received.
@@ -377,17 +416,8 @@ pub async fn play_as(
         player: Some(player),
         ..Default::default()
     };
-    let mut stream = client
-        .watch_game(authed(
-            pb::WatchGameRequest {
-                game_id: game_id.clone(),
-                from_seq: 0,
-            },
-            &token,
-        ))
-        .await
-        .map_err(|s| format!("player {player}: WatchGame: {s:?}"))?
-        .into_inner();
+    let who = format!("player {player}");
+    let mut stream = watch_from_start(&mut client, &game_id, &token, &who).await?;
     let mut checked: Option<u64> = None;
     let mut n = 0u64;
     while let Some(ev) = stream
@@ -400,16 +430,7 @@ pub async fn play_as(
         if checked.is_some_and(|c| c >= seq) {
             continue;
         }
-        let st = client
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .map_err(|s| format!("player {player}: GetState: {s:?}"))?
-            .into_inner();
+        let st = viewer_state(&mut client, &game_id, &token, &who).await?;
         log.states.push(st.clone());
         checked = Some(st.seq.max(seq));
         if policy.stop_at_seq.is_some_and(|s| st.seq >= s) {
@@ -421,16 +442,7 @@ pub async fn play_as(
         {
             continue;
         }
-        let h = client
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .map_err(|s| format!("player {player}: GetHints: {s:?}"))?
-            .into_inner();
+        let h = viewer_hints(&mut client, &game_id, &token, &who).await?;
         log.hints.push((st.seq, h.clone()));
         if !h.your_turn {
             return Err(format!(
@@ -483,17 +495,7 @@ pub async fn watch_as(
 ) -> Result<ViewerLog, String> {
     let mut client = GameEngineClient::new(channel(addr).await);
     let mut log = ViewerLog::default();
-    let mut stream = client
-        .watch_game(authed(
-            pb::WatchGameRequest {
-                game_id: game_id.clone(),
-                from_seq: 0,
-            },
-            &token,
-        ))
-        .await
-        .map_err(|s| format!("spectator: WatchGame: {s:?}"))?
-        .into_inner();
+    let mut stream = watch_from_start(&mut client, &game_id, &token, "spectator").await?;
     let mut checked: Option<u64> = None;
     while let Some(ev) = stream
         .message()
@@ -505,16 +507,7 @@ pub async fn watch_as(
         if checked.is_some_and(|c| c >= seq) {
             continue;
         }
-        let st = client
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .map_err(|s| format!("spectator: GetState: {s:?}"))?
-            .into_inner();
+        let st = viewer_state(&mut client, &game_id, &token, "spectator").await?;
         checked = Some(st.seq.max(seq));
         log.states.push(st);
     }

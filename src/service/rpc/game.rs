@@ -10,6 +10,7 @@ use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::auth;
 use crate::service::clock::now_ms;
+use crate::service::games::Shared;
 use crate::service::pb;
 use crate::service::record::Record;
 use crate::service::session::Session;
@@ -43,6 +44,18 @@ rpcs! {
 }
 
 impl GameApi {
+    /// The game a request is about and the caller's player in it, which it must be
+    /// (`refusal` otherwise).
+    async fn seat(
+        &self,
+        caller: &Caller,
+        game_id: &str,
+        refusal: &'static str,
+    ) -> Result<(Shared, u8), ApiError> {
+        let (game, viewer) = access::authorize(self.app.games(), caller, game_id).await?;
+        Ok((game, access::player(viewer, refusal)?))
+    }
+
     async fn list(
         &self,
         _: Caller,
@@ -79,8 +92,9 @@ impl GameApi {
         req: pb::GetHintsRequest,
     ) -> Result<pb::GetHintsResponse, ApiError> {
         let games = self.app.games();
-        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
-        let p = access::player(viewer, "hints need a seat token")?;
+        let (game, p) = self
+            .seat(&caller, &req.game_id, "hints need a seat token")
+            .await?;
         let live = games.current(&game).await?;
         let h = live.hints(p)?;
         Ok(wire::hints(&h.plays, h.can_pass, h.your_turn))
@@ -92,8 +106,9 @@ impl GameApi {
         req: pb::LeaveGameRequest,
     ) -> Result<pb::LeaveGameResponse, ApiError> {
         let games = self.app.games();
-        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
-        let p = access::player(viewer, "leaving needs a seat token")?;
+        let (game, p) = self
+            .seat(&caller, &req.game_id, "leaving needs a seat token")
+            .await?;
         let mut live = games.current(&game).await?;
         let now = now_ms();
         let submitted = games.commit(&mut live, |l| l.prepare_leave(p, now)).await?;
@@ -202,8 +217,9 @@ impl GameApi {
         req: pb::SubmitPlayRequest,
     ) -> Result<pb::SubmitPlayResponse, ApiError> {
         let games = self.app.games();
-        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
-        let player = access::player(viewer, "playing needs a seat token")?;
+        let (game, player) = self
+            .seat(&caller, &req.game_id, "playing needs a seat token")
+            .await?;
         if req.seat != u32::from(player) {
             return Err(ApiError::new(
                 Reason::PermissionDenied,
