@@ -138,3 +138,77 @@ impl TryFrom<&pb::GetReplayResponse> for Replay {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hand::{Declared, HandType};
+
+    /// Every action kind, a declared play, preset hands and the timing survive the wire both
+    /// ways; a response a client got wrong is refused.
+    #[test]
+    fn a_replay_reads_back_as_written() {
+        let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
+        let actions = [
+            Action::Play {
+                cards,
+                declared: Some(Declared {
+                    kind: HandType::Bomb,
+                    key: Some("5".parse().unwrap()),
+                }),
+            },
+            Action::Play {
+                cards,
+                declared: None,
+            },
+            Action::Pass,
+            Action::Leave,
+            Action::Timeout,
+            Action::Disconnect,
+            Action::Reconnect,
+            Action::ReconnectExpired,
+        ];
+        let entries: Vec<Entry> = actions
+            .iter()
+            .enumerate()
+            .map(|(i, &action)| Entry {
+                player: (i % 4) as u8,
+                action,
+                at: 1_700_000_000_000 + i as u64,
+            })
+            .collect();
+        let replay = Replay {
+            config: GameConfig {
+                variant: "classic".into(),
+                version: "ab".repeat(32),
+                deals: 3,
+                turn_ms: Some(20_000),
+                max_consecutive_timeouts: 1,
+                reconnect_ms: 90_000,
+            },
+            options: [("deals_per_match".to_string(), "3".to_string())].into(),
+            seed: [9; 32],
+            preset_hands: Some(vec![vec![5, 1, 3], vec![], vec![107], vec![2]]),
+            created_at: 1_699_999_999_000,
+            hashes: (0..entries.len()).map(|i| format!("{i:064x}")).collect(),
+            entries,
+            final_totals: vec![-1250, 1250, 3, -3],
+            engine_version: "test".into(),
+        };
+        let wire = pb::GetReplayResponse::from(&replay);
+        assert_eq!(wire.actions[0].kind, "play");
+        assert_eq!(wire.actions[3].kind, "leave");
+        assert_eq!(wire.final_scores, vec![-12.5, 12.5, 0.03, -0.03]);
+        assert_eq!(Replay::try_from(&wire).unwrap(), replay);
+
+        let mut bad = wire.clone();
+        bad.actions[2].seq = 9;
+        assert!(Replay::try_from(&bad).is_err());
+        let mut bad = wire.clone();
+        bad.actions[1].kind = "fly".into();
+        assert!(Replay::try_from(&bad).is_err());
+        let mut bad = wire;
+        bad.seed = "00".into();
+        assert!(Replay::try_from(&bad).is_err());
+    }
+}
