@@ -7,7 +7,8 @@
 //! - [`replay`]: a [`Replay`](super::replay::Replay) to `GetReplayResponse` and back;
 //! - [`variant`]: variants and reload reports (the admin service, ListVariants).
 //!
-//! Depends on the core, `record`, `replay` and `status`; never on `session`, `games` or `rpc`.
+//! Depends on the core, the variant registry's values (`variant`), `record`, `replay` and
+//! `status`; never on `session`, `games` or `rpc`.
 
 pub mod replay;
 pub mod request;
