@@ -39,6 +39,11 @@ pub struct ServeConfig {
     /// The admin key (operators' service, admin-only CreateGame extras, GetState of any game).
     #[arg(long, env = "SHUANGKOU_ADMIN_KEY", hide_env_values = true)]
     pub admin_key: Option<String>,
+    /// The token key, 64 hex digits: derives the ids and seat tokens of idempotent CreateGame
+    /// retries, so every replica must share it and it must survive restarts. Default: random
+    /// at each start (retries then return the same tokens only from the same process).
+    #[arg(long, env = "SHUANGKOU_TOKEN_KEY", hide_env_values = true)]
+    pub token_key: Option<String>,
     /// Log format.
     #[arg(long, env = "SHUANGKOU_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

@@ -108,13 +108,17 @@ pub fn rejection(reason: &'static str) {
 /// Records a created game.
 pub fn game_created(variant: &str) {
     counter!(GAMES_CREATED, "variant" => variant.to_string()).increment(1);
-    gauge!(GAMES_ACTIVE, "variant" => variant.to_string()).increment(1.0);
 }
 
-/// Records a finished game.
+/// Records a game finished by this process.
 pub fn game_finished(variant: &str) {
     counter!(GAMES_FINISHED, "variant" => variant.to_string()).increment(1);
-    gauge!(GAMES_ACTIVE, "variant" => variant.to_string()).decrement(1.0);
+}
+
+/// Adjusts the gauge of games in progress held by this process (created, recovered or loaded:
+/// +1; finished here or elsewhere: -1). Only the service's game cache calls it.
+pub fn games_active(variant: &str, delta: f64) {
+    gauge!(GAMES_ACTIVE, "variant" => variant.to_string()).increment(delta);
 }
 
 /// Records a settled deal.

@@ -35,14 +35,15 @@ use tonic::Request;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::{Channel, Endpoint};
 
-use shuangkou::cards::{CardSet, Rank};
-use shuangkou::game::{Action, Entry, Game, GameConfig, Phase};
-use shuangkou::hand::{Declared, Hand, HandType};
+use shuangkou::cards::CardSet;
+use shuangkou::game::Phase;
+use shuangkou::hand::Hand;
 use shuangkou::rules::Rules;
-use shuangkou::service::convert;
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use shuangkou::service::pb::game_event::Event as Ev;
+use shuangkou::service::replay::{self, Replay};
+use shuangkou::service::wire;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
 
@@ -226,6 +227,18 @@ impl Stats {
         })
     }
 
+    /// Runs one rpc, recording its latency and outcome; its message when it succeeded.
+    async fn timed<T>(
+        &mut self,
+        rpc: usize,
+        call: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Option<T> {
+        let t = Instant::now();
+        let r = call.await;
+        self.record(rpc, t, &r);
+        r.ok().map(tonic::Response::into_inner)
+    }
+
     fn record<T>(&mut self, rpc: usize, start: Instant, r: &Result<T, tonic::Status>) {
         let us = start.elapsed().as_micros().clamp(1, u128::from(u64::MAX)) as u64;
         self.latency[rpc].saturating_record(us);
@@ -401,7 +414,7 @@ fn bearer(token: &str) -> Result<AsciiMetadataValue, String> {
 
 fn declared_of(hand: &Hand) -> pb::Declared {
     pb::Declared {
-        r#type: convert::hand_type(hand.kind) as i32,
+        r#type: wire::hand_type(hand.kind) as i32,
         key: hand
             .key()
             .map(|k| k.symbol().to_string())
@@ -442,10 +455,13 @@ impl Worker {
             deals: a.deals_per_game,
             ..Default::default()
         };
-        let t = Instant::now();
-        let r = self.client.create_game(with_auth(req, auth.as_ref())).await;
-        self.stats.record(CREATE, t, &r);
-        let resp = r.ok()?.into_inner();
+        let resp = self
+            .stats
+            .timed(
+                CREATE,
+                self.client.create_game(with_auth(req, auth.as_ref())),
+            )
+            .await?;
         self.stats.games_created += 1;
         let mut auth = Vec::new();
         for tok in &resp.seat_tokens {
@@ -480,13 +496,14 @@ impl Worker {
         let req = pb::GetStateRequest {
             game_id: run.id.clone(),
         };
-        let t = Instant::now();
-        let r = self
-            .client
-            .get_state(with_auth(req, run.auth.get(player as usize)))
-            .await;
-        self.stats.record(STATE, t, &r);
-        let s = r.ok()?.into_inner();
+        let s = self
+            .stats
+            .timed(
+                STATE,
+                self.client
+                    .get_state(with_auth(req, run.auth.get(player as usize))),
+            )
+            .await?;
         for seat in &s.seats {
             if let Some(p) = run.seating.get_mut(seat.seat as usize) {
                 *p = seat.player as u8;
@@ -526,13 +543,14 @@ impl Worker {
                 let req = pb::GetHintsRequest {
                     game_id: run.id.clone(),
                 };
-                let t = Instant::now();
-                let r = self
-                    .client
-                    .get_hints(with_auth(req, run.auth.get(player as usize)))
-                    .await;
-                self.stats.record(HINTS, t, &r);
-                let h = r.ok()?.into_inner();
+                let h = self
+                    .stats
+                    .timed(
+                        HINTS,
+                        self.client
+                            .get_hints(with_auth(req, run.auth.get(player as usize))),
+                    )
+                    .await?;
                 if !h.your_turn {
                     self.stats.desyncs += 1;
                     self.stats.error(
@@ -613,13 +631,14 @@ impl Worker {
                 ..Default::default()
             },
         };
-        let t = Instant::now();
-        let r = self
-            .client
-            .submit_play(with_auth(req, run.auth.get(player as usize)))
-            .await;
-        self.stats.record(SUBMIT, t, &r);
-        let resp = r.ok()?.into_inner();
+        let resp = self
+            .stats
+            .timed(
+                SUBMIT,
+                self.client
+                    .submit_play(with_auth(req, run.auth.get(player as usize))),
+            )
+            .await?;
         run.seq = resp.seq;
         run.plays += 1;
         if let (Some(c), Some(Some(h))) = (played, run.hands.get_mut(player as usize)) {
@@ -636,19 +655,20 @@ impl Worker {
         let req = pb::GetReplayRequest {
             game_id: run.id.clone(),
         };
-        let t = Instant::now();
         let r = self
-            .client
-            .get_replay(with_auth(req, run.auth.first()))
+            .stats
+            .timed(
+                REPLAY,
+                self.client.get_replay(with_auth(req, run.auth.first())),
+            )
             .await;
-        self.stats.record(REPLAY, t, &r);
         match r {
-            Ok(resp) => self.stats.games_done.push(Finished {
-                replay: resp.into_inner(),
+            Some(replay) => self.stats.games_done.push(Finished {
+                replay,
                 scores: run.scores,
                 plays: run.plays,
             }),
-            Err(_) => self.stats.games_failed += 1,
+            None => self.stats.games_failed += 1,
         }
     }
 
@@ -762,103 +782,33 @@ async fn baseline(
 
 // ---- verification ----
 
-fn declared_from(d: &pb::Declared) -> Result<Option<Declared>, String> {
-    if d.r#type == 0 {
-        return Ok(None);
-    }
-    let kind = HandType::ALL
-        .into_iter()
-        .find(|h| convert::hand_type(*h) as i32 == d.r#type)
-        .ok_or_else(|| format!("unknown hand type {}", d.r#type))?;
-    let key = if d.key.is_empty() {
-        None
-    } else {
-        Some(d.key.parse::<Rank>().map_err(|e| e.to_string())?)
-    };
-    Ok(Some(Declared { kind, key }))
-}
-
-/// Re-executes a finished game's log and compares every state hash and the totals.
+/// Verifies a finished game with the library's replay verification (`Replay::try_from` the
+/// response, then `replay::verify`: the core re-executes the log with the embedded variant,
+/// checking every state hash and the final totals), then checks it against what the bots saw.
 fn verify(variant: &str, f: &Finished) -> Result<(), String> {
-    let r = &f.replay;
-    let compiled = shuangkou::variants::builtin(&r.variant).map_err(|e| e.to_string())?;
-    if r.variant != variant || r.variant_version != compiled.hash() {
+    let replay = Replay::try_from(&f.replay)?;
+    if replay.config.variant != variant {
         return Err(format!(
-            "the game's variant {} {} is not the embedded {variant} {}",
-            r.variant,
-            r.variant_version,
-            compiled.hash()
+            "the game's variant {} is not the embedded {variant}",
+            replay.config.variant
         ));
     }
-    let hooks = compiled.with_defaults().map_err(|e| e.to_string())?;
-    let seed: [u8; 32] = hex::decode(&r.seed)
-        .ok()
-        .and_then(|b| b.try_into().ok())
-        .ok_or("the revealed seed is not 64 hex digits")?;
-    let preset = match &r.preset_hands {
-        None => None,
-        Some(p) => Some(
-            p.hands
-                .iter()
-                .map(|h| CardSet::from_ids(&h.cards).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    let mut entries = Vec::with_capacity(r.actions.len());
-    let mut hashes = Vec::with_capacity(r.actions.len());
-    for (i, a) in r.actions.iter().enumerate() {
-        if a.seq != i as u64 + 1 {
-            return Err(format!("action {} has seq {}", i + 1, a.seq));
-        }
-        let action = match a.kind.as_str() {
-            "play" => Action::Play {
-                cards: CardSet::from_ids(&a.cards).map_err(|e| e.to_string())?,
-                declared: match &a.declared {
-                    Some(d) => declared_from(d)?,
-                    None => None,
-                },
-            },
-            "pass" => Action::Pass,
-            other => return Err(format!("unexpected action kind {other:?} at seq {}", a.seq)),
-        };
-        entries.push(Entry {
-            player: a.player as u8,
-            action,
-            at: a.at as u64,
-        });
-        hashes.push(a.state_hash.clone());
-    }
-    let config = GameConfig {
-        variant: r.variant.clone(),
-        version: r.variant_version.clone(),
-        deals: r.deals,
-        turn_ms: None,
-        max_consecutive_timeouts: 1,
-        reconnect_ms: 90_000,
-    };
-    let game = Game::replay(config, &hooks, seed, preset, 0, &entries, Some(&hashes))
-        .map_err(|e| e.to_string())?;
+    let game = replay::verify(&replay)?.game;
     if game.phase() != Phase::Finished {
         return Err("the replayed match is not over".into());
     }
-    let totals: Vec<f64> = game.totals().iter().map(|c| convert::points(*c)).collect();
-    if totals != r.final_scores {
-        return Err(format!(
-            "replayed totals {totals:?} != the replay's final scores {:?}",
-            r.final_scores
-        ));
-    }
+    let totals: Vec<f64> = game.totals().iter().map(|c| wire::points(*c)).collect();
     if totals != f.scores {
         return Err(format!(
             "replayed totals {totals:?} != the match result received {:?}",
             f.scores
         ));
     }
-    if f.plays != r.actions.len() as u64 {
+    if f.plays != replay.entries.len() as u64 {
         return Err(format!(
             "{} plays acknowledged but {} in the log",
             f.plays,
-            r.actions.len()
+            replay.entries.len()
         ));
     }
     Ok(())

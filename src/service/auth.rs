@@ -4,9 +4,12 @@
 //! secret is 128 random bits from the OS generator, in hex. The service stores only the SHA-256
 //! of each secret and compares digests in constant time (`subtle`). Tokens are never logged:
 //! nothing here implements `Display` for a secret, and `Debug` redacts it.
+//!
+//! Depends only on `status`.
 
 use std::fmt;
 
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -92,6 +95,21 @@ pub fn random_id() -> Result<String, ApiError> {
     getrandom::fill(&mut bytes)
         .map_err(|e| ApiError::new(Reason::Unavailable, format!("no OS randomness: {e}")))?;
     Ok(hex::encode(bytes))
+}
+
+/// The id of an idempotent create: derived from the platform and request id with the token key,
+/// so every replica sharing the key derives the same id.
+pub fn derived_id(key: &[u8; 32], platform: Option<&str>, request_id: &str) -> String {
+    match <Hmac<Sha256> as Mac>::new_from_slice(key) {
+        Ok(mut mac) => {
+            mac.update(b"create|");
+            mac.update(platform.unwrap_or("").as_bytes());
+            mac.update(b"|");
+            mac.update(request_id.as_bytes());
+            hex::encode(&mac.finalize().into_bytes()[..12])
+        }
+        Err(_) => hex::encode(&Sha256::digest(request_id.as_bytes())[..12]),
+    }
 }
 
 /// SHA-256 of a secret.

@@ -1,18 +1,29 @@
-//! The gRPC service `shuangkou.v1`: thin tonic handlers over the deal engine, the variant
-//! registry and the store.
+//! The gRPC service `shuangkou.v1`: thin tonic rpcs over the deal engine, the variant registry
+//! and the store. Dependencies point one way (docs/ARCHITECTURE.md draws them):
+//! `rpc → access → games → session → core` and `rpc → wire → core`; nothing points back.
 //!
-//! - [`pb`]: the generated code (only `convert`, `live` and the handlers see it);
-//! - [`convert`]: wire ↔ domain values;
-//! - [`status`]: every rejection and its one mapping to a gRPC status;
-//! - [`auth`]: tokens and keys; [`record`]: a game's stored creation record;
-//! - [`live`]: a game as the service holds it; [`handlers`]: the rpcs; [`server`]: wiring,
-//!   health, reflection, gRPC-Web, limits, drain.
+//! - [`server`]: `shuangkou serve`, health, reflection, gRPC-Web, limits, drain;
+//! - [`app`]: the service as one value and its bootstrap (keys, store, variants, recovery);
+//! - [`rpc`]: the rpcs, sharing one prologue/epilogue (caller, tracing, metrics, status);
+//! - [`access`]: who calls and what they may do in a game;
+//! - [`games`]: the only owner of live games (cache, counts, schedule, commit protocol);
+//! - [`session`]: one game's domain state (engine, log, events, idempotency keys);
+//! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
+//! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
+//! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
+//! - [`status`]: every rejection, every domain error's mapping to it, its gRPC status;
+//! - [`clock`]: the one clock.
 
+pub mod access;
+pub mod app;
 pub mod auth;
-pub mod convert;
-pub mod handlers;
-pub mod live;
+pub mod clock;
+pub mod games;
 pub mod pb;
 pub mod record;
+pub mod replay;
+pub mod rpc;
 pub mod server;
+pub mod session;
 pub mod status;
+pub mod wire;

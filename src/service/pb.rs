@@ -1,5 +1,5 @@
 //! The generated protobuf and tonic code of `shuangkou.v1`, kept in this one module; only
-//! `convert.rs` and the handlers touch these types.
+//! `wire`, `rpc` and `status` (and the server wiring) touch these types.
 
 #![allow(clippy::all, missing_docs, rustdoc::all)]
 

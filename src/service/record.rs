@@ -8,6 +8,9 @@
 //! Tokens are derived: `HMAC-SHA256(token key, game id | role)`, truncated to 128 bits. The
 //! derivation lets an idempotent `CreateGame` retry return the same tokens, while the store only
 //! ever holds their digests.
+//!
+//! Depends on `auth` (token digests) and `status`; never on the wire types (`wire` turns a
+//! `CreateGameRequest` into a [`NewGame`]).
 
 use std::collections::BTreeMap;
 
@@ -16,7 +19,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::auth::{GameToken, Role, SecretHash, hash_secret};
-use super::pb;
 use super::status::{ApiError, Reason};
 use crate::cards::CardSet;
 use crate::variants::CompiledVariant;
@@ -53,16 +55,22 @@ pub struct Tokens {
     pub spectator: String,
 }
 
-impl Tokens {
-    pub fn response(&self, record: &Record) -> pb::CreateGameResponse {
-        pb::CreateGameResponse {
-            game_id: record.id.clone(),
-            seat_tokens: self.seats.clone(),
-            spectator_token: self.spectator.clone(),
-            variant_version: record.version.clone(),
-            seed_commitment: record.seed_commitment(),
-        }
-    }
+/// What a client asks for when it creates a game (a `CreateGameRequest`, as `wire` reads it),
+/// not yet checked against the variant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NewGame {
+    pub variant: String,
+    /// Player names; empty = `player0`…
+    pub players: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    /// Deals in the match; 0 = the variant's `deals_per_match`.
+    pub deals: u32,
+    /// The 256-bit seed in hex (admin only); empty = a random one.
+    pub seed: String,
+    /// Card ids dealt to each player (admin only).
+    pub preset_hands: Option<Vec<Vec<u32>>>,
+    /// The idempotency key; empty = none.
+    pub request_id: String,
 }
 
 fn derive_secret(key: &[u8; 32], game_id: &str, role: Role) -> Result<String, ApiError> {
@@ -113,7 +121,7 @@ impl Record {
     /// Validates a CreateGame request against the variant and builds the record and tokens.
     pub fn new(
         compiled: &std::sync::Arc<CompiledVariant>,
-        req: &pb::CreateGameRequest,
+        req: &NewGame,
         platform: Option<String>,
         game_id: &str,
         token_key: &[u8; 32],
@@ -142,16 +150,7 @@ impl Record {
             ));
         }
         // Options are checked against the variant's schema (and configure() evaluates rules()).
-        let pairs: Vec<String> = req
-            .options
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let overrides = compiled
-            .parse_overrides(&pairs)
-            .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
-        compiled
-            .configure(&overrides)
+        crate::variants::registry::configure(compiled, &req.options)
             .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
         if req.deals > 1000 {
             return Err(bad(Reason::BadRequest, "at most 1000 deals per match"));
@@ -174,8 +173,7 @@ impl Record {
         };
         let preset_hands = match &req.preset_hands {
             None => None,
-            Some(p) => {
-                let hands: Vec<Vec<u32>> = p.hands.iter().map(|h| h.cards.clone()).collect();
+            Some(hands) => {
                 if hands.len() != players {
                     return Err(bad(
                         Reason::BadRequest,
@@ -183,13 +181,8 @@ impl Record {
                     ));
                 }
                 let mut all = CardSet::EMPTY;
-                for h in &hands {
-                    let set = CardSet::from_ids(h).map_err(|e| match e {
-                        crate::cards::CardError::DuplicateCard(_) => {
-                            bad(Reason::DuplicateCard, e.to_string())
-                        }
-                        _ => bad(Reason::BadCardId, e.to_string()),
-                    })?;
+                for h in hands {
+                    let set = CardSet::from_ids(h)?;
                     if !set.intersection(all).is_empty() {
                         return Err(bad(
                             Reason::DuplicateCard,
@@ -198,7 +191,7 @@ impl Record {
                     }
                     all = all.union(set);
                 }
-                Some(hands)
+                Some(hands.clone())
             }
         };
         let (tokens, seat_digests, spectator_digest) = tokens_for(token_key, game_id, players)?;
@@ -208,7 +201,7 @@ impl Record {
             variant: compiled.id().to_string(),
             version: compiled.hash().to_string(),
             script: compiled.source().to_string(),
-            options: req.options.clone().into_iter().collect(),
+            options: req.options.clone(),
             deals: req.deals,
             players: names,
             seed,

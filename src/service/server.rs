@@ -1,7 +1,7 @@
 //! Server wiring: the gRPC services, health, reflection, gRPC-Web, limits and graceful shutdown.
 //!
-//! `run` is what `shuangkou serve` calls: configuration → tracing → metrics → store → variants →
-//! serve, until SIGTERM or SIGINT. `serve` takes a bound listener and a shutdown future, so
+//! `run` is what `shuangkou serve` calls: configuration → tracing → metrics → the [`App`]
+//! (store → variants → recovery, in `app`) → serve, until SIGTERM or SIGINT. `serve` takes a bound listener and a shutdown future, so
 //! tests run servers on `127.0.0.1:0`.
 //!
 //! Shutdown (drain), in order: health turns NOT_SERVING for every service; after the drain delay
@@ -18,8 +18,8 @@ use tonic::transport::Server;
 use tonic::transport::server::TcpIncoming;
 use tonic_health::ServingStatus;
 
-use super::handlers::{AdminApi, App, GameApi};
-use super::pb;
+use super::app::App;
+use super::rpc;
 use crate::config::{LogFormat, ServeConfig};
 
 /// The service names reported by `grpc.health.v1.Health`.
@@ -50,7 +50,7 @@ pub async fn run(config: ServeConfig) -> Result<(), String> {
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    tracing::info!(addr = %config.listen, store = app.store_kind(), "serving shuangkou.v1");
+    tracing::info!(addr = %config.listen, store = app.store_kind().name(), "serving shuangkou.v1");
     serve(app, listener, signal_received()).await
 }
 
@@ -104,23 +104,17 @@ pub async fn serve(
             .await;
     }
     let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(rpc::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1()
         .map_err(|e| format!("reflection: {e}"))?;
     let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(pb::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(rpc::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
         .build_v1alpha()
         .map_err(|e| format!("reflection: {e}"))?;
 
-    let limit = config.max_message_bytes;
-    let game = pb::game_engine_server::GameEngineServer::new(GameApi::new(Arc::clone(&app)))
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit);
-    let admin = pb::variant_admin_server::VariantAdminServer::new(AdminApi::new(Arc::clone(&app)))
-        .max_decoding_message_size(limit)
-        .max_encoding_message_size(limit);
+    let (game, admin) = rpc::services(&app, config.max_message_bytes);
 
     // Readiness follows the store: the game service (the readiness probe's) is NOT_SERVING while
     // the store is unreachable. The whole server (`""`, the liveness probe's) stays SERVING — a

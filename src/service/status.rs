@@ -1,15 +1,26 @@
-//! Every rejection of the service as one error type, and its one mapping to a gRPC status.
+//! Every rejection of the service as one error type ([`ApiError`]), every domain error's one
+//! mapping to it (`From` impls: engine, card and store errors), and its one mapping to a gRPC
+//! status.
 //!
-//! Each rejection has a stable machine-readable reason (API.md's error table): it is the prefix of
-//! the status message (`NOT_YOUR_TURN: …`) and the `reason` of a `google.rpc.ErrorInfo` detail in
-//! domain `shuangkou.v1`, with extra metadata where a client needs it (`current_seq` on
-//! `STALE_SEQ`, the interpretations on `AMBIGUOUS_PLAY`).
+//! Each rejection has a stable machine-readable reason (the `ErrorReason` enum of
+//! `proto/shuangkou/v1/`): it is the prefix of the status message (`NOT_YOUR_TURN: …`) and the
+//! `reason` of a `google.rpc.ErrorInfo` detail in domain `shuangkou.v1`, with extra metadata
+//! where a client needs it (`current_seq` on `STALE_SEQ`, the interpretations on
+//! `AMBIGUOUS_PLAY`).
+//!
+//! Converting is pure: no metric is recorded here (the rpc layer counts rejections, in
+//! `rpc/mod.rs`). Depends on no other module of the service.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
+
+use crate::cards::CardError;
+use crate::game::GameError;
+use crate::hand::PlayError;
+use crate::store::StoreError;
 
 /// The ErrorInfo domain of this API.
 pub const DOMAIN: &str = "shuangkou.v1";
@@ -42,8 +53,34 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// The stable name: the name of the proto's `ErrorReason` value (API.md's reasons, and
-    /// `_TOKEN`/`_SERVER` suffixes where a reason would repeat a gRPC code's name).
+    /// Every reason.
+    pub const ALL: [Reason; 22] = [
+        Reason::BadCardId,
+        Reason::DuplicateCard,
+        Reason::NotACombination,
+        Reason::AmbiguousPlay,
+        Reason::DeclaredMismatch,
+        Reason::UnknownVariant,
+        Reason::BadOption,
+        Reason::BadRequest,
+        Reason::NotYourTurn,
+        Reason::CardsNotHeld,
+        Reason::DoesNotBeat,
+        Reason::MustLead,
+        Reason::GameOver,
+        Reason::GameInProgress,
+        Reason::StaleSeq,
+        Reason::NoSuchGame,
+        Reason::Unauthenticated,
+        Reason::PermissionDenied,
+        Reason::LimitExceeded,
+        Reason::ScriptFailed,
+        Reason::StoreFailed,
+        Reason::Unavailable,
+    ];
+
+    /// The stable name: the name of the proto's `ErrorReason` value (with `_TOKEN`/`_SERVER`
+    /// suffixes where a reason would repeat a gRPC code's name).
     pub const fn name(self) -> &'static str {
         match self {
             Reason::BadCardId => "BAD_CARD_ID",
@@ -138,9 +175,77 @@ impl fmt::Display for ApiError {
 
 impl std::error::Error for ApiError {}
 
+/// An engine rejection.
+impl From<GameError> for ApiError {
+    fn from(e: GameError) -> ApiError {
+        let msg = e.to_string();
+        match e {
+            GameError::GameOver => ApiError::new(Reason::GameOver, msg),
+            GameError::NoSuchPlayer(_) => ApiError::new(Reason::BadRequest, msg),
+            GameError::NotYourTurn { .. } => ApiError::new(Reason::NotYourTurn, msg),
+            GameError::CardsNotHeld => ApiError::new(Reason::CardsNotHeld, msg),
+            GameError::MustLead => ApiError::new(Reason::MustLead, msg),
+            GameError::Play(p) => ApiError::from(p),
+            GameError::NotDue | GameError::NotDisconnected | GameError::WindowOpen => {
+                ApiError::new(Reason::BadRequest, msg)
+            }
+            GameError::Hook(h) => {
+                tracing::error!(hook = %h.hook, error = %h, "variant script failed; action rejected");
+                ApiError::new(
+                    Reason::ScriptFailed,
+                    "the variant script failed; the game is unchanged",
+                )
+            }
+            GameError::Setup(_) | GameError::Replay { .. } => {
+                ApiError::new(Reason::BadRequest, msg)
+            }
+        }
+    }
+}
+
+/// A play the card rules refuse.
+impl From<PlayError> for ApiError {
+    fn from(p: PlayError) -> ApiError {
+        match p {
+            PlayError::NotACombination(_) => ApiError::new(Reason::NotACombination, p.to_string()),
+            PlayError::DoesNotBeat(_) => ApiError::new(Reason::DoesNotBeat, p.to_string()),
+            PlayError::DeclaredMismatch(_) => {
+                ApiError::new(Reason::DeclaredMismatch, p.to_string())
+            }
+            PlayError::Ambiguous { ref options, .. } => {
+                let list: Vec<String> = options
+                    .iter()
+                    .map(|h| match h.key() {
+                        Some(k) => format!("{}:{}", h.kind, k),
+                        None => h.kind.to_string(),
+                    })
+                    .collect();
+                ApiError::new(Reason::AmbiguousPlay, p.to_string())
+                    .with("interpretations", list.join(","))
+            }
+        }
+    }
+}
+
+/// Card ids from a client (a play, preset hands).
+impl From<CardError> for ApiError {
+    fn from(e: CardError) -> ApiError {
+        match e {
+            CardError::DuplicateCard(_) => ApiError::new(Reason::DuplicateCard, e.to_string()),
+            _ => ApiError::new(Reason::BadCardId, e.to_string()),
+        }
+    }
+}
+
+/// A store failure: the operation is not acknowledged.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        ApiError::new(Reason::StoreFailed, e.to_string())
+    }
+}
+
 impl From<ApiError> for Status {
     fn from(e: ApiError) -> Status {
-        crate::metrics::rejection(e.reason.name());
         let metadata: HashMap<String, String> = e.metadata.iter().cloned().collect();
         let details = ErrorDetails::with_error_info(e.reason.name(), DOMAIN, metadata);
         Status::with_error_details(e.reason.code(), e.to_string(), details)
@@ -178,31 +283,7 @@ mod tests {
 
     #[test]
     fn every_reason_is_an_error_reason_of_the_proto() {
-        use Reason::*;
-        for r in [
-            BadCardId,
-            DuplicateCard,
-            NotACombination,
-            AmbiguousPlay,
-            DeclaredMismatch,
-            UnknownVariant,
-            BadOption,
-            BadRequest,
-            NotYourTurn,
-            CardsNotHeld,
-            DoesNotBeat,
-            MustLead,
-            GameOver,
-            GameInProgress,
-            StaleSeq,
-            NoSuchGame,
-            Unauthenticated,
-            PermissionDenied,
-            LimitExceeded,
-            ScriptFailed,
-            StoreFailed,
-            Unavailable,
-        ] {
+        for r in Reason::ALL {
             assert!(
                 crate::service::pb::ErrorReason::from_str_name(r.name()).is_some(),
                 "{} is not an ErrorReason value",

@@ -73,6 +73,38 @@ pub struct StoreError {
     pub message: String,
 }
 
+/// Which backend a store is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StoreKind {
+    Memory,
+    Embedded,
+    Redis,
+}
+
+impl StoreKind {
+    /// A short name for logs and metrics (`memory`, `embedded`, `redis`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            StoreKind::Memory => "memory",
+            StoreKind::Embedded => "embedded",
+            StoreKind::Redis => "redis",
+        }
+    }
+}
+
+/// A kind equals its name (`store.kind() == "redis"`).
+impl PartialEq<&str> for StoreKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The configured store.
 pub enum Store {
     Memory(memory::MemoryStore),
@@ -132,12 +164,12 @@ impl Store {
         matches!(self, Store::Redis(_))
     }
 
-    /// A short name for logs and metrics (`memory`, `embedded`, `redis`).
-    pub fn kind(&self) -> &'static str {
+    /// Which backend this is.
+    pub fn kind(&self) -> StoreKind {
         match self {
-            Store::Memory(_) => "memory",
-            Store::Embedded(_) => "embedded",
-            Store::Redis(_) => "redis",
+            Store::Memory(_) => StoreKind::Memory,
+            Store::Embedded(_) => StoreKind::Embedded,
+            Store::Redis(_) => StoreKind::Redis,
         }
     }
 
@@ -244,7 +276,7 @@ impl Store {
             Store::Embedded(s) => s.ping().await,
             Store::Redis(s) => s.ping().await,
         };
-        crate::metrics::store_up(self.kind(), r.is_ok());
+        crate::metrics::store_up(self.kind().name(), r.is_ok());
         self.observe("ping", t, &r);
         r
     }
@@ -263,9 +295,14 @@ impl Store {
 
     /// Records latency and errors; logs failures (never record or entry bodies).
     fn observe<T>(&self, op: &'static str, start: Instant, r: &Result<T, StoreError>) {
-        crate::metrics::store_op(self.kind(), op, start.elapsed().as_secs_f64(), r.is_ok());
+        crate::metrics::store_op(
+            self.kind().name(),
+            op,
+            start.elapsed().as_secs_f64(),
+            r.is_ok(),
+        );
         if let Err(e) = r {
-            tracing::warn!(store = self.kind(), op, error = %e.message, "store operation failed");
+            tracing::warn!(store = self.kind().name(), op, error = %e.message, "store operation failed");
         }
     }
 }

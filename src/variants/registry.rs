@@ -16,6 +16,10 @@
 //! to `<archive>/<id>/<hash>.rhai`, so a pinned version survives a restart; a game that stored
 //! the script text itself can re-register it with [`Registry::restore`].
 //!
+//! The registry also shares configured hooks ([`Registry::configured`]): games of one version
+//! with the same options use one immutable [`ScriptVariant`] (its option maps and rules) instead
+//! of configuring their own.
+//!
 //! Files are read through symlinks, and names starting with `.` are ignored, which covers the
 //! layout of a Kubernetes ConfigMap volume (`classic.rhai -> ..data/classic.rhai`,
 //! `..data -> ..2026_11_29_…`, updated by an atomic swap of `..data`).
@@ -30,7 +34,7 @@ use serde::Serialize;
 
 use super::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
 use super::schema::OptionSchema;
-use super::script::{CompiledVariant, VariantError, content_hash};
+use super::script::{CompiledVariant, ScriptVariant, VariantError, content_hash};
 use super::{EMBEDDED, embedded_origin, load};
 
 /// How a registry is set up.
@@ -131,7 +135,26 @@ pub struct Registry {
     counters: Counters,
     /// Serializes reloads (the checks run outside the state lock).
     reload_lock: Mutex<()>,
+    /// Configured hooks by (variant, version, options); bounded (see [`Registry::configured`]).
+    configured: Mutex<HashMap<ConfiguredKey, Arc<ScriptVariant>>>,
 }
+
+/// `compiled` configured with `options` as a client gives them (`name` → value text), checked
+/// against the variant's schema (uncached: [`Registry::configured`] shares the result).
+pub fn configure(
+    compiled: &Arc<CompiledVariant>,
+    options: &BTreeMap<String, String>,
+) -> Result<ScriptVariant, VariantError> {
+    let pairs: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let overrides = compiled.parse_overrides(&pairs)?;
+    compiled.configure(&overrides)
+}
+
+/// Variant id, content hash, options as given.
+type ConfiguredKey = (String, String, Vec<(String, String)>);
+
+/// Most configured hook sets kept at once; the cache starts over beyond.
+const CONFIGURED_MAX: usize = 256;
 
 /// One script found in the directory (or embedded).
 struct Found {
@@ -149,6 +172,7 @@ impl Registry {
             state: RwLock::new(State::default()),
             counters: Counters::default(),
             reload_lock: Mutex::new(()),
+            configured: Mutex::new(HashMap::new()),
         };
         let report = registry.reload_inner()?;
         if registry.read().active.is_empty() {
@@ -255,6 +279,41 @@ impl Registry {
             .entry((id.to_string(), hash.to_string()))
             .or_insert(compiled);
         Ok(Arc::clone(v))
+    }
+
+    /// `compiled` configured with `options` (`name` → value text), shared by every game of that
+    /// version with the same options: the hooks are immutable, configuring runs two script calls
+    /// and the maps take ~3 KB, once per game otherwise. The cache is bounded (it starts over
+    /// beyond [`CONFIGURED_MAX`] entries) and keeps the versions it holds alive.
+    pub fn configured(
+        &self,
+        compiled: &Arc<CompiledVariant>,
+        options: &BTreeMap<String, String>,
+    ) -> Result<Arc<ScriptVariant>, VariantError> {
+        let key: ConfiguredKey = (
+            compiled.id().to_string(),
+            compiled.hash().to_string(),
+            options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
+        if let Some(h) = self
+            .configured
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(h);
+        }
+        let hooks = Arc::new(configure(compiled, options)?);
+        if let Ok(mut m) = self.configured.lock() {
+            if m.len() >= CONFIGURED_MAX {
+                m.clear();
+            }
+            m.insert(key, Arc::clone(&hooks));
+        }
+        Ok(hooks)
     }
 
     /// Counters and sizes.

@@ -13,7 +13,7 @@ use clap::Parser;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::config::ServeConfig;
-use shuangkou::service::handlers::App;
+use shuangkou::service::app::App;
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use shuangkou::service::status::reason_of;
@@ -258,38 +258,26 @@ pub async fn create(
         .into_inner()
 }
 
+/// GetState with `token` (panics on a rejection).
 pub async fn state(
     client: &mut GameEngineClient<Channel>,
     game_id: &str,
     token: &str,
 ) -> pb::GetStateResponse {
-    client
-        .get_state(authed(
-            pb::GetStateRequest {
-                game_id: game_id.into(),
-            },
-            token,
-        ))
+    viewer_state(client, game_id, token, "GetState")
         .await
-        .expect("GetState")
-        .into_inner()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// GetHints with `token` (panics on a rejection).
 pub async fn hints(
     client: &mut GameEngineClient<Channel>,
     game_id: &str,
     token: &str,
 ) -> pb::GetHintsResponse {
-    client
-        .get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: game_id.into(),
-            },
-            token,
-        ))
+    viewer_hints(client, game_id, token, "GetHints")
         .await
-        .expect("GetHints")
-        .into_inner()
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The player sitting at `seat` in a state.
@@ -361,6 +349,57 @@ pub struct Policy {
     pub stop_at_seq: Option<u64>,
 }
 
+/// The message of a reply, or an error naming the viewer and the rpc.
+fn answer<T>(r: Result<tonic::Response<T>, Status>, who: &str, rpc: &str) -> Result<T, String> {
+    r.map(tonic::Response::into_inner)
+        .map_err(|s| format!("{who}: {rpc}: {s:?}"))
+}
+
+/// `WatchGame` from the start (the creation events included) with `token`; `who` names the
+/// viewer in errors.
+async fn watch_from_start(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+    who: &str,
+) -> Result<tonic::Streaming<pb::GameEvent>, String> {
+    let req = pb::WatchGameRequest {
+        game_id: game_id.into(),
+        from_seq: 0,
+    };
+    answer(
+        client.watch_game(authed(req, token)).await,
+        who,
+        "WatchGame",
+    )
+}
+
+/// `GetState` with `token`; `who` names the viewer in errors.
+async fn viewer_state(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+    who: &str,
+) -> Result<pb::GetStateResponse, String> {
+    let req = pb::GetStateRequest {
+        game_id: game_id.into(),
+    };
+    answer(client.get_state(authed(req, token)).await, who, "GetState")
+}
+
+/// `GetHints` with `token`; `who` names the player in errors.
+async fn viewer_hints(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+    who: &str,
+) -> Result<pb::GetHintsResponse, String> {
+    let req = pb::GetHintsRequest {
+        game_id: game_id.into(),
+    };
+    answer(client.get_hints(authed(req, token)).await, who, "GetHints")
+}
+
 /// Plays a match for `player` with its own channel and token only: watches the game from the
 /// start, reads its state after every new seq, and when it is to act asks for hints and plays a
 /// random one (or passes, sometimes, when legal), with `expected_seq`. Returns what it received.
@@ -377,17 +416,8 @@ pub async fn play_as(
         player: Some(player),
         ..Default::default()
     };
-    let mut stream = client
-        .watch_game(authed(
-            pb::WatchGameRequest {
-                game_id: game_id.clone(),
-                from_seq: 0,
-            },
-            &token,
-        ))
-        .await
-        .map_err(|s| format!("player {player}: WatchGame: {s:?}"))?
-        .into_inner();
+    let who = format!("player {player}");
+    let mut stream = watch_from_start(&mut client, &game_id, &token, &who).await?;
     let mut checked: Option<u64> = None;
     let mut n = 0u64;
     while let Some(ev) = stream
@@ -400,16 +430,7 @@ pub async fn play_as(
         if checked.is_some_and(|c| c >= seq) {
             continue;
         }
-        let st = client
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .map_err(|s| format!("player {player}: GetState: {s:?}"))?
-            .into_inner();
+        let st = viewer_state(&mut client, &game_id, &token, &who).await?;
         log.states.push(st.clone());
         checked = Some(st.seq.max(seq));
         if policy.stop_at_seq.is_some_and(|s| st.seq >= s) {
@@ -421,16 +442,7 @@ pub async fn play_as(
         {
             continue;
         }
-        let h = client
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .map_err(|s| format!("player {player}: GetHints: {s:?}"))?
-            .into_inner();
+        let h = viewer_hints(&mut client, &game_id, &token, &who).await?;
         log.hints.push((st.seq, h.clone()));
         if !h.your_turn {
             return Err(format!(
@@ -483,17 +495,7 @@ pub async fn watch_as(
 ) -> Result<ViewerLog, String> {
     let mut client = GameEngineClient::new(channel(addr).await);
     let mut log = ViewerLog::default();
-    let mut stream = client
-        .watch_game(authed(
-            pb::WatchGameRequest {
-                game_id: game_id.clone(),
-                from_seq: 0,
-            },
-            &token,
-        ))
-        .await
-        .map_err(|s| format!("spectator: WatchGame: {s:?}"))?
-        .into_inner();
+    let mut stream = watch_from_start(&mut client, &game_id, &token, "spectator").await?;
     let mut checked: Option<u64> = None;
     while let Some(ev) = stream
         .message()
@@ -505,16 +507,7 @@ pub async fn watch_as(
         if checked.is_some_and(|c| c >= seq) {
             continue;
         }
-        let st = client
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .map_err(|s| format!("spectator: GetState: {s:?}"))?
-            .into_inner();
+        let st = viewer_state(&mut client, &game_id, &token, "spectator").await?;
         checked = Some(st.seq.max(seq));
         log.states.push(st);
     }
@@ -575,138 +568,37 @@ impl Rebuilt {
     }
 }
 
-fn declared_from(d: &pb::Declared) -> Result<Option<shuangkou::hand::Declared>, String> {
-    use shuangkou::hand::HandType;
-    if d.r#type == 0 {
-        return Ok(None);
-    }
-    let kind = HandType::ALL
-        .into_iter()
-        .find(|h| shuangkou::service::convert::hand_type(*h) as i32 == d.r#type)
-        .ok_or_else(|| format!("unknown declared type {}", d.r#type))?;
-    let key = if d.key.is_empty() {
-        None
-    } else {
-        Some(
-            d.key
-                .parse::<shuangkou::cards::Rank>()
-                .map_err(|e| e.to_string())?,
-        )
-    };
-    Ok(Some(shuangkou::hand::Declared { kind, key }))
-}
-
-/// Rebuilds a match from `GetReplay` with the core (`Game::replay`, checking every recorded
-/// state hash) and the embedded variant's hooks, and keeps the state after every seq.
+/// Rebuilds a match from `GetReplay` with the library's replay (`Replay::try_from` and
+/// `replay::verify`: the core's `Game::replay`, checking every recorded state hash, with the
+/// embedded variant's hooks), and keeps the state after every seq.
 pub fn rebuild(replay: &pb::GetReplayResponse) -> Result<Rebuilt, String> {
-    use shuangkou::cards::CardSet;
-    use shuangkou::game::{Action, Entry, Game, GameConfig};
-    use shuangkou::variants::OptionValue;
+    use shuangkou::game::Game;
+    use shuangkou::service::replay::{self, Replay};
 
-    let compiled = shuangkou::variants::builtin(&replay.variant).map_err(|e| e.to_string())?;
-    if compiled.hash() != replay.variant_version {
-        return Err(format!(
-            "the game ran {} version {}, the embedded one is {}",
-            replay.variant,
-            replay.variant_version,
-            compiled.hash()
-        ));
-    }
-    let pairs: Vec<String> = replay
-        .options
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    let overrides = compiled
-        .parse_overrides(&pairs)
-        .map_err(|e| e.to_string())?;
-    let hooks = compiled.configure(&overrides).map_err(|e| e.to_string())?;
-    // The timing configuration comes from the replay itself; it must agree with the variant's
-    // options (what the server derived it from).
-    let reconnect_seconds = match hooks.option("reconnect_seconds") {
-        Some(OptionValue::Int(s)) => *s,
-        _ => 90,
-    };
-    if replay.reconnect_ms != reconnect_seconds.max(1) as u64 * 1000 {
-        return Err(format!(
-            "reconnect_ms {} disagrees with the option reconnect_seconds {reconnect_seconds}",
-            replay.reconnect_ms
-        ));
-    }
-    let config = GameConfig {
-        variant: replay.variant.clone(),
-        version: replay.variant_version.clone(),
-        deals: replay.deals,
-        turn_ms: (replay.turn_ms > 0).then_some(replay.turn_ms),
-        max_consecutive_timeouts: replay.max_consecutive_timeouts,
-        reconnect_ms: replay.reconnect_ms,
-    };
-    let created_at = u64::try_from(replay.created_at).map_err(|_| "negative created_at")?;
-    let seed: [u8; 32] = hex::decode(&replay.seed)
-        .map_err(|e| format!("seed: {e}"))?
-        .try_into()
-        .map_err(|_| "seed is not 256 bits".to_string())?;
-    let preset = match &replay.preset_hands {
-        None => None,
-        Some(p) => Some(
-            p.hands
-                .iter()
-                .map(|h| CardSet::from_ids(&h.cards).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-    };
-    let mut entries = Vec::new();
-    let mut hashes = Vec::new();
-    for (i, a) in replay.actions.iter().enumerate() {
-        if a.seq != i as u64 + 1 {
-            return Err(format!("action {i} has seq {}", a.seq));
-        }
-        let action = match a.kind.as_str() {
-            "play" => Action::Play {
-                cards: CardSet::from_ids(&a.cards).map_err(|e| e.to_string())?,
-                declared: match &a.declared {
-                    Some(d) => declared_from(d)?,
-                    None => None,
-                },
-            },
-            "pass" => Action::Pass,
-            "leave" => Action::Leave,
-            "timeout" => Action::Timeout,
-            "disconnect" => Action::Disconnect,
-            "reconnect" => Action::Reconnect,
-            "reconnect_expired" => Action::ReconnectExpired,
-            other => return Err(format!("unknown action kind {other:?}")),
-        };
-        entries.push(Entry {
-            player: u8::try_from(a.player).map_err(|_| "player out of range".to_string())?,
-            action,
-            at: u64::try_from(a.at).unwrap_or(0),
-        });
-        hashes.push(a.state_hash.clone());
-    }
-    // The core's verification: every recorded state hash.
-    let verified = Game::replay(
-        config.clone(),
-        &hooks,
-        seed,
-        preset.clone(),
-        created_at,
-        &entries,
-        Some(&hashes),
-    )
-    .map_err(|e| format!("replay does not verify: {e}"))?;
+    let replay = Replay::try_from(replay)?;
+    let verified = replay::verify(&replay)?;
     // The same, step by step, keeping every state.
-    let (mut game, _) =
-        Game::new(config, &hooks, seed, preset, created_at).map_err(|e| e.to_string())?;
+    let hooks = &verified.hooks;
+    let (mut game, _) = Game::new(
+        replay.config.clone(),
+        hooks,
+        replay.seed,
+        replay.preset()?,
+        replay.created_at,
+    )
+    .map_err(|e| e.to_string())?;
     let mut states = vec![game.clone()];
-    for e in &entries {
-        game.apply(&hooks, *e).map_err(|err| err.to_string())?;
+    for e in &replay.entries {
+        game.apply(hooks, *e).map_err(|err| err.to_string())?;
         states.push(game.clone());
     }
-    if game.state_hash() != verified.state_hash() {
+    if game.state_hash() != verified.game.state_hash() {
         return Err("step-by-step replay differs from Game::replay".into());
     }
-    Ok(Rebuilt { states, entries })
+    Ok(Rebuilt {
+        states,
+        entries: replay.entries,
+    })
 }
 
 /// Points (as on the wire) from the core's hundredths.

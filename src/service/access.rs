@@ -1,0 +1,143 @@
+//! Who is calling and what they may do: the caller of a request (from its bearer credential),
+//! who may create games, who may use the admin service, and the game a request is about with
+//! the viewer the caller is in it (`game::Viewer`).
+//!
+//! Depends on `auth` (credentials), `games` (to verify a game token against its game) and
+//! `status`; never on the wire types.
+
+use tonic::metadata::MetadataMap;
+
+use super::auth::{self, GameToken, Keys, Role};
+use super::games::{Games, Shared};
+use super::status::{ApiError, Reason};
+use crate::game::Viewer;
+
+/// Who is calling.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// No credential, or the service runs open.
+    Anonymous,
+    /// A platform API key (its name).
+    Platform(String),
+    /// The admin key.
+    Admin,
+    /// A game token (not yet verified against the game's digests).
+    Game(GameToken),
+}
+
+/// The caller of a request with these headers.
+pub fn caller(keys: &Keys, metadata: &MetadataMap) -> Caller {
+    let Some(token) = auth::bearer(metadata) else {
+        return Caller::Anonymous;
+    };
+    if keys.is_admin(token) {
+        return Caller::Admin;
+    }
+    if let Some(p) = keys.platform(token) {
+        return Caller::Platform(p.to_string());
+    }
+    match GameToken::parse(token) {
+        Some(t) => Caller::Game(t),
+        None => Caller::Anonymous,
+    }
+}
+
+/// A caller that may create games: a platform key (its name), the admin key, or anyone when
+/// open.
+pub fn creator(keys: &Keys, caller: &Caller) -> Result<Option<String>, ApiError> {
+    match caller {
+        Caller::Platform(p) => Ok(Some(p.clone())),
+        Caller::Admin => Ok(None),
+        _ if keys.open() => Ok(None),
+        Caller::Game(_) => Err(ApiError::new(
+            Reason::PermissionDenied,
+            "a game token cannot create games; use a platform API key",
+        )),
+        Caller::Anonymous => Err(ApiError::new(
+            Reason::Unauthenticated,
+            "CreateGame needs a platform API key (authorization: Bearer <key>)",
+        )),
+    }
+}
+
+/// The admin key (or anyone when open): the admin service.
+pub fn admin(keys: &Keys, caller: &Caller) -> Result<(), ApiError> {
+    match caller {
+        Caller::Admin => Ok(()),
+        _ if keys.open() => Ok(()),
+        Caller::Anonymous => Err(ApiError::new(
+            Reason::Unauthenticated,
+            "the admin key is required",
+        )),
+        _ => Err(ApiError::new(
+            Reason::PermissionDenied,
+            "the admin key is required",
+        )),
+    }
+}
+
+/// The player of a viewer that must be one; `refusal` says what needs a seat token.
+pub fn player(viewer: Viewer, refusal: &'static str) -> Result<u8, ApiError> {
+    match viewer {
+        Viewer::Player(p) => Ok(p),
+        _ => Err(ApiError::new(Reason::PermissionDenied, refusal)),
+    }
+}
+
+/// Resolves the game a request is about and how the caller sees it.
+pub async fn authorize(
+    games: &Games,
+    caller: &Caller,
+    game_id: &str,
+) -> Result<(Shared, Viewer), ApiError> {
+    if game_id.is_empty() {
+        return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+    }
+    match caller {
+        Caller::Admin => Ok((games.load(game_id).await?, Viewer::Admin)),
+        Caller::Game(token) => {
+            // The token is verified against the game it names first: an unknown (forged,
+            // expired) token is UNAUTHENTICATED whatever game it is used on, and only a
+            // genuine token for another game is PERMISSION_DENIED, which says nothing about
+            // whether the requested game exists.
+            let game = games
+                .load(&token.game_id)
+                .await
+                .map_err(|e| match e.reason {
+                    Reason::NoSuchGame => {
+                        ApiError::new(Reason::Unauthenticated, "unknown or expired token")
+                    }
+                    _ => e,
+                })?;
+            let ok = {
+                let live = game.lock().await;
+                live.record.verify(token)
+            };
+            if !ok {
+                return Err(ApiError::new(
+                    Reason::Unauthenticated,
+                    "unknown or expired token",
+                ));
+            }
+            if token.game_id != game_id {
+                return Err(ApiError::new(
+                    Reason::PermissionDenied,
+                    "the token is for another game",
+                ));
+            }
+            let viewer = match token.role {
+                Role::Player(p) => Viewer::Player(p),
+                Role::Spectator => Viewer::Spectator,
+            };
+            Ok((game, viewer))
+        }
+        Caller::Platform(_) => Err(ApiError::new(
+            Reason::PermissionDenied,
+            "a platform key cannot act in a game; use the seat or spectator token",
+        )),
+        Caller::Anonymous => Err(ApiError::new(
+            Reason::Unauthenticated,
+            "missing token (authorization: Bearer <token>)",
+        )),
+    }
+}

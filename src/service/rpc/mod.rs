@@ -1,0 +1,152 @@
+//! The rpcs: thin tonic services over `access`, `games`, `session` and `wire`.
+//!
+//! Every unary rpc (and the opening of a WatchGame stream) goes through [`unary`], the one
+//! place of the shared prologue and epilogue: the caller from the bearer credential, a debug
+//! tracing span (disabled, and free, at the default `info` level), the rpc's duration and code in
+//! metrics, the rejection counted by reason, and the [`ApiError`] turned into a gRPC status.
+//!
+//! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream;
+//! - [`admin`]: the `VariantAdmin` service.
+//!
+//! The top of the service's dependencies: nothing else in the service imports these modules
+//! but `server`.
+
+/// Implements a tonic service trait whose every rpc is [`unary`] over a method of the same
+/// name on the service type: `rpc(Request) -> Response = "Method" => handler;`, where
+/// `handler(&self, Caller, Request) -> Result<Response, ApiError>`. Extra trait items (stream
+/// types) go in the braces after the trait.
+macro_rules! rpcs {
+    ($tr:path => $ty:ty { $($extra:tt)* }
+     $($rpc:ident($req:ident) -> $resp:ident = $method:literal => $handler:ident;)*) => {
+        #[tonic::async_trait]
+        impl $tr for $ty {
+            $($extra)*
+            $(
+                async fn $rpc(
+                    &self,
+                    request: tonic::Request<crate::service::pb::$req>,
+                ) -> Result<tonic::Response<rpcs!(@resp $resp)>, tonic::Status> {
+                    crate::service::rpc::unary(&self.app, $method, request, |caller, req| {
+                        self.$handler(caller, req)
+                    })
+                    .await
+                }
+            )*
+        }
+    };
+    (@resp WatchGameStream) => { Self::WatchGameStream };
+    (@resp $resp:ident) => { crate::service::pb::$resp };
+}
+
+pub mod admin;
+pub mod game;
+pub mod watch;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use tonic::{Request, Response, Status};
+use tracing::Instrument;
+
+use super::access::{self, Caller};
+use super::app::App;
+use super::pb;
+use super::status::ApiError;
+
+/// The encoded descriptor set of `proto/` (for server reflection).
+pub use super::pb::FILE_DESCRIPTOR_SET;
+
+/// The two tonic services of the app, each with the message size limit both ways.
+pub fn services(
+    app: &Arc<App>,
+    limit: usize,
+) -> (
+    pb::game_engine_server::GameEngineServer<game::GameApi>,
+    pb::variant_admin_server::VariantAdminServer<admin::AdminApi>,
+) {
+    let game = pb::game_engine_server::GameEngineServer::new(game::GameApi::new(Arc::clone(app)))
+        .max_decoding_message_size(limit)
+        .max_encoding_message_size(limit);
+    let admin =
+        pb::variant_admin_server::VariantAdminServer::new(admin::AdminApi::new(Arc::clone(app)))
+            .max_decoding_message_size(limit)
+            .max_encoding_message_size(limit);
+    (game, admin)
+}
+
+/// The game a request is about, for its tracing span ("" when none).
+pub trait Subject {
+    fn game_id(&self) -> &str {
+        ""
+    }
+}
+
+macro_rules! about_a_game {
+    ($($t:ty),*) => { $(impl Subject for $t { fn game_id(&self) -> &str { &self.game_id } })* };
+}
+about_a_game!(
+    pb::SubmitPlayRequest,
+    pb::GetStateRequest,
+    pb::WatchGameRequest,
+    pb::GetHintsRequest,
+    pb::LeaveGameRequest,
+    pb::GetReplayRequest
+);
+impl Subject for pb::ListVariantsRequest {}
+impl Subject for pb::CreateGameRequest {}
+impl Subject for pb::ValidateVariantRequest {}
+impl Subject for pb::ReloadVariantsRequest {}
+
+/// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.
+pub async fn unary<Req, T, Fut>(
+    app: &App,
+    method: &'static str,
+    request: Request<Req>,
+    handle: impl FnOnce(Caller, Req) -> Fut,
+) -> Result<Response<T>, Status>
+where
+    Req: Subject,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let start = Instant::now();
+    let caller = access::caller(app.keys(), request.metadata());
+    let req = request.into_inner();
+    let span = tracing::debug_span!("rpc", method, game = %req.game_id());
+    let r = handle(caller, req).instrument(span).await;
+    let code = match &r {
+        Ok(_) => "OK",
+        Err(e) => code_name(e.reason.code()),
+    };
+    crate::metrics::rpc(method, code, start.elapsed().as_secs_f64());
+    r.map(Response::new).map_err(rejected)
+}
+
+/// A rejection as a status, counted by reason.
+pub fn rejected(e: ApiError) -> Status {
+    crate::metrics::rejection(e.reason.name());
+    Status::from(e)
+}
+
+fn code_name(code: tonic::Code) -> &'static str {
+    use tonic::Code::*;
+    match code {
+        Ok => "OK",
+        Cancelled => "CANCELLED",
+        Unknown => "UNKNOWN",
+        InvalidArgument => "INVALID_ARGUMENT",
+        DeadlineExceeded => "DEADLINE_EXCEEDED",
+        NotFound => "NOT_FOUND",
+        AlreadyExists => "ALREADY_EXISTS",
+        PermissionDenied => "PERMISSION_DENIED",
+        ResourceExhausted => "RESOURCE_EXHAUSTED",
+        FailedPrecondition => "FAILED_PRECONDITION",
+        Aborted => "ABORTED",
+        OutOfRange => "OUT_OF_RANGE",
+        Unimplemented => "UNIMPLEMENTED",
+        Internal => "INTERNAL",
+        Unavailable => "UNAVAILABLE",
+        DataLoss => "DATA_LOSS",
+        Unauthenticated => "UNAUTHENTICATED",
+    }
+}

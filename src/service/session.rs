@@ -1,0 +1,498 @@
+//! One game as the service holds it (a session): the engine state, its pinned variant, its log
+//! entries with the events they caused (for WatchGame resumes and idempotent retries), and a
+//! notifier.
+//!
+//! Built from a creation record plus the stored log by replay, verifying each entry's recorded
+//! state hash, so a game rebuilt after a restart or on another replica is exactly the game that
+//! was acknowledged. An action is prepared on a copy of the engine state ([`Prepared`]) and made
+//! current only once the store has it (`games` runs that protocol).
+//!
+//! Domain values only: no protobuf type (`wire` converts what this returns), no store access
+//! (the log entries come in and go out as values), no cache.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use super::record::Record;
+use super::replay::Replay;
+use super::status::{ApiError, Reason};
+use super::wire::Action as WireAction;
+use crate::cards::CardSet;
+use crate::game::hooks::Outcome;
+use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
+use crate::hand::Hand;
+use crate::store::LogEntry;
+use crate::variants::{OptionValue, Registry, ScriptVariant};
+
+/// A stored log entry.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Stored {
+    pub entry: Entry,
+    /// The idempotency key of the request that caused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The engine's state hash after it.
+    pub hash: String,
+}
+
+/// What one accepted action produced.
+#[derive(Clone, Debug)]
+pub struct Submitted {
+    pub seq: u64,
+}
+
+/// A live game.
+pub struct Session {
+    pub record: Record,
+    hooks: Arc<ScriptVariant>,
+    game: Game,
+    /// Events by seq: index 0 holds the creation events.
+    events: Vec<(u64, Vec<Event>)>,
+    entries: Vec<Stored>,
+    /// Idempotency keys: (player, request id) → the seq of the action it caused. Keys are the
+    /// sending player's: another seat that happens to use the same key is another request.
+    requests: HashMap<(u8, String), u64>,
+    notify: broadcast::Sender<u64>,
+}
+
+fn int_option(v: &ScriptVariant, name: &str) -> Option<i64> {
+    match v.option(name) {
+        Some(OptionValue::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+impl Session {
+    fn config(record: &Record, hooks: &ScriptVariant, no_timers: bool) -> GameConfig {
+        let deals = if record.deals == 0 {
+            int_option(hooks, "deals_per_match")
+                .unwrap_or(1)
+                .clamp(1, 1000) as u32
+        } else {
+            record.deals
+        };
+        let turn_ms = int_option(hooks, "turn_seconds")
+            .filter(|_| !no_timers)
+            .map(|s| s.max(1) as u64 * 1000);
+        GameConfig {
+            variant: record.variant.clone(),
+            version: record.version.clone(),
+            deals,
+            turn_ms,
+            max_consecutive_timeouts: 1,
+            reconnect_ms: int_option(hooks, "reconnect_seconds").unwrap_or(90).max(1) as u64 * 1000,
+        }
+    }
+
+    fn hooks_for(registry: &Registry, record: &Record) -> Result<Arc<ScriptVariant>, ApiError> {
+        let compiled = match registry.get(&record.variant, &record.version) {
+            Some(c) => c,
+            None => registry
+                .restore(
+                    &record.variant,
+                    &record.version,
+                    &record.script,
+                    &format!("game {}", record.id),
+                )
+                .map_err(|e| ApiError::new(Reason::ScriptFailed, e.to_string()))?,
+        };
+        registry
+            .configured(&compiled, &record.options)
+            .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))
+    }
+
+    fn preset(record: &Record) -> Result<Option<Vec<CardSet>>, ApiError> {
+        match &record.preset_hands {
+            None => Ok(None),
+            Some(h) => h
+                .iter()
+                .map(|ids| CardSet::from_ids(ids).map_err(ApiError::from))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+        }
+    }
+
+    /// A new game from its record.
+    pub fn create(
+        registry: &Registry,
+        record: Record,
+        no_timers: bool,
+    ) -> Result<Session, ApiError> {
+        let hooks = Session::hooks_for(registry, &record)?;
+        let config = Session::config(&record, &hooks, no_timers);
+        let (game, events) = Game::new(
+            config,
+            hooks.as_ref(),
+            record.seed_bytes()?,
+            Session::preset(&record)?,
+            record.created_at,
+        )?;
+        let (notify, _) = broadcast::channel(16);
+        // The script text is needed only to build the hooks (above); the store keeps it in the
+        // record. Not holding a copy per live game saves ~15-18 KB of memory per game.
+        let mut record = record;
+        record.script = String::new();
+        Ok(Session {
+            record,
+            hooks,
+            game,
+            events: vec![(0, events)],
+            entries: Vec::new(),
+            requests: HashMap::new(),
+            notify,
+        })
+    }
+
+    /// Rebuilds a game from its stored record and log, verifying every recorded state hash.
+    pub fn restore(
+        registry: &Registry,
+        record: &crate::store::GameRecord,
+        log: &[LogEntry],
+        no_timers: bool,
+    ) -> Result<Session, ApiError> {
+        let record = Record::decode(&record.body)?;
+        let mut live = Session::create(registry, record, no_timers)?;
+        for e in log {
+            live.apply_entry(e)?;
+        }
+        Ok(live)
+    }
+
+    /// Applies a stored entry (replay, or catching up with another replica), checking its seq
+    /// and state hash.
+    pub fn apply_entry(&mut self, e: &LogEntry) -> Result<(), ApiError> {
+        if e.seq <= self.game.seq() {
+            return Ok(());
+        }
+        if e.seq != self.game.seq() + 1 {
+            return Err(ApiError::new(
+                Reason::StoreFailed,
+                format!("log gap: entry {} after seq {}", e.seq, self.game.seq()),
+            ));
+        }
+        let stored: Stored = serde_json::from_slice(&e.body).map_err(|err| {
+            ApiError::new(
+                Reason::StoreFailed,
+                format!("log entry {} unreadable: {err}", e.seq),
+            )
+        })?;
+        let events = self
+            .game
+            .apply(self.hooks.as_ref(), stored.entry)
+            .map_err(|err| {
+                ApiError::new(
+                    Reason::StoreFailed,
+                    format!("replay of entry {} failed: {err}", e.seq),
+                )
+            })?;
+        let hash = self.game.state_hash_with(self.record.hash_scheme);
+        if hash != stored.hash {
+            return Err(ApiError::new(
+                Reason::StoreFailed,
+                format!("replay of entry {} diverged (state hash mismatch)", e.seq),
+            ));
+        }
+        self.push(stored, events);
+        Ok(())
+    }
+
+    fn push(&mut self, stored: Stored, events: Vec<Event>) {
+        if let Some(r) = &stored.request_id {
+            self.requests
+                .insert((stored.entry.player, r.clone()), self.game.seq());
+        }
+        self.events.push((stored.entry.at, events));
+        self.entries.push(stored);
+    }
+
+    pub fn seq(&self) -> u64 {
+        self.game.seq()
+    }
+
+    pub fn finished(&self) -> bool {
+        self.game.phase() == Phase::Finished
+    }
+
+    /// True when the match is over and the viewer has seen everything up to `seq`.
+    pub fn finished_at(&self, seq: u64) -> bool {
+        self.finished() && seq >= self.seq()
+    }
+
+    pub fn deadline_passed(&self, now: u64) -> bool {
+        self.game.deadline_passed(now)
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<u64> {
+        self.notify.subscribe()
+    }
+
+    pub fn notify(&self) {
+        let _ = self.notify.send(self.game.seq());
+    }
+
+    /// The seq of the action `player` caused with `request_id`, if any.
+    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<u64> {
+        self.requests
+            .get(&(player, request_id.to_string()))
+            .copied()
+    }
+
+    /// Applies a player's action: on a copy of the engine state, returning the new state, its
+    /// events and the log entry to store. Nothing of `self` changes.
+    pub fn prepare(
+        &self,
+        player: u8,
+        action: WireAction,
+        now: u64,
+        request_id: Option<&str>,
+    ) -> Result<Prepared, ApiError> {
+        let action = match action {
+            WireAction::Play { cards, declared } => Action::Play { cards, declared },
+            WireAction::Pass => Action::Pass,
+        };
+        self.prepare_entry(
+            Entry {
+                player,
+                action,
+                at: now,
+            },
+            request_id,
+        )
+    }
+
+    /// The player leaves (escape).
+    pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
+        self.prepare_entry(
+            Entry {
+                player,
+                action: Action::Leave,
+                at: now,
+            },
+            None,
+        )
+    }
+
+    /// The seat to act timed out: the engine plays for it.
+    pub fn prepare_timeout(&self, now: u64) -> Result<Prepared, ApiError> {
+        let seat = self
+            .game
+            .turn()
+            .ok_or_else(|| ApiError::new(Reason::GameOver, "no seat to act"))?;
+        let player = self
+            .game
+            .seating()
+            .get(seat as usize)
+            .copied()
+            .unwrap_or(seat);
+        self.prepare_entry(
+            Entry {
+                player,
+                action: Action::Timeout,
+                at: now,
+            },
+            None,
+        )
+    }
+
+    fn prepare_entry(&self, entry: Entry, request_id: Option<&str>) -> Result<Prepared, ApiError> {
+        let mut game = self.game.clone();
+        let events = game.apply(self.hooks.as_ref(), entry)?;
+        let stored = Stored {
+            entry,
+            request_id: request_id.map(str::to_string),
+            hash: game.state_hash_with(self.record.hash_scheme),
+        };
+        let body = serde_json::to_vec(&stored)
+            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        Ok(Prepared {
+            log: LogEntry {
+                seq: game.seq(),
+                body,
+            },
+            game,
+            events,
+            stored,
+        })
+    }
+
+    /// Makes a prepared action current (after the store acknowledged it).
+    pub fn accept(&mut self, p: Prepared) -> Submitted {
+        self.game = p.game;
+        self.record_metrics(&p.events);
+        self.push(p.stored, p.events);
+        Submitted {
+            seq: self.game.seq(),
+        }
+    }
+
+    fn record_metrics(&self, events: &[Event]) {
+        let variant = &self.record.variant;
+        for e in events {
+            match e {
+                Event::Played { hand, .. } => {
+                    crate::metrics::play(variant, hand.kind.name(), hand.stars, hand.is_bomb());
+                }
+                Event::DealEnded(r) => {
+                    crate::metrics::deal_settled(variant, outcome_name(r.outcome));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The action at `seq`: when it was accepted and the events it caused (seq 0: the
+    /// creation).
+    pub fn action_at(&self, seq: u64) -> Result<(u64, &[Event]), ApiError> {
+        self.events
+            .get(seq as usize)
+            .map(|(at, events)| (*at, events.as_slice()))
+            .ok_or_else(|| ApiError::new(Reason::BadRequest, format!("no action {seq}")))
+    }
+
+    /// Every event after seq `after` with its seq and time; `None` = from the beginning,
+    /// including the creation events (seq 0).
+    pub fn events_after(&self, after: Option<u64>) -> impl Iterator<Item = (u64, u64, &Event)> {
+        let start = after.map_or(0, |a| a as usize + 1);
+        self.events
+            .iter()
+            .enumerate()
+            .skip(start)
+            .flat_map(|(seq, (at, events))| events.iter().map(move |e| (seq as u64, *at, e)))
+    }
+
+    /// GetHints for a player: the legal plays with their physical cards, whether passing is legal
+    /// now, whether it is the player's turn.
+    pub fn hints(&self, player: u8) -> Result<Hints, ApiError> {
+        if self.finished() {
+            return Err(ApiError::new(Reason::GameOver, "the match is over"));
+        }
+        let seat = self
+            .game
+            .seat_of(player)
+            .ok_or_else(|| ApiError::new(Reason::BadRequest, "no such player"))?;
+        let your_turn = self.game.turn() == Some(seat);
+        let (plays, can_pass) = self.game.legal_plays(seat);
+        let hand = self.game.hand(seat);
+        let plays = plays
+            .into_iter()
+            .filter_map(|p| hand.take(p.cards).map(|cards| (cards, p.hand)))
+            .collect();
+        Ok(Hints {
+            plays,
+            can_pass: can_pass && your_turn,
+            your_turn,
+        })
+    }
+
+    /// GetReplay: the creation record and the log, as the core re-executes them.
+    pub fn replay(&self) -> Result<Replay, ApiError> {
+        // The deals the match was created with: an escape shortens the match in the engine
+        // state, but a replay starts from the configuration at creation.
+        let deals = Session::config(&self.record, &self.hooks, true).deals;
+        Ok(Replay {
+            config: GameConfig {
+                deals,
+                ..self.game.config().clone()
+            },
+            options: self.record.options.clone(),
+            seed: self.record.seed_bytes()?,
+            preset_hands: self.record.preset_hands.clone(),
+            created_at: self.record.created_at,
+            entries: self.entries.iter().map(|s| s.entry).collect(),
+            hashes: self.entries.iter().map(|s| s.hash.clone()).collect(),
+            final_totals: self.game.totals().to_vec(),
+            engine_version: crate::game::ENGINE_VERSION.into(),
+        })
+    }
+
+    /// The engine state (tests, tools).
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+}
+
+/// A player's legal plays now.
+pub struct Hints {
+    /// Each legal play with the physical cards of the player's hand it takes.
+    pub plays: Vec<(CardSet, Hand)>,
+    /// Passing is legal now (and it is the player's turn).
+    pub can_pass: bool,
+    pub your_turn: bool,
+}
+
+/// An action applied to a copy, waiting for the store.
+pub struct Prepared {
+    pub log: LogEntry,
+    game: Game,
+    events: Vec<Event>,
+    stored: Stored,
+}
+
+impl Prepared {
+    pub fn finished(&self) -> bool {
+        self.game.phase() == Phase::Finished
+    }
+}
+
+fn outcome_name(o: Option<Outcome>) -> &'static str {
+    match o {
+        Some(Outcome::Double) => "double",
+        Some(Outcome::Single) => "single",
+        Some(Outcome::Draw) => "draw",
+        None => "escape",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hand::{Declared, HandType};
+
+    #[test]
+    fn stored_entries_read_back() {
+        let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
+        let actions = [
+            Action::Play {
+                cards,
+                declared: None,
+            },
+            Action::Play {
+                cards,
+                declared: Some(Declared {
+                    kind: HandType::Bomb,
+                    key: None,
+                }),
+            },
+            Action::Pass,
+            Action::Leave,
+            Action::Timeout,
+            Action::Disconnect,
+            Action::Reconnect,
+            Action::ReconnectExpired,
+        ];
+        for (i, action) in actions.into_iter().enumerate() {
+            let stored = Stored {
+                entry: Entry {
+                    player: 3,
+                    action,
+                    at: 1_700_000_000_000 + i as u64,
+                },
+                request_id: (i % 2 == 0).then(|| format!("r{i}")),
+                hash: "ab".repeat(32),
+            };
+            let bytes = serde_json::to_vec(&stored).unwrap();
+            let back: Stored = serde_json::from_slice(&bytes)
+                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
+            assert_eq!(back.entry, stored.entry);
+            assert_eq!(back.request_id, stored.request_id);
+            assert_eq!(back.hash, stored.hash);
+        }
+        let bad: Result<Stored, _> = serde_json::from_slice(
+            br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#,
+        );
+        assert!(bad.is_err());
+    }
+}
