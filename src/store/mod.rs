@@ -11,8 +11,8 @@
 //!
 //! Backends, chosen by [`Store::open`]:
 //! - [`memory::MemoryStore`] (`memory`): nothing survives a restart; tests and benchmarks;
-//! - [`embedded::EmbeddedStore`] (a directory path): the durable default, one `redb` file with
-//!   group commit (no reply before fsync);
+//! - [`embedded::EmbeddedStore`] (a directory path): the durable default, an append-ordered
+//!   journal with group commit (no reply before fsync) and compaction of finished games;
 //! - [`redis::RedisStore`] (`redis://host:port/db`): several replicas sharing one Redis, with
 //!   watch notifications across replicas.
 
