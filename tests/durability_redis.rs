@@ -632,6 +632,39 @@ async fn readiness_follows_the_store() {
         .expect("create")
         .into_inner();
 
+    // The play to try while Redis is down, chosen while it is up.
+    let t = Table::from_response(&created);
+    let state = c
+        .get_state(authed(
+            pb::GetStateRequest {
+                game_id: t.game_id.clone(),
+            },
+            &t.spectator,
+        ))
+        .await
+        .expect("state while Redis is up")
+        .into_inner();
+    let player = player_to_act(&state).expect("playing");
+    let token = &t.seat_tokens[player as usize];
+    let hints = c
+        .get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: t.game_id.clone(),
+            },
+            token,
+        ))
+        .await
+        .expect("hints while Redis is up")
+        .into_inner();
+    let play = choose(
+        &mut rng(1, 1),
+        &t.game_id,
+        player,
+        state.seq,
+        &hints,
+        "down-1".into(),
+    );
+
     redis.stop();
     let status = wait_health(&server, ServingStatus::NotServing, Duration::from_secs(10)).await;
     assert_eq!(
@@ -646,49 +679,35 @@ async fn readiness_follows_the_store() {
         Some(ServingStatus::Serving),
         "liveness must not follow the store"
     );
-    // Nothing is acknowledged while the store is down.
-    let down = c
+    // Nothing is acknowledged while the store is down, and the refusal says why.
+    match c
         .create_game(authed(create_request("readiness-2"), ADMIN_KEY))
-        .await;
-    assert!(
-        down.is_err(),
-        "a create was acknowledged with Redis down: {down:?}"
-    );
-    let t = Table::from_response(&created);
-    let state = c
+        .await
+    {
+        Ok(r) => panic!("a create was acknowledged with Redis down: {r:?}"),
+        Err(e) => assert_eq!(reason(&e), "STORE_FAILED", "create with Redis down: {e:?}"),
+    }
+    match c.submit_play(authed(play, token)).await {
+        Ok(r) => panic!("a play was acknowledged with Redis down: {r:?}"),
+        Err(e) => assert_eq!(reason(&e), "STORE_FAILED", "play with Redis down: {e:?}"),
+    }
+    // A read either serves the cached game, unchanged by the refused play, or fails for the
+    // same reason.
+    match c
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
             },
             &t.spectator,
         ))
-        .await;
-    if let Ok(state) = state {
-        // A cached game may still be read; a play must not be acknowledged.
-        let state = state.into_inner();
-        let player = player_to_act(&state).expect("playing");
-        let token = &t.seat_tokens[player as usize];
-        let hints = c
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: t.game_id.clone(),
-                },
-                token,
-            ))
-            .await;
-        if let Ok(hints) = hints {
-            let mut rng = rng(1, 1);
-            let req = choose(
-                &mut rng,
-                &t.game_id,
-                player,
-                state.seq,
-                &hints.into_inner(),
-                "down-1".into(),
-            );
-            let r = c.submit_play(authed(req, token)).await;
-            assert!(r.is_err(), "a play was acknowledged with Redis down: {r:?}");
-        }
+        .await
+    {
+        Ok(r) => assert_eq!(
+            r.into_inner().seq,
+            state.seq,
+            "the refused play changed the game"
+        ),
+        Err(e) => assert_eq!(reason(&e), "STORE_FAILED", "read with Redis down: {e:?}"),
     }
 
     redis.launch();

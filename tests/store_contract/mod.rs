@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store};
+use shuangkou::store::{AppendOrRead, Appended, Created, GameRecord, LogEntry, Store};
 
 /// One backend under test.
 pub trait Fixture: Sized {
@@ -35,6 +35,10 @@ macro_rules! store_contract {
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn concurrent_idempotent_creates() {
                 crate::store_contract::concurrent_idempotent_creates::<$fixture>().await
+            }
+            #[tokio::test]
+            async fn a_conflict_brings_the_missing_entries() {
+                crate::store_contract::a_conflict_brings_the_missing_entries::<$fixture>().await
             }
             #[tokio::test]
             async fn subscribers_see_every_length() {
@@ -274,4 +278,50 @@ pub async fn subscribers_see_every_length<F: Fixture>() {
             }
         }
     }
+}
+
+/// `append_or_read`: an append, or on a conflict the entries after the caller's seq (what a
+/// catch-up read returns), checked against `entries_after`.
+pub async fn a_conflict_brings_the_missing_entries<F: Fixture>() {
+    let Some(f) = F::start("append-or-read").await else {
+        return;
+    };
+    let store = f.store();
+    store.create(&record("g", None, None)).await.unwrap();
+    for seq in 1..=3 {
+        let r = store
+            .append_or_read("g", &entry(seq, &format!("e{seq}")))
+            .await;
+        assert_eq!(r, Ok(AppendOrRead::Appended));
+    }
+    // A caller at seq 1 (appending 2) is behind by two entries.
+    assert_eq!(
+        store.append_or_read("g", &entry(2, "late")).await,
+        Ok(AppendOrRead::Behind {
+            current: 3,
+            entries: vec![entry(2, "e2"), entry(3, "e3")]
+        })
+    );
+    for (seq, after) in [(1, 0), (3, 2), (0, 0)] {
+        let expected = store.entries_after("g", after).await.unwrap();
+        assert_eq!(
+            store.append_or_read("g", &entry(seq, "x")).await,
+            Ok(AppendOrRead::Behind {
+                current: 3,
+                entries: expected
+            }),
+            "appending seq {seq}"
+        );
+    }
+    // Ahead of the log: a conflict with nothing to read.
+    assert_eq!(
+        store.append_or_read("g", &entry(9, "x")).await,
+        Ok(AppendOrRead::Behind {
+            current: 3,
+            entries: vec![]
+        })
+    );
+    assert!(store.append_or_read("nope", &entry(1, "x")).await.is_err());
+    // Nothing of the conflicting calls was appended.
+    assert_eq!(store.load("g").await.unwrap().unwrap().1.len(), 3);
 }

@@ -22,7 +22,8 @@ use std::time::Instant;
 
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
-use super::{Shared, Writer, legacy, open_rw};
+use super::writer::Writer;
+use super::{Shared, legacy, open_rw};
 
 /// Finished games' journal bytes below which the journal is never compacted.
 pub const MIN_GARBAGE: u64 = 32 << 20;
