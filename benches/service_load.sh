@@ -8,10 +8,15 @@
 #         each with its own health-check baseline (same run, same concurrency, same connections);
 # rate:   the local-hints run again at 80% of the peak measured by `load` (p99 at 80% of peak);
 # memory: server RSS (VmRSS) with 10,000 then 100,000 games in progress (created and dealt,
-#         4 plays each), memory and embedded stores.
+#         4 plays each), memory and embedded stores;
+# recovery: embedded store: RECOVERY_GAMES (default 100000) games in progress (4 plays each),
+#         the data directory's bytes and RSS, then a restart: seconds until the port answers (the
+#         server recovers every unfinished game before it listens) and RSS after;
+# compaction: embedded store, COMPACT_SECS (default 60) of complete games (closed loop): journal
+#         and archive sizes at the end, compactions logged, games completed.
 # Every run writes its JSON to the out-dir (default target/bench-load) and a summary line.
 # Environment: DURATION (s, default 20), CONC (default 32), GAMES (default 256), SEED (default 1),
-# REDIS_PORT (default 16379), BIN (directory of the release binaries, default target/release).
+# REDIS_PORT (default 16379), RECOVERY_GAMES, COMPACT_SECS, BIN (directory of the release binaries, default target/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -41,8 +46,8 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
-wait_port() {
-  for _ in $(seq 1 200); do
+wait_port() { # port [tries of 50 ms, default 200]
+  for _ in $(seq 1 "${2:-200}"); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
     sleep 0.05
   done
@@ -56,7 +61,7 @@ start_server() {
   "$server" serve --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$mport" --no-turn-timers \
     --store "$1" >"$tmp/server.log" 2>&1 &
   pid=$!
-  wait_port "$port"
+  wait_port "$port" "${WAIT_TRIES:-200}"
 }
 
 stop_server() {
@@ -145,4 +150,52 @@ print(f"{store}: VmRSS empty {base/1024:.1f} MiB, 10k games {r10/1024:.1f} MiB, 
 EOF
     stop_server
   done
+fi
+
+if [ "$what" = recovery ]; then
+  n=${RECOVERY_GAMES:-100000}
+  spec=$(store_spec embedded)
+  start_server "$spec"
+  "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json --populate "$n" \
+    --plays-per-game 4 --concurrency 16 --hints local >"$out/recovery-populate.json"
+  sleep 1
+  before=$(rss)
+  bytes=$(du -sb "$spec" | cut -f1)
+  ls -l "$spec" >"$out/recovery-files.txt"
+  stop_server
+  t0=$(date +%s.%N)
+  WAIT_TRIES=6000 start_server "$spec"
+  t1=$(date +%s.%N)
+  sleep 1
+  after=$(rss)
+  grep -h "recovered unfinished games" "$tmp/server.log" | tail -1 >"$out/recovery-log.txt" || true
+  python3 - "$n" "$before" "$after" "$bytes" "$t0" "$t1" <<'EOF' | tee "$out/recovery.txt"
+import sys
+n, before, after, size = map(int, sys.argv[1:5])
+t0, t1 = map(float, sys.argv[5:7])
+print(f"embedded, {n} games in progress (4 plays each): data directory {size/1e6:.1f} MB = {size/n:.0f} B per game; "
+      f"restart until the port answers {t1-t0:.2f} s; VmRSS before the restart {before/1024:.1f} MiB, after recovery {after/1024:.1f} MiB")
+EOF
+  stop_server
+fi
+
+if [ "$what" = compaction ]; then
+  secs=${COMPACT_SECS:-60}
+  spec=$(store_spec embedded)
+  start_server "$spec"
+  run_load "compaction" --games "$GAMES" --concurrency "$CONC" --duration "$secs" --hints local
+  ls -l "$spec" | tee "$out/compaction-files.txt"
+  grep -c "journal compacted" "$tmp/server.log" >"$out/compaction-count.txt" || true
+  grep -h "journal compacted" "$tmp/server.log" >"$out/compaction-log.txt" || true
+  python3 - "$out/compaction.json" "$spec" "$(cat "$out/compaction-count.txt")" <<'EOF' | tee "$out/compaction.txt"
+import json, os, sys
+r = json.load(open(sys.argv[1]))
+d = sys.argv[2]
+j = os.path.getsize(os.path.join(d, "shuangkou.log"))
+a = os.path.getsize(os.path.join(d, "shuangkou.archive"))
+g = r["games_completed"]
+print(f"embedded, {r['plays_per_second']:.0f} plays/s for the run: {g} games completed; journal {j/1e6:.1f} MB, "
+      f"archive {a/1e6:.1f} MB = {a/max(g,1):.0f} B per finished game; compactions {sys.argv[3]}")
+EOF
+  stop_server
 fi

@@ -42,7 +42,7 @@ async fn the_default_store_is_embedded_and_survives_a_kill() {
         before.push(state(&mut game, &created.game_id, token).await);
     }
     assert!(
-        cwd.join("shuangkou-data").join("shuangkou.redb").is_file(),
+        cwd.join("shuangkou-data").join("shuangkou.log").is_file(),
         "no store file in {}:\n{}",
         cwd.display(),
         server.log()

@@ -32,12 +32,13 @@ mod durability_support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use durability_support::race::race_every_turn;
 use durability_support::*;
 use rand::Rng;
 use shuangkou::service::pb;
 use shuangkou::service::server::GAME_SERVICE;
 use tokio::task::JoinHandle;
-use tonic::Code;
+
 use tonic_health::pb::health_check_response::ServingStatus;
 
 macro_rules! redis_or_skip {
@@ -325,149 +326,7 @@ async fn concurrent_plays_on_replicas_exactly_one_wins() {
     let redis = redis_or_skip!("concurrent_plays_on_replicas_exactly_one_wins", &root);
     let servers = replicas(3, &redis, &root).await;
     let clients: Vec<Client> = servers.iter().map(Server::client).collect();
-    let mut rng = rng(seed, 1);
-    let what = |m: &str| format!("seed {seed}: {m}");
-    let created = clients[0]
-        .clone()
-        .create_game(authed(create_request(&format!("race-{seed}")), ADMIN_KEY))
-        .await
-        .expect("create")
-        .into_inner();
-    let t = Table::from_response(&created);
-    let (mut different, mut same) = (0, 0);
-    loop {
-        let state = clients[rng.random_range(0..3)]
-            .clone()
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: t.game_id.clone(),
-                },
-                &t.spectator,
-            ))
-            .await
-            .expect("GetState")
-            .into_inner();
-        let Some(player) = player_to_act(&state) else {
-            break;
-        };
-        let token = t.seat_tokens[player as usize].clone();
-        let hints = clients[rng.random_range(0..3)]
-            .clone()
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: t.game_id.clone(),
-                },
-                &token,
-            ))
-            .await
-            .expect("GetHints")
-            .into_inner();
-        let shared_rid = rng.random_bool(0.3);
-        let reqs: Vec<pb::SubmitPlayRequest> = (0..3)
-            .map(|i| {
-                let rid = if shared_rid {
-                    format!("{}-{}", t.game_id, state.seq + 1)
-                } else {
-                    format!("{}-{}-{i}", t.game_id, state.seq + 1)
-                };
-                choose(&mut rng, &t.game_id, player, state.seq, &hints, rid)
-            })
-            .collect();
-        let reqs = if shared_rid {
-            // One request, sent to every replica at once.
-            vec![reqs[0].clone(); 3]
-        } else {
-            reqs
-        };
-        let calls: Vec<_> = reqs
-            .iter()
-            .zip(&clients)
-            .map(|(req, c)| {
-                let mut c = c.clone();
-                let req = authed(req.clone(), &token);
-                tokio::spawn(async move { c.submit_play(req).await.map(|r| r.into_inner()) })
-            })
-            .collect();
-        let mut results = Vec::new();
-        for call in calls {
-            results.push(call.await.expect("call task"));
-        }
-        let next = state.seq + 1;
-        if shared_rid {
-            same += 1;
-            for r in &results {
-                match r {
-                    Ok(resp) => assert_eq!(resp.seq, next, "{}", what("same request id: seq")),
-                    Err(s) => panic!(
-                        "{}",
-                        what(&format!("same request id on three replicas: {s:?}"))
-                    ),
-                }
-            }
-            let first = results[0].as_ref().ok();
-            assert!(
-                results.iter().all(|r| r.as_ref().ok() == first),
-                "{}",
-                what("same request id: replies differ")
-            );
-        } else {
-            different += 1;
-            let wins = results.iter().filter(|r| r.is_ok()).count();
-            assert_eq!(
-                wins,
-                1,
-                "{}",
-                what(&format!("seq {next}: {wins} winners: {results:?}"))
-            );
-            for r in &results {
-                match r {
-                    Ok(resp) => assert_eq!(resp.seq, next, "{}", what("winner's seq")),
-                    // expected_seq 0 means "no check" (the first action): a loser is judged
-                    // on the state after the winner's play, where it is another seat's turn,
-                    // or loses the compare-and-append when it prepared first (STALE_SEQ).
-                    Err(s) if state.seq == 0 => {
-                        let got = (s.code(), reason(s));
-                        assert!(
-                            got == (Code::FailedPrecondition, "NOT_YOUR_TURN".into())
-                                || got == (Code::Aborted, "STALE_SEQ".into()),
-                            "{}",
-                            what(&format!("first-action loser: {s:?}"))
-                        );
-                    }
-                    Err(s) => {
-                        assert_eq!(
-                            s.code(),
-                            Code::Aborted,
-                            "{}",
-                            what(&format!("loser: {s:?}"))
-                        );
-                        assert_eq!(reason(s), "STALE_SEQ", "{}", what(&format!("loser: {s:?}")));
-                    }
-                }
-            }
-        }
-        // Exactly one append, seen by every replica.
-        for c in &clients {
-            let s = c
-                .clone()
-                .get_state(authed(
-                    pb::GetStateRequest {
-                        game_id: t.game_id.clone(),
-                    },
-                    &t.spectator,
-                ))
-                .await
-                .expect("GetState")
-                .into_inner();
-            assert_eq!(s.seq, next, "{}", what("seq after a race"));
-        }
-    }
-    assert!(
-        different > 0 && same > 0,
-        "{}",
-        what("both kinds of races ran")
-    );
-    println!("seed {seed}: {different} races with different request ids, {same} with the same one");
+    race_every_turn(&clients, seed, "race").await;
     for s in &servers {
         s.assert_clean_logs();
     }
@@ -632,6 +491,39 @@ async fn readiness_follows_the_store() {
         .expect("create")
         .into_inner();
 
+    // The play to try while Redis is down, chosen while it is up.
+    let t = Table::from_response(&created);
+    let state = c
+        .get_state(authed(
+            pb::GetStateRequest {
+                game_id: t.game_id.clone(),
+            },
+            &t.spectator,
+        ))
+        .await
+        .expect("state while Redis is up")
+        .into_inner();
+    let player = player_to_act(&state).expect("playing");
+    let token = &t.seat_tokens[player as usize];
+    let hints = c
+        .get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: t.game_id.clone(),
+            },
+            token,
+        ))
+        .await
+        .expect("hints while Redis is up")
+        .into_inner();
+    let play = choose(
+        &mut rng(1, 1),
+        &t.game_id,
+        player,
+        state.seq,
+        &hints,
+        "down-1".into(),
+    );
+
     redis.stop();
     let status = wait_health(&server, ServingStatus::NotServing, Duration::from_secs(10)).await;
     assert_eq!(
@@ -646,49 +538,35 @@ async fn readiness_follows_the_store() {
         Some(ServingStatus::Serving),
         "liveness must not follow the store"
     );
-    // Nothing is acknowledged while the store is down.
-    let down = c
+    // Nothing is acknowledged while the store is down, and the refusal says why.
+    match c
         .create_game(authed(create_request("readiness-2"), ADMIN_KEY))
-        .await;
-    assert!(
-        down.is_err(),
-        "a create was acknowledged with Redis down: {down:?}"
-    );
-    let t = Table::from_response(&created);
-    let state = c
+        .await
+    {
+        Ok(r) => panic!("a create was acknowledged with Redis down: {r:?}"),
+        Err(e) => assert_eq!(reason(&e), "STORE_FAILED", "create with Redis down: {e:?}"),
+    }
+    match c.submit_play(authed(play, token)).await {
+        Ok(r) => panic!("a play was acknowledged with Redis down: {r:?}"),
+        Err(e) => assert_eq!(reason(&e), "STORE_FAILED", "play with Redis down: {e:?}"),
+    }
+    // A read either serves the cached game, unchanged by the refused play, or fails for the
+    // same reason.
+    match c
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
             },
             &t.spectator,
         ))
-        .await;
-    if let Ok(state) = state {
-        // A cached game may still be read; a play must not be acknowledged.
-        let state = state.into_inner();
-        let player = player_to_act(&state).expect("playing");
-        let token = &t.seat_tokens[player as usize];
-        let hints = c
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: t.game_id.clone(),
-                },
-                token,
-            ))
-            .await;
-        if let Ok(hints) = hints {
-            let mut rng = rng(1, 1);
-            let req = choose(
-                &mut rng,
-                &t.game_id,
-                player,
-                state.seq,
-                &hints.into_inner(),
-                "down-1".into(),
-            );
-            let r = c.submit_play(authed(req, token)).await;
-            assert!(r.is_err(), "a play was acknowledged with Redis down: {r:?}");
-        }
+        .await
+    {
+        Ok(r) => assert_eq!(
+            r.into_inner().seq,
+            state.seq,
+            "the refused play changed the game"
+        ),
+        Err(e) => assert_eq!(reason(&e), "STORE_FAILED", "read with Redis down: {e:?}"),
     }
 
     redis.launch();

@@ -3,8 +3,15 @@
 //! `Store` instances (two replicas), watch notifications across them, idempotent create,
 //! retention on finish, and behaviour while Redis is down and after it is back.
 //!
+//! The store contract (`tests/store_contract/`) runs here too, one server per test.
+//!
 //! Skipped (with a message) only when `redis-server` is not installed and
 //! `SHUANGKOU_REQUIRE_REDIS` is unset; CI sets it, so there the tests must run.
+
+#[macro_use]
+mod store_contract;
+#[path = "store_contract/durable.rs"]
+mod store_contract_durable;
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::{Read, Write};
@@ -15,7 +22,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store};
+use shuangkou::store::{Appended, Created, Store};
+use store_contract::{Fixture, entry, record};
+use store_contract_durable::Durable;
 
 /// A `redis-server` child process, killed when dropped.
 struct RedisServer {
@@ -147,102 +156,32 @@ macro_rules! redis_or_skip {
     };
 }
 
-fn record(id: &str, platform: Option<&str>, request_id: Option<&str>) -> GameRecord {
-    GameRecord {
-        id: id.into(),
-        platform: platform.map(Into::into),
-        request_id: request_id.map(Into::into),
-        body: format!("{{\"game\":\"{id}\"}}").into_bytes(),
+/// One Redis store on its own server (the contract's fixture).
+struct Redis {
+    store: Arc<Store>,
+    server: RedisServer,
+}
+
+impl Fixture for Redis {
+    async fn start(name: &str) -> Option<Self> {
+        let server = RedisServer::start(name)?;
+        Some(Redis {
+            store: Arc::new(server.open("").await),
+            server,
+        })
+    }
+    fn store(&self) -> &Arc<Store> {
+        &self.store
     }
 }
 
-fn entry(seq: u64, body: &str) -> LogEntry {
-    LogEntry {
-        seq,
-        body: body.as_bytes().to_vec(),
+impl Durable for Redis {
+    async fn reopen(&mut self) {
+        self.store = Arc::new(self.server.open("").await);
     }
 }
 
-#[tokio::test]
-async fn create_load_append_finish() {
-    let server = redis_or_skip!("basic");
-    let store = server.open("").await;
-    assert_eq!(store.kind(), "redis");
-    store.ping().await.unwrap();
-
-    assert_eq!(
-        store.create(&record("g1", Some("acme"), Some("r1"))).await,
-        Ok(Created::New)
-    );
-    assert_eq!(
-        store.create(&record("g2", Some("acme"), Some("r1"))).await,
-        Ok(Created::Existing("g1".into()))
-    );
-    // The key encodes the platform's length: ("a:b", "c") and ("a", "b:c") differ.
-    assert_eq!(
-        store.create(&record("g5", Some("a:b"), Some("c"))).await,
-        Ok(Created::New)
-    );
-    assert_eq!(
-        store.create(&record("g6", Some("a"), Some("b:c"))).await,
-        Ok(Created::New)
-    );
-    assert_eq!(
-        store.create(&record("g2", Some("other"), Some("r1"))).await,
-        Ok(Created::New)
-    );
-    assert_eq!(
-        store.create(&record("g3", None, Some("r1"))).await,
-        Ok(Created::New)
-    );
-    assert_eq!(
-        store.create(&record("g4", None, None)).await,
-        Ok(Created::New)
-    );
-    assert!(store.create(&record("g4", None, None)).await.is_err());
-
-    let (rec, log) = store.load("g1").await.unwrap().unwrap();
-    assert_eq!(rec, record("g1", Some("acme"), Some("r1")));
-    assert!(log.is_empty());
-    let (rec, _) = store.load("g4").await.unwrap().unwrap();
-    assert_eq!(rec, record("g4", None, None));
-    assert_eq!(store.load("nope").await, Ok(None));
-
-    assert_eq!(store.append("g1", &entry(1, "a")).await, Ok(Appended::Ok));
-    assert_eq!(
-        store.append("g1", &entry(1, "b")).await,
-        Ok(Appended::Conflict { current: 1 })
-    );
-    assert_eq!(
-        store.append("g1", &entry(3, "c")).await,
-        Ok(Appended::Conflict { current: 1 })
-    );
-    assert_eq!(
-        store.append("g1", &entry(0, "z")).await,
-        Ok(Appended::Conflict { current: 1 })
-    );
-    assert_eq!(store.append("g1", &entry(2, "b")).await, Ok(Appended::Ok));
-    assert!(store.append("nope", &entry(1, "x")).await.is_err());
-
-    let (_, log) = store.load("g1").await.unwrap().unwrap();
-    assert_eq!(log, vec![entry(1, "a"), entry(2, "b")]);
-    assert_eq!(store.entries_after("g1", 1).await, Ok(vec![entry(2, "b")]));
-    assert_eq!(store.entries_after("g1", 2).await, Ok(vec![]));
-    assert_eq!(store.entries_after("g1", u64::MAX).await, Ok(vec![]));
-    assert_eq!(store.entries_after("nope", 0).await, Ok(vec![]));
-
-    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
-    assert_eq!(unfinished.len(), 6);
-    store.finish("g1").await.unwrap();
-    store.finish("nope").await.unwrap();
-    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
-    assert!(!unfinished.contains("g1") && unfinished.len() == 5);
-    // Finished, not yet expired: still loadable.
-    assert_eq!(store.load("g1").await.unwrap().unwrap().1.len(), 2);
-    // `finish` of a missing game does not create a record.
-    assert_eq!(store.load("nope").await, Ok(None));
-    store.flush().await.unwrap();
-}
+store_contract!(Redis, durable);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn compare_and_append_across_replicas() {

@@ -11,8 +11,8 @@
 //!
 //! Backends, chosen by [`Store::open`]:
 //! - [`memory::MemoryStore`] (`memory`): nothing survives a restart; tests and benchmarks;
-//! - [`embedded::EmbeddedStore`] (a directory path): the durable default, one `redb` file with
-//!   group commit (no reply before fsync);
+//! - [`embedded::EmbeddedStore`] (a directory path): the durable default, an append-ordered
+//!   journal with group commit (no reply before fsync) and compaction of finished games;
 //! - [`redis::RedisStore`] (`redis://host:port/db`): several replicas sharing one Redis, with
 //!   watch notifications across replicas.
 
@@ -62,6 +62,20 @@ pub enum Appended {
     Ok,
     /// The log did not have the expected length; it has `current` entries.
     Conflict { current: u64 },
+}
+
+/// Result of [`Store::append_or_read`]: a compare-and-append that brings back what a catch-up
+/// read would have.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AppendOrRead {
+    /// The entry is durable.
+    Appended,
+    /// The log did not have `entry.seq - 1` entries; it has `current`, and `entries` are the
+    /// ones after `entry.seq - 1` (empty if the log is not that long).
+    Behind {
+        current: u64,
+        entries: Vec<LogEntry>,
+    },
 }
 
 /// A store failure. The operation did not happen (or its outcome is unknown and the caller must
@@ -223,6 +237,34 @@ impl Store {
             Store::Redis(s) => s.append(id, entry).await,
         };
         self.observe("append", t, &r);
+        r
+    }
+
+    /// [`Store::append`], returning on a conflict the entries after `entry.seq - 1` (what
+    /// [`Store::entries_after`] would): on Redis in the same script call, one round trip per
+    /// play whether or not another replica moved the game on.
+    pub async fn append_or_read(
+        &self,
+        id: &str,
+        entry: &LogEntry,
+    ) -> Result<AppendOrRead, StoreError> {
+        let t = Instant::now();
+        let r = match self {
+            Store::Redis(s) => s.append_or_read(id, entry).await,
+            local => match local.append(id, entry).await? {
+                Appended::Ok => Ok(AppendOrRead::Appended),
+                Appended::Conflict { current } => {
+                    let after = entry.seq.saturating_sub(1);
+                    let entries = if after < current {
+                        local.entries_after(id, after).await?
+                    } else {
+                        Vec::new()
+                    };
+                    Ok(AppendOrRead::Behind { current, entries })
+                }
+            },
+        };
+        self.observe("append_or_read", t, &r);
         r
     }
 

@@ -34,7 +34,7 @@ use redis::{Client, Script};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::StreamExt;
 
-use super::{Appended, Created, GameRecord, LogEntry, StoreError};
+use super::{AppendOrRead, Appended, Created, GameRecord, LogEntry, StoreError};
 
 /// Default retention of finished games.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -50,15 +50,24 @@ const WATCH_BUFFER: usize = 256;
 /// How often channels nobody watches any more are unsubscribed.
 const PRUNE_EVERY: Duration = Duration::from_secs(30);
 
-/// Compare-and-append. KEYS: game, log. ARGV: expected length, body, channel.
-/// Returns {0, new length} | {1, current length} (conflict) | {2, 0} (no game).
+/// Compare-and-append. KEYS: game, log. ARGV: expected length, body, channel, read back (0/1).
+/// Returns {0, new length, {}} | {1, current length, entries after the expected length (at least
+/// 0) if asked}
+/// (conflict) | {2, 0, {}} (no game): a conflict carries the catch-up read in the same round trip.
 const APPEND_LUA: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return {2, 0} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {2, 0, {}} end
 local n = redis.call('LLEN', KEYS[2])
-if n ~= tonumber(ARGV[1]) then return {1, n} end
+local expected = tonumber(ARGV[1])
+if n ~= expected then
+  local from = math.max(expected, 0)
+  if ARGV[4] == '1' and from < n then
+    return {1, n, redis.call('LRANGE', KEYS[2], from, -1)}
+  end
+  return {1, n, {}}
+end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('PUBLISH', ARGV[3], tostring(n + 1))
-return {0, n + 1}
+return {0, n + 1, {}}
 "#;
 
 /// Idempotent create. KEYS: game, unfinished set, [request key].
@@ -422,6 +431,28 @@ impl RedisStore {
     }
 
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
+        Ok(match self.append_script_call(id, entry, false).await? {
+            AppendOrRead::Appended => Appended::Ok,
+            AppendOrRead::Behind { current, .. } => Appended::Conflict { current },
+        })
+    }
+
+    /// Compare-and-append that, on a conflict, returns the entries after the caller's seq
+    /// (`entry.seq - 1`) from the same script call: one round trip either way.
+    pub async fn append_or_read(
+        &self,
+        id: &str,
+        entry: &LogEntry,
+    ) -> Result<AppendOrRead, StoreError> {
+        self.append_script_call(id, entry, true).await
+    }
+
+    async fn append_script_call(
+        &self,
+        id: &str,
+        entry: &LogEntry,
+        read_back: bool,
+    ) -> Result<AppendOrRead, StoreError> {
         // seq 0 can never be appended: expected -1 always conflicts and reports the length.
         let expected = i64::try_from(entry.seq).map_or(-1, |s| s - 1);
         let mut conn = self.conn.clone();
@@ -430,11 +461,16 @@ impl RedisStore {
             .key(self.keys.log(id))
             .arg(expected)
             .arg(entry.body.as_slice())
-            .arg(self.keys.events(id));
-        let (code, n): (i64, u64) = self.call("append", inv.invoke_async(&mut conn)).await?;
+            .arg(self.keys.events(id))
+            .arg(if read_back { "1" } else { "0" });
+        let (code, n, bodies): (i64, u64, Vec<Vec<u8>>) =
+            self.call("append", inv.invoke_async(&mut conn)).await?;
         match code {
-            0 => Ok(Appended::Ok),
-            1 => Ok(Appended::Conflict { current: n }),
+            0 => Ok(AppendOrRead::Appended),
+            1 => Ok(AppendOrRead::Behind {
+                current: n,
+                entries: numbered(bodies, u64::try_from(expected).unwrap_or(0)),
+            }),
             2 => Err(store_error("append", format!("no game {id}"))),
             c => Err(store_error(
                 "append",

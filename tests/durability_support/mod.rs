@@ -7,6 +7,8 @@
 
 #![allow(dead_code)]
 
+pub mod race;
+
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,172 @@
+//! The embedded store's in-memory index: where each game's frames are, its log length, and the
+//! idempotency keys. Rebuilt from the journal at open ([`Index::replay`]); changed only by the
+//! writer thread after a durable commit. Holds positions, never bodies.
+//!
+//! Must not do I/O beyond decoding payloads handed to it.
+
+use std::collections::HashMap;
+
+use super::journal::{self, Rec, Span};
+
+/// Where a game's frames are.
+#[derive(Clone, Debug)]
+pub enum Place {
+    /// In the journal: the `Create` frame and one frame per log entry.
+    Journal { record: Span, entries: Vec<Span> },
+    /// In the archive: one frame with everything; `entries` log entries.
+    Archive { span: Span, entries: u64 },
+}
+
+/// One game.
+#[derive(Clone, Debug)]
+pub struct Game {
+    pub place: Place,
+    /// Unix seconds when it finished (`None` while in progress).
+    pub finished: Option<u64>,
+    pub platform: Option<Box<str>>,
+    pub request_id: Option<Box<str>>,
+    /// Journal bytes of this game's frames (`Create`, `Append`, `Finish`, `Archived`).
+    pub journal_bytes: u64,
+}
+
+impl Game {
+    /// Entries in the game's log.
+    pub fn log_len(&self) -> u64 {
+        match &self.place {
+            Place::Journal { entries, .. } => entries.len() as u64,
+            Place::Archive { entries, .. } => *entries,
+        }
+    }
+}
+
+/// An idempotency key: platform and request id.
+pub type RequestKey = (Option<Box<str>>, Box<str>);
+
+/// Every game of the store.
+#[derive(Default)]
+pub struct Index {
+    pub games: HashMap<Box<str>, Game>,
+    pub requests: HashMap<RequestKey, Box<str>>,
+    /// Journal bytes a compaction folds away: finished games still in the journal.
+    pub garbage: u64,
+    /// Journal bytes a compaction keeps: games in progress, and one frame per archived game.
+    pub kept: u64,
+}
+
+pub fn request_key(platform: Option<&str>, request_id: &str) -> RequestKey {
+    (platform.map(Box::from), Box::from(request_id))
+}
+
+impl Index {
+    /// Applies one committed journal frame (at open, or by the writer after a commit). A frame
+    /// inconsistent with the ones before (a second create, an append out of order, a record for
+    /// an unknown game) is an error: it cannot have been written by a commit.
+    pub fn apply(&mut self, span: Span, rec: &Rec<'_>) -> Result<(), String> {
+        let bytes = u64::from(span.len);
+        match *rec {
+            Rec::Create {
+                id,
+                platform,
+                request_id,
+                ..
+            } => {
+                if self.games.contains_key(id) {
+                    return Err(format!("second create of game {id}"));
+                }
+                self.put(
+                    id,
+                    Game {
+                        place: Place::Journal {
+                            record: span,
+                            entries: Vec::new(),
+                        },
+                        finished: None,
+                        platform: platform.map(Box::from),
+                        request_id: request_id.map(Box::from),
+                        journal_bytes: bytes,
+                    },
+                );
+            }
+            Rec::Append { id, seq, .. } => {
+                let g = self
+                    .games
+                    .get_mut(id)
+                    .ok_or_else(|| format!("append to unknown game {id}"))?;
+                let (Place::Journal { entries, .. }, None) = (&mut g.place, g.finished) else {
+                    return Err(format!("append to finished game {id}"));
+                };
+                if seq != entries.len() as u64 + 1 {
+                    return Err(format!("append {seq} out of order in game {id}"));
+                }
+                entries.push(span);
+                g.journal_bytes += bytes;
+                self.kept += bytes;
+            }
+            Rec::Finish { id, at } => {
+                let g = self
+                    .games
+                    .get_mut(id)
+                    .ok_or_else(|| format!("finish of unknown game {id}"))?;
+                if g.finished.is_some() || matches!(g.place, Place::Archive { .. }) {
+                    return Err(format!("second finish of game {id}"));
+                }
+                g.finished = Some(at);
+                self.kept -= g.journal_bytes;
+                g.journal_bytes += bytes;
+                self.garbage += g.journal_bytes;
+            }
+            Rec::Archived {
+                id,
+                platform,
+                request_id,
+                at,
+                entries,
+                span: archived,
+            } => {
+                if self.games.contains_key(id) {
+                    return Err(format!("archived game {id} appears twice"));
+                }
+                self.put(
+                    id,
+                    Game {
+                        place: Place::Archive {
+                            span: archived,
+                            entries,
+                        },
+                        finished: Some(at),
+                        platform: platform.map(Box::from),
+                        request_id: request_id.map(Box::from),
+                        journal_bytes: bytes,
+                    },
+                );
+            }
+            Rec::Game { .. } => return Err("archive frame in the journal".into()),
+        }
+        Ok(())
+    }
+
+    /// Adds a game (in progress or archived) and its idempotency key.
+    pub fn put(&mut self, id: &str, game: Game) {
+        if let Some(rid) = &game.request_id {
+            self.requests
+                .insert(request_key(game.platform.as_deref(), rid), Box::from(id));
+        }
+        if game.finished.is_some() && matches!(game.place, Place::Journal { .. }) {
+            self.garbage += game.journal_bytes;
+        } else {
+            self.kept += game.journal_bytes;
+        }
+        self.games.insert(Box::from(id), game);
+    }
+
+    /// Rebuilds the index from a journal file. Returns it, the end of the valid data, and why
+    /// the scan stopped early (a torn tail) if it did.
+    pub fn replay(file: &std::fs::File) -> std::io::Result<(Index, u64, Option<String>)> {
+        let mut index = Index::default();
+        let (end, stop) = journal::scan(file, |span, payload| {
+            let rec = journal::decode(payload)?;
+            index.apply(span, &rec)
+        })?;
+        Ok((index, end, stop))
+    }
+}

@@ -1,0 +1,517 @@
+//! The embedded store's on-disk format: checksummed frames in two append-only files.
+//!
+//! - `shuangkou.log` (the journal): every write, in commit order. A game in progress is its
+//!   `Create` frame and one `Append` frame per action; `Finish` marks it finished; `Archived` says
+//!   a finished game lives in the archive (written when the journal is compacted).
+//! - `shuangkou.archive`: one `Game` frame per finished game (its record and whole log), only
+//!   ever read by offset.
+//!
+//! Both start with a 16-byte magic. A frame is `len: u32 LE`, `crc32(payload): u32 LE`, then
+//! `len` payload bytes: a tag byte and the fields (integers little-endian, byte strings with a
+//! `u32` length, optional strings with a presence byte). A frame that is short, too long or whose
+//! checksum fails ends the valid data: only the tail written after the last fsync can be torn.
+//!
+//! This module knows bytes only; it must not depend on the writer, the index or any game type.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::os::unix::fs::FileExt;
+
+/// The journal's file name inside the data directory.
+pub const JOURNAL: &str = "shuangkou.log";
+/// The archive's file name inside the data directory.
+pub const ARCHIVE: &str = "shuangkou.archive";
+/// First bytes of the journal (format version 2; version 1 was the redb file).
+pub const JOURNAL_MAGIC: &[u8; 16] = b"SHUANGKOU-LOG-v2";
+/// First bytes of the archive.
+pub const ARCHIVE_MAGIC: &[u8; 16] = b"SHUANGKOU-ARC-v2";
+/// Bytes of a frame header (length and checksum).
+pub const HEADER: usize = 8;
+/// Largest payload accepted when reading (a longer length is a torn or foreign frame).
+pub const MAX_PAYLOAD: u32 = 256 << 20;
+
+const T_CREATE: u8 = 1;
+const T_APPEND: u8 = 2;
+const T_FINISH: u8 = 3;
+const T_ARCHIVED: u8 = 4;
+const T_GAME: u8 = 5;
+
+/// Where a frame is: its first byte (the header) and its length including the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub off: u64,
+    pub len: u32,
+}
+
+/// One frame's content, borrowing from the payload bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rec<'a> {
+    /// A new game's creation record.
+    Create {
+        id: &'a str,
+        platform: Option<&'a str>,
+        request_id: Option<&'a str>,
+        body: &'a [u8],
+    },
+    /// Entry `seq` of a game's log.
+    Append {
+        id: &'a str,
+        seq: u64,
+        body: &'a [u8],
+    },
+    /// The game finished at unix second `at`.
+    Finish { id: &'a str, at: u64 },
+    /// A finished game with `entries` log entries, stored in the archive at `span`.
+    Archived {
+        id: &'a str,
+        platform: Option<&'a str>,
+        request_id: Option<&'a str>,
+        at: u64,
+        entries: u64,
+        span: Span,
+    },
+    /// A whole finished game (archive frames only).
+    Game {
+        id: &'a str,
+        platform: Option<&'a str>,
+        request_id: Option<&'a str>,
+        at: u64,
+        record: &'a [u8],
+        entries: Vec<&'a [u8]>,
+    },
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    // Bodies are bounded far below 4 GiB by the service (message-size limit).
+    put_u32(out, u32::try_from(b.len()).unwrap_or(u32::MAX));
+    out.extend_from_slice(b);
+}
+
+fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => {
+            out.push(1);
+            put_bytes(out, s.as_bytes());
+        }
+        None => out.push(0),
+    }
+}
+
+/// Appends `rec` as one frame to `out`; returns its span, `base` being the file offset of
+/// `out[0]`.
+pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
+    let start = out.len();
+    out.extend_from_slice(&[0; HEADER]);
+    match rec {
+        Rec::Create {
+            id,
+            platform,
+            request_id,
+            body,
+        } => {
+            out.push(T_CREATE);
+            put_bytes(out, id.as_bytes());
+            put_opt(out, *platform);
+            put_opt(out, *request_id);
+            put_bytes(out, body);
+        }
+        Rec::Append { id, seq, body } => {
+            out.push(T_APPEND);
+            put_bytes(out, id.as_bytes());
+            put_u64(out, *seq);
+            put_bytes(out, body);
+        }
+        Rec::Finish { id, at } => {
+            out.push(T_FINISH);
+            put_bytes(out, id.as_bytes());
+            put_u64(out, *at);
+        }
+        Rec::Archived {
+            id,
+            platform,
+            request_id,
+            at,
+            entries,
+            span,
+        } => {
+            out.push(T_ARCHIVED);
+            put_bytes(out, id.as_bytes());
+            put_opt(out, *platform);
+            put_opt(out, *request_id);
+            put_u64(out, *at);
+            put_u64(out, *entries);
+            put_u64(out, span.off);
+            put_u32(out, span.len);
+        }
+        Rec::Game {
+            id,
+            platform,
+            request_id,
+            at,
+            record,
+            entries,
+        } => {
+            out.push(T_GAME);
+            put_bytes(out, id.as_bytes());
+            put_opt(out, *platform);
+            put_opt(out, *request_id);
+            put_u64(out, *at);
+            put_bytes(out, record);
+            put_u64(out, entries.len() as u64);
+            for e in entries {
+                put_bytes(out, e);
+            }
+        }
+    }
+    let payload_len = out.len() - start - HEADER;
+    let crc = crc32fast::hash(&out[start + HEADER..]);
+    let len = u32::try_from(payload_len).unwrap_or(u32::MAX);
+    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    out[start + 4..start + HEADER].copy_from_slice(&crc.to_le_bytes());
+    Span {
+        off: base + start as u64,
+        len: u32::try_from(payload_len + HEADER).unwrap_or(u32::MAX),
+    }
+}
+
+/// A read cursor over a payload; every read fails cleanly past the end.
+struct Cur<'a>(&'a [u8]);
+
+impl<'a> Cur<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err("frame ends early".into());
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8, String> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, String> {
+        let mut b = [0; 4];
+        b.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(b))
+    }
+    fn u64(&mut self) -> Result<u64, String> {
+        let mut b = [0; 8];
+        b.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(b))
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+    fn str(&mut self) -> Result<&'a str, String> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| "string is not UTF-8".to_string())
+    }
+    fn opt(&mut self) -> Result<Option<&'a str>, String> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => self.str().map(Some),
+            t => Err(format!("bad option tag {t}")),
+        }
+    }
+}
+
+/// Decodes a frame's payload (checksum already checked).
+pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
+    let mut c = Cur(payload);
+    let rec = match c.u8()? {
+        T_CREATE => Rec::Create {
+            id: c.str()?,
+            platform: c.opt()?,
+            request_id: c.opt()?,
+            body: c.bytes()?,
+        },
+        T_APPEND => Rec::Append {
+            id: c.str()?,
+            seq: c.u64()?,
+            body: c.bytes()?,
+        },
+        T_FINISH => Rec::Finish {
+            id: c.str()?,
+            at: c.u64()?,
+        },
+        T_ARCHIVED => Rec::Archived {
+            id: c.str()?,
+            platform: c.opt()?,
+            request_id: c.opt()?,
+            at: c.u64()?,
+            entries: c.u64()?,
+            span: Span {
+                off: c.u64()?,
+                len: c.u32()?,
+            },
+        },
+        T_GAME => {
+            let (id, platform, request_id, at, record) =
+                (c.str()?, c.opt()?, c.opt()?, c.u64()?, c.bytes()?);
+            let n = c.u64()?;
+            let mut entries = Vec::new();
+            for _ in 0..n {
+                entries.push(c.bytes()?);
+            }
+            Rec::Game {
+                id,
+                platform,
+                request_id,
+                at,
+                record,
+                entries,
+            }
+        }
+        t => return Err(format!("unknown frame tag {t}")),
+    };
+    if !c.0.is_empty() {
+        return Err("trailing bytes in frame".into());
+    }
+    Ok(rec)
+}
+
+/// Splits a frame header into payload length and checksum.
+fn header(h: &[u8; HEADER]) -> (u32, u32) {
+    let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]);
+    let crc = u32::from_le_bytes([h[4], h[5], h[6], h[7]]);
+    (len, crc)
+}
+
+/// Reads the frame at `span` and returns its checked payload.
+pub fn read_frame(file: &File, span: Span) -> Result<Vec<u8>, String> {
+    let mut buf = vec![0; span.len as usize];
+    file.read_exact_at(&mut buf, span.off)
+        .map_err(|e| format!("read at {}: {e}", span.off))?;
+    let mut h = [0; HEADER];
+    h.copy_from_slice(buf.get(..HEADER).ok_or("frame shorter than its header")?);
+    let (len, crc) = header(&h);
+    if len as usize + HEADER != buf.len() {
+        return Err(format!("frame at {} has the wrong length", span.off));
+    }
+    let payload = buf.split_off(HEADER);
+    if crc32fast::hash(&payload) != crc {
+        return Err(format!("frame at {} fails its checksum", span.off));
+    }
+    Ok(payload)
+}
+
+/// Checks (or, for an empty file, writes) a file's magic. `Err` names what is wrong.
+pub fn check_magic(file: &File, magic: &[u8; 16]) -> Result<(), String> {
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len == 0 {
+        file.write_all_at(magic, 0).map_err(|e| e.to_string())?;
+        return file.sync_data().map_err(|e| e.to_string());
+    }
+    let mut got = [0; 16];
+    if len < 16 || file.read_exact_at(&mut got, 0).is_err() || &got != magic {
+        return Err("not a shuangkou store file (bad magic)".into());
+    }
+    Ok(())
+}
+
+/// Reads every valid frame of `file` after its magic, in order, calling `each` with its span and
+/// payload. Returns the end of the valid data: the file's length unless its tail is torn, or
+/// where `each` rejected a frame (a frame inconsistent with the ones before ends the data too).
+pub fn scan(
+    file: &File,
+    mut each: impl FnMut(Span, &[u8]) -> Result<(), String>,
+) -> io::Result<(u64, Option<String>)> {
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut skip = [0; 16];
+    reader.read_exact(&mut skip)?;
+    let mut off = 16u64;
+    let mut payload = Vec::new();
+    loop {
+        let mut h = [0; HEADER];
+        match read_full(&mut reader, &mut h)? {
+            0 => return Ok((off, None)),
+            n if n < HEADER => return Ok((off, Some("torn frame header".into()))),
+            _ => {}
+        }
+        let (len, crc) = header(&h);
+        if len == 0 || len > MAX_PAYLOAD {
+            return Ok((off, Some(format!("bad frame length {len}"))));
+        }
+        payload.resize(len as usize, 0);
+        if read_full(&mut reader, &mut payload)? < payload.len() {
+            return Ok((off, Some("torn frame".into())));
+        }
+        if crc32fast::hash(&payload) != crc {
+            return Ok((off, Some("frame checksum mismatch".into())));
+        }
+        let span = Span {
+            off,
+            len: len + HEADER as u32,
+        };
+        if let Err(why) = each(span, &payload) {
+            return Ok((off, Some(why)));
+        }
+        off += u64::from(span.len);
+    }
+}
+
+/// Reads until `buf` is full or the end of the file; returns the bytes read.
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Writes frames to the end of a file through a buffer (compaction and migration; the commit
+/// path writes each batch with one `write_all_at`).
+pub struct FrameWriter<'f> {
+    file: &'f File,
+    end: u64,
+    buf: Vec<u8>,
+}
+
+impl<'f> FrameWriter<'f> {
+    /// Starts writing at `end` (the current end of the valid data).
+    pub fn new(file: &'f File, end: u64) -> FrameWriter<'f> {
+        FrameWriter {
+            file,
+            end,
+            buf: Vec::with_capacity(1 << 20),
+        }
+    }
+
+    /// Appends one frame; returns its span.
+    pub fn push(&mut self, rec: &Rec<'_>) -> io::Result<Span> {
+        let span = encode(rec, self.end, &mut self.buf);
+        if self.buf.len() >= 4 << 20 {
+            self.write_out()?;
+        }
+        Ok(span)
+    }
+
+    /// Appends an already encoded frame (copied from another file); returns its span.
+    pub fn push_raw(&mut self, frame: &[u8]) -> io::Result<Span> {
+        let span = Span {
+            off: self.end + self.buf.len() as u64,
+            len: u32::try_from(frame.len()).unwrap_or(u32::MAX),
+        };
+        self.buf.extend_from_slice(frame);
+        if self.buf.len() >= 4 << 20 {
+            self.write_out()?;
+        }
+        Ok(span)
+    }
+
+    fn write_out(&mut self) -> io::Result<()> {
+        self.file.write_all_at(&self.buf, self.end)?;
+        self.end += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered and fsyncs; returns the new end.
+    pub fn finish(mut self) -> io::Result<u64> {
+        self.write_out()?;
+        self.file.sync_data()?;
+        Ok(self.end)
+    }
+}
+
+/// Reads the bytes `from..to` of a file.
+pub fn read_raw_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0; usize::try_from(to.saturating_sub(from)).unwrap_or(0)];
+    file.read_exact_at(&mut buf, from)?;
+    Ok(buf)
+}
+
+/// Reads a whole frame (header included) at `span`, checksum checked (for copying).
+pub fn read_raw(file: &File, span: Span) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0; span.len as usize];
+    file.read_exact_at(&mut buf, span.off)?;
+    let ok = buf.len() >= HEADER && {
+        let mut h = [0; HEADER];
+        h.copy_from_slice(&buf[..HEADER]);
+        let (len, crc) = header(&h);
+        len as usize + HEADER == buf.len() && crc32fast::hash(&buf[HEADER..]) == crc
+    };
+    if !ok {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame at {} fails its checksum", span.off),
+        ));
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_record_round_trips() {
+        let recs = [
+            Rec::Create {
+                id: "g",
+                platform: Some("p"),
+                request_id: None,
+                body: b"{}",
+            },
+            Rec::Append {
+                id: "g",
+                seq: 7,
+                body: b"play",
+            },
+            Rec::Finish { id: "g", at: 99 },
+            Rec::Archived {
+                id: "g",
+                platform: None,
+                request_id: Some("r"),
+                at: 5,
+                entries: 3,
+                span: Span { off: 16, len: 40 },
+            },
+            Rec::Game {
+                id: "g",
+                platform: Some("p"),
+                request_id: Some("r"),
+                at: 5,
+                record: b"rec",
+                entries: vec![b"a", b"bb"],
+            },
+        ];
+        let mut out = Vec::new();
+        for r in &recs {
+            let span = encode(r, 100, &mut out);
+            let start = (span.off - 100) as usize;
+            let frame = &out[start..start + span.len as usize];
+            assert_eq!(decode(&frame[HEADER..]).unwrap(), *r);
+        }
+    }
+
+    #[test]
+    fn a_truncated_payload_is_an_error_not_a_panic() {
+        let mut out = Vec::new();
+        encode(
+            &Rec::Append {
+                id: "g",
+                seq: 1,
+                body: b"x",
+            },
+            0,
+            &mut out,
+        );
+        for cut in HEADER..out.len() - 1 {
+            assert!(decode(&out[HEADER..cut]).is_err(), "cut at {cut}");
+        }
+    }
+}

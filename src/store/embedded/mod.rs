@@ -1,0 +1,525 @@
+//! The embedded durable store (the default in production): an append-ordered journal with an
+//! in-memory index, in the data directory.
+//!
+//! # Layout ([`journal`])
+//! - `shuangkou.log`: every write in commit order (create, append, finish), checksummed frames;
+//! - `shuangkou.archive`: finished games, one frame each (moved there by compaction);
+//! - `shuangkou.lock`: held (`flock`) while a process has the store open.
+//!
+//! The index ([`index`]) maps each game to the positions of its frames; it holds no bodies, and
+//! reads (`load`, `entries_after`) read the frames by position. It is rebuilt by reading the
+//! journal at open, whose size depends on the games in progress: finished games are folded out of
+//! it by compaction ([`compact`]) into one archive frame each.
+//!
+//! # Durability and group commit
+//! Every write goes to one writer thread through a channel. The writer takes everything queued
+//! (up to [`MAX_BATCH`] operations), checks each against the index and the earlier operations of
+//! the same batch (compare-and-append, idempotent create), encodes the frames into one buffer,
+//! writes it at the end of the journal with one `pwrite`, `fdatasync`s, and only then updates the
+//! index and answers every waiter. No reply precedes the fsync; if the write or the fsync fails,
+//! the journal is truncated back to its last durable end and every waiter of the batch gets an
+//! error (the outcome is unknown to them; a retry reloads and sees). One sequential write per
+//! commit, whatever the number of games in it.
+//!
+//! # Recovery
+//! A crash can tear only the frames written after the last fsync (never acknowledged): the scan
+//! at open stops at the first short or mismatched frame, copies the dropped bytes to
+//! `shuangkou.log.tail-<offset>` for inspection, and truncates the journal there.
+//!
+//! # Upgrade
+//! A directory written by the redb layout (`shuangkou.redb`) is converted once at open
+//! ([`legacy`]).
+
+mod compact;
+pub mod index;
+pub mod journal;
+pub mod legacy;
+mod writer;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::JoinHandle;
+
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use self::index::{Index, Place};
+use self::journal::Rec;
+use self::writer::{Op, Reply, Writer, run_writer};
+use super::{Appended, Created, GameRecord, LogEntry, StoreError};
+
+/// The journal's file name inside the data directory (the file whose presence marks a store).
+pub const FILE_NAME: &str = journal::JOURNAL;
+/// The lock file's name.
+pub const LOCK_FILE: &str = "shuangkou.lock";
+
+/// Most operations committed in one fsync.
+pub const MAX_BATCH: usize = 1024;
+/// Queued writes before senders wait (back-pressure).
+const QUEUE: usize = 16 * 1024;
+/// Buffered notifications per game before a slow watcher lags.
+const WATCH_BUFFER: usize = 256;
+
+/// A step of the commit path, for fault injection in tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoStep {
+    /// Writing a batch's frames to the journal.
+    Write,
+    /// Fsyncing the journal.
+    Sync,
+}
+
+/// Called before each step of a commit; an `Err` fails the step as the disk would. For
+/// fault-injection tests ([`EmbeddedStore::open_with_faults`]).
+pub type Faults = Arc<dyn Fn(IoStep) -> io::Result<()> + Send + Sync>;
+
+/// Per-game notification channels.
+#[derive(Default)]
+struct Watchers {
+    map: HashMap<String, broadcast::Sender<u64>>,
+    /// Prune channels without receivers when the map reaches this size.
+    prune_at: usize,
+}
+
+/// The index and the open files, swapped together by compaction.
+struct State {
+    index: Index,
+    journal: Arc<File>,
+    archive: Arc<File>,
+}
+
+/// State shared by the handle, the readers and the writer thread.
+struct Shared {
+    dir: PathBuf,
+    /// The journal's path, named in every error.
+    label: String,
+    state: RwLock<State>,
+    /// Set after a failed commit until the journal is truncated back to its durable end.
+    broken: AtomicBool,
+    watchers: Mutex<Watchers>,
+    faults: Option<Faults>,
+    /// Committed fsyncs and the operations they carried (group-commit effectiveness).
+    commits: AtomicU64,
+    committed_ops: AtomicU64,
+    compactions: AtomicU64,
+    /// Holds the directory's lock while open.
+    _lock: File,
+}
+
+/// The embedded durable store. Dropping it stops the writer thread (after the queued writes) and
+/// closes the files.
+pub struct EmbeddedStore {
+    shared: Arc<Shared>,
+    queue: Option<mpsc::Sender<Op>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+fn store_error(op: &'static str, message: impl Into<String>) -> StoreError {
+    StoreError {
+        op,
+        message: message.into(),
+    }
+}
+
+fn open_rw(path: &Path) -> io::Result<File> {
+    File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+impl Shared {
+    fn fault(&self, step: IoStep) -> io::Result<()> {
+        self.faults.as_ref().map_or(Ok(()), |f| f(step))
+    }
+
+    fn state(&self, op: &'static str) -> Result<std::sync::RwLockReadGuard<'_, State>, StoreError> {
+        self.state
+            .read()
+            .map_err(|_| store_error(op, "internal lock poisoned"))
+    }
+
+    fn notify(&self, id: &str, seq: u64) {
+        let Ok(mut w) = self.watchers.lock() else {
+            return;
+        };
+        if let Some(tx) = w.map.get(id) {
+            if tx.send(seq).is_err() {
+                // No receiver left.
+                w.map.remove(id);
+            }
+        }
+    }
+
+    fn subscribe(&self, id: &str) -> broadcast::Receiver<u64> {
+        let Ok(mut w) = self.watchers.lock() else {
+            return broadcast::channel(1).1;
+        };
+        if let Some(tx) = w.map.get(id) {
+            return tx.subscribe();
+        }
+        if w.map.len() >= w.prune_at {
+            w.map.retain(|_, tx| tx.receiver_count() > 0);
+            w.prune_at = (w.map.len() * 2).max(1024);
+        }
+        let (tx, rx) = broadcast::channel(WATCH_BUFFER);
+        w.map.insert(id.to_string(), tx);
+        rx
+    }
+
+    fn drop_watchers(&self, id: &str) {
+        if let Ok(mut w) = self.watchers.lock() {
+            if w.map.get(id).is_some_and(|tx| tx.receiver_count() == 0) {
+                w.map.remove(id);
+            }
+        }
+    }
+
+    /// A game's record and log (`after` skips the first entries), read by position.
+    fn read_game(
+        &self,
+        op: &'static str,
+        id: &str,
+        after: u64,
+    ) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
+        let (game, journal, archive) = {
+            let st = self.state(op)?;
+            let Some(g) = st.index.games.get(id) else {
+                return Ok(None);
+            };
+            (g.clone(), Arc::clone(&st.journal), Arc::clone(&st.archive))
+        };
+        let fail = |m: String| store_error(op, format!("{}: game {id}: {m}", self.label));
+        let record = |body: &[u8]| GameRecord {
+            id: id.to_string(),
+            platform: game.platform.as_deref().map(str::to_string),
+            request_id: game.request_id.as_deref().map(str::to_string),
+            body: body.to_vec(),
+        };
+        match &game.place {
+            Place::Journal {
+                record: at,
+                entries,
+            } => {
+                let rec = if op == "load" {
+                    let payload = journal::read_frame(&journal, *at).map_err(fail)?;
+                    match journal::decode(&payload).map_err(fail)? {
+                        Rec::Create { body, .. } => record(body),
+                        _ => return Err(fail("the record frame is not a create".into())),
+                    }
+                } else {
+                    record(&[])
+                };
+                let mut log = Vec::new();
+                for (i, span) in entries.iter().enumerate().skip(clamp(after)) {
+                    let payload = journal::read_frame(&journal, *span).map_err(fail)?;
+                    match journal::decode(&payload).map_err(fail)? {
+                        Rec::Append { seq, body, .. } if seq == i as u64 + 1 => {
+                            log.push(LogEntry {
+                                seq,
+                                body: body.to_vec(),
+                            })
+                        }
+                        _ => return Err(fail(format!("entry {} is not its append", i + 1))),
+                    }
+                }
+                Ok(Some((rec, log)))
+            }
+            Place::Archive { span, .. } => {
+                let payload = journal::read_frame(&archive, *span).map_err(fail)?;
+                match journal::decode(&payload).map_err(fail)? {
+                    Rec::Game {
+                        id: got,
+                        record: body,
+                        entries,
+                        ..
+                    } if got == id => {
+                        let log = entries
+                            .iter()
+                            .enumerate()
+                            .skip(clamp(after))
+                            .map(|(i, b)| LogEntry {
+                                seq: i as u64 + 1,
+                                body: b.to_vec(),
+                            })
+                            .collect();
+                        Ok(Some((record(body), log)))
+                    }
+                    _ => Err(fail("the archive frame is not this game".into())),
+                }
+            }
+        }
+    }
+}
+
+/// A log position as an index (saturating: nothing is that long).
+fn clamp(after: u64) -> usize {
+    usize::try_from(after).unwrap_or(usize::MAX)
+}
+
+/// Opens the journal, rebuilding the index; a torn tail is saved aside and cut off. Returns the
+/// file, the index, the end of the valid data and the file's length (zeros written ahead are kept).
+fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64, u64), String> {
+    let path = dir.join(journal::JOURNAL);
+    let file = open_rw(&path).map_err(|e| format!("cannot open {label}: {e}"))?;
+    journal::check_magic(&file, journal::JOURNAL_MAGIC).map_err(|m| format!("{label}: {m}"))?;
+    let (index, end, stop) =
+        Index::replay(&file).map_err(|e| format!("cannot read {label}: {e}"))?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if end < len {
+        let tail = journal::read_raw_range(&file, end, len)
+            .map_err(|e| format!("cannot read {label}: {e}"))?;
+        if tail.iter().all(|b| *b == 0) {
+            // Only the zeros written ahead of the commits: nothing torn.
+            return Ok((file, index, end, len));
+        }
+        let aside = dir.join(format!("{}.tail-{end}", journal::JOURNAL));
+        std::fs::write(&aside, tail).map_err(|e| format!("cannot save the torn tail: {e}"))?;
+        file.set_len(end)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| format!("cannot truncate {label}: {e}"))?;
+        tracing::warn!(store = "embedded", path = %label, dropped = len - end,
+            reason = stop.as_deref().unwrap_or(""), saved = %aside.display(),
+            "journal tail after the last commit was torn (a crash); cut off");
+    }
+    Ok((file, index, end, end))
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store in the data directory `dir`; converts a redb store
+    /// found there first. A corrupt or foreign file is a clear error naming it.
+    pub fn open(dir: impl AsRef<Path>) -> Result<EmbeddedStore, StoreError> {
+        EmbeddedStore::start(dir.as_ref(), None)
+    }
+
+    /// Opens the store with `faults` called before each write and fsync of a commit. For
+    /// fault-injection tests.
+    pub fn open_with_faults(
+        dir: impl AsRef<Path>,
+        faults: Faults,
+    ) -> Result<EmbeddedStore, StoreError> {
+        EmbeddedStore::start(dir.as_ref(), Some(faults))
+    }
+
+    fn start(dir: &Path, faults: Option<Faults>) -> Result<EmbeddedStore, StoreError> {
+        let fail = |m: String| store_error("open", m);
+        std::fs::create_dir_all(dir).map_err(|e| {
+            fail(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = open_rw(&lock_path)
+            .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
+        if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            return Err(fail(format!(
+                "{} is already open (another shuangkou process uses this data directory?)",
+                dir.display()
+            )));
+        }
+        legacy::migrate_if_needed(dir).map_err(fail)?;
+        let label = dir.join(journal::JOURNAL).display().to_string();
+        let (journal_file, index, end, alloc_end) = open_journal(dir, &label).map_err(fail)?;
+        let archive_path = dir.join(journal::ARCHIVE);
+        let archive = open_rw(&archive_path)
+            .map_err(|e| fail(format!("cannot open {}: {e}", archive_path.display())))?;
+        journal::check_magic(&archive, journal::ARCHIVE_MAGIC)
+            .map_err(|m| fail(format!("{}: {m}", archive_path.display())))?;
+        let archive_end = archive.metadata().map_err(|e| fail(e.to_string()))?.len();
+        legacy::sync_dir(dir).map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
+        let games = index.games.len();
+        let shared = Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            label,
+            state: RwLock::new(State {
+                index,
+                journal: Arc::new(journal_file),
+                archive: Arc::new(archive),
+            }),
+            broken: AtomicBool::new(false),
+            watchers: Mutex::new(Watchers {
+                map: HashMap::new(),
+                prune_at: 1024,
+            }),
+            faults,
+            commits: AtomicU64::new(0),
+            committed_ops: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
+            _lock: lock,
+        });
+        let (queue, rx) = mpsc::channel(QUEUE);
+        let writer_shared = Arc::clone(&shared);
+        let w = Writer {
+            end,
+            archive_end,
+            alloc_end,
+        };
+        let writer = std::thread::Builder::new()
+            .name("shuangkou-store-writer".into())
+            .spawn(move || run_writer(writer_shared, w, rx))
+            .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
+        tracing::info!(store = "embedded", path = %shared.label, games, "store opened");
+        Ok(EmbeddedStore {
+            shared,
+            queue: Some(queue),
+            writer: Some(writer),
+        })
+    }
+
+    /// The journal's path.
+    pub fn path(&self) -> &str {
+        &self.shared.label
+    }
+
+    /// Commits (fsyncs) so far and the operations they carried: with concurrent writers the
+    /// second is larger (group commit).
+    pub fn commit_stats(&self) -> (u64, u64) {
+        (
+            self.shared.commits.load(Ordering::Relaxed),
+            self.shared.committed_ops.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Compactions of the journal so far.
+    pub fn compactions(&self) -> u64 {
+        self.shared.compactions.load(Ordering::Relaxed)
+    }
+
+    async fn submit<T>(
+        &self,
+        op: &'static str,
+        make: impl FnOnce(Reply<T>) -> Op,
+    ) -> Result<T, StoreError> {
+        let queue = self
+            .queue
+            .as_ref()
+            .ok_or_else(|| store_error(op, "store closed"))?;
+        let (tx, rx) = oneshot::channel();
+        queue
+            .send(make(tx))
+            .await
+            .map_err(|_| store_error(op, "store writer stopped"))?;
+        rx.await.map_err(|_| {
+            store_error(
+                op,
+                "store writer stopped before answering (outcome unknown)",
+            )
+        })?
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        op: &'static str,
+        f: impl FnOnce(&Shared) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        let shared = Arc::clone(&self.shared);
+        tokio::task::spawn_blocking(move || f(&shared))
+            .await
+            .map_err(|e| store_error(op, format!("read task failed: {e}")))?
+    }
+
+    pub async fn create(&self, record: &GameRecord) -> Result<Created, StoreError> {
+        let record = record.clone();
+        self.submit("create", |reply| Op::Create { record, reply })
+            .await
+    }
+
+    pub async fn load(&self, id: &str) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
+        let id = id.to_string();
+        self.read("load", move |s| s.read_game("load", &id, 0))
+            .await
+    }
+
+    pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
+        let id = id.to_string();
+        self.read("entries_after", move |s| {
+            Ok(s.read_game("entries_after", &id, after)?
+                .map(|(_, log)| log)
+                .unwrap_or_default())
+        })
+        .await
+    }
+
+    pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
+        let (id, entry) = (id.to_string(), entry.clone());
+        self.submit("append", |reply| Op::Append { id, entry, reply })
+            .await
+    }
+
+    pub fn subscribe(&self, id: &str) -> broadcast::Receiver<u64> {
+        self.shared.subscribe(id)
+    }
+
+    pub async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
+        let st = self.shared.state("unfinished")?;
+        Ok(st
+            .index
+            .games
+            .iter()
+            .filter(|(_, g)| g.finished.is_none())
+            .map(|(id, _)| id.to_string())
+            .collect())
+    }
+
+    pub async fn finish(&self, id: &str) -> Result<(), StoreError> {
+        let id = id.to_string();
+        self.submit("finish", |reply| Op::Finish { id, reply })
+            .await
+    }
+
+    /// Healthy if the writer runs and the last commit did not leave the journal unrepaired;
+    /// while it is, asks the writer to retry the repair.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        if self.writer.as_ref().is_none_or(|w| w.is_finished()) {
+            return Err(store_error("ping", "store writer thread stopped"));
+        }
+        if self.shared.broken.load(Ordering::Acquire) {
+            self.submit("ping", |reply| Op::Sync { op: "ping", reply })
+                .await?;
+        }
+        let journal = Arc::clone(&self.shared.state("ping")?.journal);
+        journal
+            .metadata()
+            .map(drop)
+            .map_err(|e| store_error("ping", format!("{}: {e}", self.shared.label)))
+    }
+
+    /// Compacts the journal now if any finished game is still in it (normally the writer
+    /// decides; for tests and measurements).
+    pub async fn compact_now(&self) -> Result<(), StoreError> {
+        self.submit("compact", |reply| Op::Compact { reply }).await
+    }
+
+    /// Bytes of the journal file (including the zeros written ahead) and of the archive.
+    pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
+        let st = self.shared.state("disk_usage")?;
+        let len = |f: &File| f.metadata().map(|m| m.len()).unwrap_or(0);
+        Ok((len(&st.journal), len(&st.archive)))
+    }
+
+    /// Waits until every write queued before it is committed (they are durable once answered, so
+    /// this is only an ordering barrier at shutdown).
+    pub async fn flush(&self) -> Result<(), StoreError> {
+        self.submit("flush", |reply| Op::Sync { op: "flush", reply })
+            .await
+    }
+}
+
+impl Drop for EmbeddedStore {
+    fn drop(&mut self) {
+        // Closing the queue lets the writer commit what is queued and exit; joining it releases
+        // the files (and the lock) before a reopen in the same process.
+        self.queue.take();
+        if let Some(writer) = self.writer.take() {
+            if writer.join().is_err() {
+                tracing::warn!(store = "embedded", "store writer thread panicked");
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! The store contract's cases for durable backends: everything acknowledged survives closing the
+//! store and opening it again on the same data. Included by the durable backends' test files as
+//! `#[path = "store_contract/durable.rs"] mod store_contract_durable;`.
+
+use std::collections::HashSet;
+
+use shuangkou::store::{Appended, Created, LogEntry};
+
+use crate::store_contract::{Fixture, entry, record};
+
+/// A backend whose data outlives the store instance.
+pub trait Durable: Fixture {
+    /// Closes the store and opens it again on the same data.
+    async fn reopen(&mut self);
+}
+
+pub async fn everything_survives_reopen<F: Durable>() {
+    let Some(mut f) = F::start("reopen").await else {
+        return;
+    };
+    for g in 0..20u64 {
+        let store = f.store();
+        let id = format!("g{g}");
+        let rid = format!("req{g}");
+        store
+            .create(&record(&id, Some("p"), Some(&rid)))
+            .await
+            .unwrap();
+        for seq in 1..=g + 1 {
+            let appended = store.append(&id, &entry(seq, &format!("{id}/{seq}"))).await;
+            assert_eq!(appended, Ok(Appended::Ok));
+        }
+        if g % 3 == 0 {
+            store.finish(&id).await.unwrap();
+        }
+    }
+    // Reopened without flush: every acknowledged write is already durable.
+    f.reopen().await;
+    let store = f.store();
+    for g in 0..20u64 {
+        let id = format!("g{g}");
+        let (rec, log) = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(rec, record(&id, Some("p"), Some(&format!("req{g}"))));
+        let expected: Vec<LogEntry> = (1..=g + 1)
+            .map(|seq| entry(seq, &format!("{id}/{seq}")))
+            .collect();
+        assert_eq!(log, expected);
+        // The idempotency index survived too.
+        assert_eq!(
+            store
+                .create(&record("other", Some("p"), Some(&format!("req{g}"))))
+                .await,
+            Ok(Created::Existing(id.clone()))
+        );
+        // And the log length: appends continue where they stopped.
+        assert_eq!(
+            store.append(&id, &entry(g + 1, "late")).await,
+            Ok(Appended::Conflict { current: g + 1 })
+        );
+    }
+    let expected: HashSet<String> = (0..20)
+        .filter(|g| g % 3 != 0)
+        .map(|g| format!("g{g}"))
+        .collect();
+    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
+    assert_eq!(unfinished, expected);
+}

@@ -1,0 +1,327 @@
+//! The store contract: one suite of behaviours every store backend must have (compare-and-append,
+//! idempotent create, recovery lists, concurrency, and for durable stores everything surviving a
+//! reopen, in `durable.rs`). Each backend's test file implements [`Fixture`] and expands
+//! [`store_contract!`]: `tests/store_memory.rs`, `tests/store_embedded.rs`, `tests/store_redis.rs`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use shuangkou::store::{AppendOrRead, Appended, Created, GameRecord, LogEntry, Store};
+
+/// One backend under test.
+pub trait Fixture: Sized {
+    /// A fresh, empty store for the test `name`; `None` when the backend is unavailable here
+    /// (the fixture prints why, and fails instead when told to require it).
+    async fn start(name: &str) -> Option<Self>;
+    /// The store (shared with spawned tasks).
+    fn store(&self) -> &Arc<Store>;
+}
+
+/// The contract's tests for fixture `$fixture`; `durable` adds the ones that reopen the store
+/// (the fixture implements `Durable`, from `durable.rs`, which the binary includes as
+/// `store_contract_durable`).
+macro_rules! store_contract {
+    ($fixture:ty) => {
+        mod contract {
+            use super::*;
+            #[tokio::test]
+            async fn create_load_append_finish() {
+                crate::store_contract::create_load_append_finish::<$fixture>().await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn concurrent_appends_one_winner_per_seq() {
+                crate::store_contract::concurrent_appends_one_winner_per_seq::<$fixture>().await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn concurrent_idempotent_creates() {
+                crate::store_contract::concurrent_idempotent_creates::<$fixture>().await
+            }
+            #[tokio::test]
+            async fn a_conflict_brings_the_missing_entries() {
+                crate::store_contract::a_conflict_brings_the_missing_entries::<$fixture>().await
+            }
+            #[tokio::test]
+            async fn subscribers_see_every_length() {
+                crate::store_contract::subscribers_see_every_length::<$fixture>().await
+            }
+        }
+    };
+    ($fixture:ty, durable) => {
+        store_contract!($fixture);
+        mod durable_contract {
+            use super::*;
+            #[tokio::test]
+            async fn everything_survives_reopen() {
+                crate::store_contract_durable::everything_survives_reopen::<$fixture>().await
+            }
+        }
+    };
+}
+
+pub fn record(id: &str, platform: Option<&str>, request_id: Option<&str>) -> GameRecord {
+    GameRecord {
+        id: id.into(),
+        platform: platform.map(Into::into),
+        request_id: request_id.map(Into::into),
+        body: format!("{{\"game\":\"{id}\"}}").into_bytes(),
+    }
+}
+
+pub fn entry(seq: u64, body: &str) -> LogEntry {
+    LogEntry {
+        seq,
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+async fn unfinished(store: &Store) -> HashSet<String> {
+    store.unfinished().await.unwrap().into_iter().collect()
+}
+
+fn set(ids: &[&str]) -> HashSet<String> {
+    ids.iter().map(|s| s.to_string()).collect()
+}
+
+pub async fn create_load_append_finish<F: Fixture>() {
+    let Some(f) = F::start("basic").await else {
+        return;
+    };
+    let store = f.store();
+    store.ping().await.unwrap();
+
+    assert_eq!(
+        store.create(&record("g1", Some("acme"), Some("r1"))).await,
+        Ok(Created::New)
+    );
+    // Same platform and request id: the existing game, whatever the new id.
+    assert_eq!(
+        store.create(&record("g2", Some("acme"), Some("r1"))).await,
+        Ok(Created::Existing("g1".into()))
+    );
+    // The key keeps platform and request id apart: ("a:b", "c") and ("a", "b:c") differ.
+    assert_eq!(
+        store.create(&record("g5", Some("a:b"), Some("c"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g6", Some("a"), Some("b:c"))).await,
+        Ok(Created::New)
+    );
+    // Same request id on another platform (or in open mode) is another game.
+    assert_eq!(
+        store.create(&record("g2", Some("other"), Some("r1"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g3", None, Some("r1"))).await,
+        Ok(Created::New)
+    );
+    assert_eq!(
+        store.create(&record("g4", None, None)).await,
+        Ok(Created::New)
+    );
+    // A taken id is an error.
+    assert!(store.create(&record("g4", None, None)).await.is_err());
+
+    let (rec, log) = store.load("g1").await.unwrap().unwrap();
+    assert_eq!(rec, record("g1", Some("acme"), Some("r1")));
+    assert!(log.is_empty());
+    let (rec, _) = store.load("g4").await.unwrap().unwrap();
+    assert_eq!(rec, record("g4", None, None));
+    assert_eq!(store.load("nope").await, Ok(None));
+
+    assert_eq!(store.append("g1", &entry(1, "a")).await, Ok(Appended::Ok));
+    for stale in [1, 3, 0] {
+        assert_eq!(
+            store.append("g1", &entry(stale, "b")).await,
+            Ok(Appended::Conflict { current: 1 }),
+            "append of seq {stale} to a log of 1"
+        );
+    }
+    assert_eq!(store.append("g1", &entry(2, "b")).await, Ok(Appended::Ok));
+    assert!(store.append("nope", &entry(1, "x")).await.is_err());
+
+    let (_, log) = store.load("g1").await.unwrap().unwrap();
+    assert_eq!(log, vec![entry(1, "a"), entry(2, "b")]);
+    assert_eq!(store.entries_after("g1", 1).await, Ok(vec![entry(2, "b")]));
+    assert_eq!(store.entries_after("g1", 2).await, Ok(vec![]));
+    assert_eq!(store.entries_after("g1", u64::MAX).await, Ok(vec![]));
+    assert_eq!(store.entries_after("nope", 0).await, Ok(vec![]));
+    // Another game's log is separate.
+    assert_eq!(store.entries_after("g2", 0).await, Ok(vec![]));
+
+    assert_eq!(
+        unfinished(store).await,
+        set(&["g1", "g2", "g3", "g4", "g5", "g6"])
+    );
+    store.finish("g1").await.unwrap();
+    store.finish("g1").await.unwrap();
+    store.finish("nope").await.unwrap();
+    assert_eq!(
+        unfinished(store).await,
+        set(&["g2", "g3", "g4", "g5", "g6"])
+    );
+    // Finished games are archived, not deleted (at least until a retention period).
+    assert_eq!(
+        store.load("g1").await.unwrap().unwrap().1,
+        vec![entry(1, "a"), entry(2, "b")]
+    );
+    // `finish` of a missing game does not create a record.
+    assert_eq!(store.load("nope").await, Ok(None));
+    store.flush().await.unwrap();
+}
+
+pub async fn concurrent_appends_one_winner_per_seq<F: Fixture>() {
+    const TASKS: usize = 16;
+    const LEN: u64 = 150;
+    let Some(f) = F::start("race").await else {
+        return;
+    };
+    let store = f.store();
+    store.create(&record("g", None, None)).await.unwrap();
+    let mut handles = Vec::new();
+    for task in 0..TASKS {
+        let store = Arc::clone(store);
+        handles.push(tokio::spawn(async move {
+            let mut won = Vec::new();
+            let mut seq = 1;
+            while seq <= LEN {
+                match store
+                    .append("g", &entry(seq, &format!("t{task}/{seq}")))
+                    .await
+                {
+                    Ok(Appended::Ok) => {
+                        won.push(seq);
+                        seq += 1;
+                    }
+                    Ok(Appended::Conflict { current }) => {
+                        assert!(current >= seq, "length went backwards");
+                        seq = current + 1;
+                    }
+                    Err(e) => panic!("append: {e}"),
+                }
+            }
+            (task, won)
+        }));
+    }
+    let mut winners = BTreeMap::new();
+    for h in handles {
+        let (task, won) = h.await.unwrap();
+        for seq in won {
+            assert!(
+                winners.insert(seq, task).is_none(),
+                "two winners for seq {seq}"
+            );
+        }
+    }
+    assert_eq!(winners.len() as u64, LEN);
+    let (_, log) = store.load("g").await.unwrap().unwrap();
+    assert_eq!(log.len() as u64, LEN);
+    for (i, e) in log.iter().enumerate() {
+        let seq = i as u64 + 1;
+        assert_eq!(e.seq, seq, "gap in the log");
+        assert_eq!(
+            e.body,
+            format!("t{}/{seq}", winners[&seq]).into_bytes(),
+            "seq {seq}"
+        );
+    }
+}
+
+pub async fn concurrent_idempotent_creates<F: Fixture>() {
+    let Some(f) = F::start("idem").await else {
+        return;
+    };
+    let store = f.store();
+    let mut handles = Vec::new();
+    for i in 0..20 {
+        let store = Arc::clone(store);
+        handles.push(tokio::spawn(async move {
+            let id = format!("g{i}");
+            let created = store.create(&record(&id, Some("p"), Some("same"))).await;
+            (id, created.unwrap())
+        }));
+    }
+    let mut new = Vec::new();
+    let mut existing = HashSet::new();
+    for h in handles {
+        match h.await.unwrap() {
+            (id, Created::New) => new.push(id),
+            (_, Created::Existing(id)) => {
+                existing.insert(id);
+            }
+        }
+    }
+    assert_eq!(new.len(), 1, "exactly one create wins");
+    assert!(existing.is_empty() || existing == HashSet::from([new[0].clone()]));
+    assert_eq!(store.unfinished().await.unwrap(), new);
+}
+
+/// A subscriber sees the log length reach every appended seq (values may repeat or be stale,
+/// never beyond the log).
+pub async fn subscribers_see_every_length<F: Fixture>() {
+    let Some(f) = F::start("subscribe").await else {
+        return;
+    };
+    let store = f.store();
+    store.create(&record("g", None, None)).await.unwrap();
+    let mut rx = store.subscribe("g");
+    for seq in 1..=3 {
+        assert_eq!(store.append("g", &entry(seq, "x")).await, Ok(Appended::Ok));
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match tokio::time::timeout_at(deadline, rx.recv()).await {
+                Ok(Ok(n)) if n == seq => break,
+                Ok(Ok(n)) => assert!(n < seq, "notified {n} with a log of {seq}"),
+                Ok(Err(e)) => panic!("subscription: {e}"),
+                Err(_) => panic!("no notification of seq {seq} within 10 s"),
+            }
+        }
+    }
+}
+
+/// `append_or_read`: an append, or on a conflict the entries after the caller's seq (what a
+/// catch-up read returns), checked against `entries_after`.
+pub async fn a_conflict_brings_the_missing_entries<F: Fixture>() {
+    let Some(f) = F::start("append-or-read").await else {
+        return;
+    };
+    let store = f.store();
+    store.create(&record("g", None, None)).await.unwrap();
+    for seq in 1..=3 {
+        let r = store
+            .append_or_read("g", &entry(seq, &format!("e{seq}")))
+            .await;
+        assert_eq!(r, Ok(AppendOrRead::Appended));
+    }
+    // A caller at seq 1 (appending 2) is behind by two entries.
+    assert_eq!(
+        store.append_or_read("g", &entry(2, "late")).await,
+        Ok(AppendOrRead::Behind {
+            current: 3,
+            entries: vec![entry(2, "e2"), entry(3, "e3")]
+        })
+    );
+    for (seq, after) in [(1, 0), (3, 2), (0, 0)] {
+        let expected = store.entries_after("g", after).await.unwrap();
+        assert_eq!(
+            store.append_or_read("g", &entry(seq, "x")).await,
+            Ok(AppendOrRead::Behind {
+                current: 3,
+                entries: expected
+            }),
+            "appending seq {seq}"
+        );
+    }
+    // Ahead of the log: a conflict with nothing to read.
+    assert_eq!(
+        store.append_or_read("g", &entry(9, "x")).await,
+        Ok(AppendOrRead::Behind {
+            current: 3,
+            entries: vec![]
+        })
+    );
+    assert!(store.append_or_read("nope", &entry(1, "x")).await.is_err());
+    // Nothing of the conflicting calls was appended.
+    assert_eq!(store.load("g").await.unwrap().unwrap().1.len(), 3);
+}

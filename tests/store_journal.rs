@@ -1,0 +1,264 @@
+//! The embedded store's files: compaction of finished games out of the journal, the one-time
+//! conversion of a data directory written by the redb layout, and a torn journal tail.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use shuangkou::store::embedded::{EmbeddedStore, journal, legacy};
+use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store};
+
+/// A fresh directory under Cargo's per-test temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
+    static N: AtomicU64 = AtomicU64::new(0);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "store-journal-{name}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    TempDir(dir)
+}
+
+fn record(id: &str, rid: Option<&str>) -> GameRecord {
+    GameRecord {
+        id: id.into(),
+        platform: Some("p".into()),
+        request_id: rid.map(Into::into),
+        body: format!("{{\"game\":\"{id}\",\"pad\":\"{}\"}}", "x".repeat(300)).into_bytes(),
+    }
+}
+
+fn entry(seq: u64, id: &str) -> LogEntry {
+    LogEntry {
+        seq,
+        body: format!("{id}/{seq}/{}", "y".repeat(200)).into_bytes(),
+    }
+}
+
+fn embedded(store: &Store) -> &EmbeddedStore {
+    match store {
+        Store::Embedded(s) => s,
+        _ => panic!("not the embedded store"),
+    }
+}
+
+async fn open(dir: &Path) -> Store {
+    Store::Embedded(EmbeddedStore::open(dir).unwrap())
+}
+
+/// Games `0..n`, each with `plays` entries; every game with `finished(g)` is finished.
+async fn fill(store: &Store, n: u64, plays: u64, finished: impl Fn(u64) -> bool) {
+    for g in 0..n {
+        let id = format!("g{g}");
+        assert_eq!(
+            store.create(&record(&id, Some(&format!("r{g}")))).await,
+            Ok(Created::New)
+        );
+        for seq in 1..=plays {
+            assert_eq!(store.append(&id, &entry(seq, &id)).await, Ok(Appended::Ok));
+        }
+        if finished(g) {
+            store.finish(&id).await.unwrap();
+        }
+    }
+}
+
+/// Every game of [`fill`] reads back whole, and its idempotency key still finds it.
+async fn check(store: &Store, n: u64, plays: u64, finished: impl Fn(u64) -> bool) {
+    for g in 0..n {
+        let id = format!("g{g}");
+        let (rec, log) = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(rec, record(&id, Some(&format!("r{g}"))));
+        let expected: Vec<LogEntry> = (1..=plays).map(|s| entry(s, &id)).collect();
+        assert_eq!(log, expected, "{id}");
+        assert_eq!(
+            store.entries_after(&id, plays - 1).await.unwrap(),
+            expected[expected.len() - 1..].to_vec()
+        );
+        assert_eq!(
+            store.create(&record("again", Some(&format!("r{g}")))).await,
+            Ok(Created::Existing(id.clone()))
+        );
+    }
+    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
+    let expected: HashSet<String> = (0..n)
+        .filter(|g| !finished(*g))
+        .map(|g| format!("g{g}"))
+        .collect();
+    assert_eq!(unfinished, expected);
+}
+
+/// Where the journal's frames end (the file goes on with zeros written ahead).
+fn data_end(dir: &Path) -> u64 {
+    let file = std::fs::File::open(dir.join(journal::JOURNAL)).unwrap();
+    journal::scan(&file, |_, _| Ok(())).unwrap().0
+}
+
+#[tokio::test]
+async fn compaction_moves_finished_games_out_of_the_journal() {
+    let dir = temp_dir("compact");
+    let finished = |g: u64| g % 4 != 0;
+    let store = open(&dir.0).await;
+    fill(&store, 200, 12, finished).await;
+    let (_, archive_before) = embedded(&store).disk_usage().unwrap();
+    let before = data_end(&dir.0);
+    embedded(&store).compact_now().await.unwrap();
+    assert_eq!(embedded(&store).compactions(), 1);
+    let (_, archive_after) = embedded(&store).disk_usage().unwrap();
+    let after = data_end(&dir.0);
+    // 150 of 200 games finished: the journal keeps the 50 in progress and one small frame per
+    // finished game; the finished games' logs moved to the archive.
+    assert!(after * 2 < before, "journal {before} -> {after} bytes");
+    assert!(
+        archive_after > archive_before,
+        "archive {archive_before} -> {archive_after}"
+    );
+    check(&store, 200, 12, finished).await;
+    // Writes go on after the swap of the journal, and everything survives a reopen.
+    store.create(&record("late", None)).await.unwrap();
+    assert_eq!(
+        store.append("late", &entry(1, "late")).await,
+        Ok(Appended::Ok)
+    );
+    assert!(
+        store.append("g1", &entry(13, "g1")).await.is_err(),
+        "g1 is finished"
+    );
+    store.finish("late").await.unwrap();
+    drop(store);
+    let store = open(&dir.0).await;
+    check(&store, 200, 12, finished).await;
+    assert_eq!(
+        store.load("late").await.unwrap().unwrap().1,
+        vec![entry(1, "late")]
+    );
+    // A second compaction with nothing new to archive changes nothing.
+    embedded(&store).compact_now().await.unwrap();
+    check(&store, 200, 12, finished).await;
+}
+
+#[tokio::test]
+async fn a_torn_tail_is_cut_off_and_saved_aside() {
+    let dir = temp_dir("torn");
+    {
+        let store = open(&dir.0).await;
+        fill(&store, 10, 3, |g| g == 0).await;
+    }
+    let path = dir.0.join(journal::JOURNAL);
+    // The journal is written ahead with zeros: they are not a torn tail.
+    drop(open(&dir.0).await);
+    let tails = || {
+        std::fs::read_dir(&dir.0)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_string_lossy().contains(".tail-")
+            })
+            .count()
+    };
+    assert_eq!(tails(), 0, "zeros written ahead were taken for a torn tail");
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let (end, _) = journal::scan(&file, |_, _| Ok(())).unwrap();
+    // Half a frame at the end of the data, as a crash during a write leaves it.
+    let mut frame = Vec::new();
+    journal::encode(
+        &journal::Rec::Append {
+            id: "g1",
+            seq: 4,
+            body: b"never acknowledged",
+        },
+        end,
+        &mut frame,
+    );
+    frame.truncate(frame.len() / 2);
+    std::os::unix::fs::FileExt::write_all_at(&file, &frame, end).unwrap();
+    drop(file);
+
+    let store = open(&dir.0).await;
+    check(&store, 10, 3, |g| g == 0).await;
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), end);
+    let aside = dir.0.join(format!("{}.tail-{end}", journal::JOURNAL));
+    assert!(std::fs::read(aside).unwrap().starts_with(&frame));
+    assert_eq!(tails(), 1);
+    // The log goes on from the last acknowledged entry.
+    assert_eq!(store.append("g1", &entry(4, "g1")).await, Ok(Appended::Ok));
+}
+
+/// Writes a data directory exactly as the redb layout (version 1) did: the tables and key
+/// types of the embedded store before the journal, written here with redb directly.
+fn write_redb_layout(dir: &Path, games: u64, plays: u64, finished: impl Fn(u64) -> bool) {
+    type GameRow = (Option<&'static str>, Option<&'static str>, &'static [u8]);
+    let meta: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("shuangkou_meta");
+    let games_t: redb::TableDefinition<&str, GameRow> = redb::TableDefinition::new("games");
+    let log_t: redb::TableDefinition<(&str, u64), &[u8]> = redb::TableDefinition::new("log");
+    let lens_t: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("log_len");
+    let req_t: redb::TableDefinition<(Option<&str>, &str), &str> =
+        redb::TableDefinition::new("requests");
+    let unfinished_t: redb::TableDefinition<&str, ()> = redb::TableDefinition::new("unfinished");
+    let finished_t: redb::TableDefinition<&str, u64> = redb::TableDefinition::new("finished");
+    std::fs::create_dir_all(dir).unwrap();
+    let db = redb::Database::create(dir.join(legacy::LEGACY_FILE)).unwrap();
+    let txn = db.begin_write().unwrap();
+    {
+        txn.open_table(meta).unwrap().insert("schema", 1).unwrap();
+        let mut gt = txn.open_table(games_t).unwrap();
+        let mut lt = txn.open_table(log_t).unwrap();
+        let mut lens = txn.open_table(lens_t).unwrap();
+        let mut req = txn.open_table(req_t).unwrap();
+        let mut unf = txn.open_table(unfinished_t).unwrap();
+        let mut fin = txn.open_table(finished_t).unwrap();
+        for g in 0..games {
+            let id = format!("g{g}");
+            let rid = format!("r{g}");
+            let rec = record(&id, Some(&rid));
+            gt.insert(
+                id.as_str(),
+                (Some("p"), Some(rid.as_str()), rec.body.as_slice()),
+            )
+            .unwrap();
+            req.insert((Some("p"), rid.as_str()), id.as_str()).unwrap();
+            for seq in 1..=plays {
+                lt.insert((id.as_str(), seq), entry(seq, &id).body.as_slice())
+                    .unwrap();
+            }
+            lens.insert(id.as_str(), plays).unwrap();
+            if finished(g) {
+                fin.insert(id.as_str(), 1_700_000_000).unwrap();
+            } else {
+                unf.insert(id.as_str(), ()).unwrap();
+            }
+        }
+    }
+    txn.commit().unwrap();
+}
+
+#[tokio::test]
+async fn a_redb_layout_directory_is_converted_once() {
+    let dir = temp_dir("legacy");
+    let finished = |g: u64| g % 3 == 0;
+    write_redb_layout(&dir.0, 30, 5, finished);
+    let store = open(&dir.0).await;
+    check(&store, 30, 5, finished).await;
+    assert!(!dir.0.join(legacy::LEGACY_FILE).exists());
+    assert!(dir.0.join(legacy::MIGRATED_FILE).exists());
+    // Games in progress go on; the converted store survives a reopen (no second conversion).
+    assert_eq!(store.append("g1", &entry(6, "g1")).await, Ok(Appended::Ok));
+    drop(store);
+    let store = open(&dir.0).await;
+    let (_, log) = store.load("g1").await.unwrap().unwrap();
+    assert_eq!(log.len(), 6);
+    assert_eq!(store.unfinished().await.unwrap().len(), 20);
+}
