@@ -1021,42 +1021,65 @@ async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
     // complete. That event is lost with the connection, which drops mid-deal.
     let mut first = watch(0).await;
     let mut kept = Vec::new();
-    let last = loop {
-        let ev = first.message().await.expect("stream").expect("an event");
-        let prev = kept.last().map(|e: &pb::GameEvent| e.seq);
-        if prev.is_some_and(|p| p >= 10 && ev.seq > p) {
-            break prev.expect("a previous event");
+    let last = within(Duration::from_secs(120), "events past seq 10", async {
+        loop {
+            let ev = first.message().await.expect("stream").expect("an event");
+            let prev = kept.last().map(|e: &pb::GameEvent| e.seq);
+            if prev.is_some_and(|p| p >= 10 && ev.seq > p) {
+                break prev.expect("a previous event");
+            }
+            kept.push(ev);
         }
-        kept.push(ev);
-    };
+    })
+    .await;
     drop(first);
     // The game goes on meanwhile.
     let mut st = state(&mut c, &g.game_id, &token).await;
-    while st.seq < last + 10 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        st = state(&mut c, &g.game_id, &token).await;
-    }
+    within(Duration::from_secs(120), "ten more plays", async {
+        while st.seq < last + 10 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            st = state(&mut c, &g.game_id, &token).await;
+        }
+    })
+    .await;
     assert_eq!(st.phase, pb::Phase::Playing as i32, "still mid-deal");
     let mut second = watch(last).await;
     let mut resumed = Vec::new();
-    while resumed.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
-        resumed.push(second.message().await.expect("stream").expect("an event"));
-    }
+    within(
+        Duration::from_secs(120),
+        "the resumed stream up to seq 40",
+        async {
+            while resumed.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
+                resumed.push(second.message().await.expect("stream").expect("an event"));
+            }
+        },
+    )
+    .await;
     for p in players {
-        p.await.expect("player task").expect("player");
+        within(Duration::from_secs(300), "the players' tasks", p)
+            .await
+            .expect("player task")
+            .expect("player");
     }
     // Compared with one uninterrupted stream of the same viewer.
     let mut full_stream = watch(0).await;
     let mut full = Vec::new();
-    while full.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
-        full.push(
-            full_stream
-                .message()
-                .await
-                .expect("stream")
-                .expect("an event"),
-        );
-    }
+    within(
+        Duration::from_secs(120),
+        "the full stream up to seq 40",
+        async {
+            while full.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
+                full.push(
+                    full_stream
+                        .message()
+                        .await
+                        .expect("stream")
+                        .expect("an event"),
+                );
+            }
+        },
+    )
+    .await;
     let joined: Vec<_> = kept.iter().chain(resumed.iter()).cloned().collect();
     assert_eq!(
         resumed[0].seq,

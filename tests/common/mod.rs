@@ -713,3 +713,11 @@ pub fn rebuild(replay: &pb::GetReplayResponse) -> Result<Rebuilt, String> {
 pub fn points(centi: &[i64]) -> Vec<f64> {
     centi.iter().map(|c| *c as f64 / 100.0).collect()
 }
+
+/// Awaits `fut` for at most `limit` and panics naming `what` when it does not finish: every wait
+/// of a test has a deadline and says what it waited for.
+pub async fn within<F: std::future::Future>(limit: Duration, what: &str, fut: F) -> F::Output {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
