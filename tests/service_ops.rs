@@ -66,10 +66,13 @@ async fn grpc_web_call(
     tcp.write_all(head.as_bytes()).await.expect("write head");
     tcp.write_all(&framed).await.expect("write body");
     let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
-        .await
-        .expect("response within 10 s")
-        .expect("read");
+    within(
+        Duration::from_secs(120),
+        "the gRPC-Web response",
+        tcp.read_to_end(&mut raw),
+    )
+    .await
+    .expect("read");
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -140,6 +143,55 @@ async fn grpc_web_over_http1_on_the_grpc_port() {
         "{all}"
     );
     assert!(all.contains("unauthenticated_token"), "{all}");
+}
+
+/// A server stream through gRPC-Web: WatchGame opened over HTTP/1.1 before the match is played
+/// delivers, as it is played, the same events (one data frame each) as a native gRPC stream of
+/// the same viewer, then the trailers with grpc-status 0 when the match ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_web_streams_watch_game_live() {
+    let seed = test_seed(4403);
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
+    let mut c = GameEngineClient::new(channel(addr).await);
+    let g = create(&mut c, ADMIN_KEY, create_req("erren", 1, Some(seed))).await;
+    let web = tokio::spawn({
+        let request = pb::WatchGameRequest {
+            game_id: g.game_id.clone(),
+            from_seq: 0,
+        }
+        .encode_to_vec();
+        let token = g.spectator_token.clone();
+        async move { grpc_web_call(addr, "/shuangkou.v1.GameEngine/WatchGame", &request, &token).await }
+    });
+    let policy = Policy {
+        seed,
+        pass_prob: 0.3,
+        stop_at_seq: None,
+    };
+    let (_, spectator) = play_match(addr, &g, policy, Duration::from_secs(300))
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    let (headers, messages, trailers) =
+        within(Duration::from_secs(120), "the gRPC-Web stream", web)
+            .await
+            .expect("task");
+    let events: Vec<pb::GameEvent> = messages
+        .iter()
+        .map(|m| pb::GameEvent::decode(m.as_slice()).expect("a GameEvent"))
+        .collect();
+    assert!(
+        events.len() > 10,
+        "seed {seed}: {} events\n{headers}",
+        events.len()
+    );
+    assert_eq!(
+        events, spectator.events,
+        "seed {seed}: gRPC-Web and gRPC streams differ"
+    );
+    assert!(
+        trailers.contains("grpc-status:0") || trailers.contains("grpc-status: 0"),
+        "{trailers}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
