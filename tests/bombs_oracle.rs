@@ -142,7 +142,7 @@ fn in_hand_is_the_best_arrangement_over_all_partitions() {
         let variants = if rules.has_stars() {
             let mut cyclic = rules;
             cyclic.cyclic_chain_bombs = true;
-            vec![(format!("{id}"), rules), (format!("{id}+cyclic"), cyclic)]
+            vec![(id.to_string(), rules), (format!("{id}+cyclic"), cyclic)]
         } else {
             vec![(id.to_string(), rules)]
         };

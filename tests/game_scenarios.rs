@@ -653,7 +653,7 @@ fn timeouts_auto_play_then_escape() {
     for (seat, at) in [(1u8, 2_000u64), (2, 3_000), (3, 4_000)] {
         let ev = timeout(&mut g, seat, at).unwrap();
         assert!(
-            ev.iter().any(|e| *e == Event::Passed { seat, auto: true }),
+            ev.contains(&Event::Passed { seat, auto: true }),
             "seat {seat}: {ev:?}"
         );
         assert!(!ev.iter().any(|e| matches!(e, Event::Escaped { .. })));
