@@ -118,37 +118,6 @@ async fn not_a_combination_is_invalid_argument() {
     );
 }
 
-/// Preset hands (admin only) where player 0 holds `cards` and the rest is dealt in id order;
-/// the seed is searched so that player 0 leads.
-async fn preset_game(c: &mut Client, variant: &str, cards: &[u32]) -> pb::CreateGameResponse {
-    let mut hands = [cards.to_vec(), Vec::new(), Vec::new(), Vec::new()];
-    let mut rest = (0..108u32).filter(|id| !cards.contains(id));
-    for (i, hand) in hands.iter_mut().enumerate() {
-        while hand.len() < 27 {
-            hand.push(rest.next().expect("108 cards"));
-        }
-        assert_eq!(hand.len(), 27, "hand {i}");
-    }
-    for seed in 1..200 {
-        let mut req = create_req(variant, 1, Some(seed));
-        req.preset_hands = Some(pb::PresetHands {
-            hands: hands
-                .iter()
-                .map(|h| pb::CardList { cards: h.clone() })
-                .collect(),
-        });
-        let g = create(c, ADMIN_KEY, req).await;
-        let (st, p) = turn(c, &g).await;
-        let own = state(c, &g.game_id, &g.seat_tokens[0]).await.hand;
-        assert!(cards.iter().all(|id| own.contains(id)), "preset hand dealt");
-        if p == 0 {
-            assert_eq!(st.seq, 0);
-            return g;
-        }
-    }
-    panic!("no seed in 1..200 lets player 0 lead");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ambiguous_play_lists_interpretations_and_a_declaration_resolves_it() {
     let mut c = shared_client().await;

@@ -19,17 +19,6 @@ use tonic::Code;
 
 type Client = pb::game_engine_client::GameEngineClient<tonic::transport::Channel>;
 
-async fn leave(c: &mut Client, game_id: &str, token: &str) -> Result<u64, tonic::Status> {
-    c.leave_game(authed(
-        pb::LeaveGameRequest {
-            game_id: game_id.into(),
-        },
-        token,
-    ))
-    .await
-    .map(|r| r.into_inner().seq)
-}
-
 async fn replay(c: &mut Client, game_id: &str, token: &str) -> pb::GetReplayResponse {
     c.get_replay(authed(
         pb::GetReplayRequest {
@@ -237,16 +226,6 @@ async fn leave_and_check(c: &mut Client, g: &pb::CreateGameResponse, double: f64
     let st = state(c, &g.game_id, &g.spectator_token).await;
     let scores = st.scores.expect("scores");
     assert_eq!(scores.total, escape_scores(1, double), "{what}");
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -194,6 +193,18 @@ async fn grpc_web_streams_watch_game_live() {
     );
 }
 
+/// The next message of a reflection stream (v1 or v1alpha), within 30 s.
+async fn reflection_response<T>(stream: &mut tonic::Streaming<T>) -> T {
+    within(
+        Duration::from_secs(30),
+        "a reflection response",
+        stream.message(),
+    )
+    .await
+    .expect("stream")
+    .expect("a response")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_v1_and_v1alpha_list_the_services() {
     use tonic_reflection::pb::{v1, v1alpha};
@@ -226,14 +237,7 @@ async fn reflection_v1_and_v1alpha_list_the_services() {
         .await
         .expect("reflection v1")
         .into_inner();
-    let first = within(
-        Duration::from_secs(30),
-        "a reflection response",
-        stream.message(),
-    )
-    .await
-    .expect("stream")
-    .expect("a response");
+    let first = reflection_response(&mut stream).await;
     match first.message_response {
         Some(v1::server_reflection_response::MessageResponse::ListServicesResponse(l)) => {
             let names: Vec<&str> = l.service.iter().map(|s| s.name.as_str()).collect();
@@ -243,14 +247,7 @@ async fn reflection_v1_and_v1alpha_list_the_services() {
         }
         other => panic!("v1 list services: {other:?}"),
     }
-    let second = within(
-        Duration::from_secs(30),
-        "a reflection response",
-        stream.message(),
-    )
-    .await
-    .expect("stream")
-    .expect("a response");
+    let second = reflection_response(&mut stream).await;
     match second.message_response {
         Some(v1::server_reflection_response::MessageResponse::FileDescriptorResponse(f)) => {
             let file = prost_types::FileDescriptorProto::decode(
@@ -275,16 +272,7 @@ async fn reflection_v1_and_v1alpha_list_the_services() {
         .await
         .expect("reflection v1alpha")
         .into_inner();
-    match within(
-        Duration::from_secs(30),
-        "a reflection response",
-        stream.message(),
-    )
-    .await
-    .expect("stream")
-    .expect("a response")
-    .message_response
-    {
+    match reflection_response(&mut stream).await.message_response {
         Some(v1alpha::server_reflection_response::MessageResponse::ListServicesResponse(l)) => {
             let names: Vec<&str> = l.service.iter().map(|s| s.name.as_str()).collect();
             for e in expected {
@@ -307,17 +295,6 @@ async fn health(client: &mut HealthClient<tonic::transport::Channel>, service: &
 }
 
 const SERVICES: [&str; 3] = ["", "shuangkou.v1.GameEngine", "shuangkou.v1.VariantAdmin"];
-
-/// A fresh directory for the embedded store.
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
 
 /// SIGTERM's path (the shutdown future) during play, on the embedded store: health turns
 /// NOT_SERVING at once, calls in flight complete, new plays are refused with UNAVAILABLE, watch

@@ -75,31 +75,11 @@ fn rank_of(id: u32) -> u32 {
     if r >= 52 { r } else { r % 13 }
 }
 
-/// A qianbian game where player 0 holds 3♠ 4♠ 5♠ SJ BJ BJ and leads (searched seed): the play
-/// is a straight 3–8 or the pair chain 33 44 55 (RULES.md §3.2 rule 5).
+/// A qianbian game where player 0 holds 3♠ 4♠ 5♠ SJ BJ BJ and leads: the play is a straight
+/// 3–8 or the pair chain 33 44 55 (RULES.md §3.2 rule 5).
 async fn ambiguous_game(c: &mut Client) -> (pb::CreateGameResponse, Vec<u32>) {
     let held = vec![0, 1, 2, 52, 53, 107];
-    let mut rest = (0..108u32).filter(|id| !held.contains(id));
-    let mut hands = vec![held.clone(), Vec::new(), Vec::new(), Vec::new()];
-    for h in &mut hands {
-        while h.len() < 27 {
-            h.push(rest.next().expect("108 cards"));
-        }
-    }
-    for seed in 1..200 {
-        let mut req = create_req("qianbian", 1, Some(seed));
-        req.preset_hands = Some(pb::PresetHands {
-            hands: hands
-                .iter()
-                .map(|h| pb::CardList { cards: h.clone() })
-                .collect(),
-        });
-        let g = create(c, ADMIN_KEY, req).await;
-        if turn_player(&state(c, &g.game_id, ADMIN_KEY).await) == 0 {
-            return (g, held);
-        }
-    }
-    panic!("no seed in 1..200 lets player 0 lead");
+    (preset_game(c, "qianbian", &held).await, held)
 }
 
 /// The classic script with an extra option under which its seating hook throws. The activation
@@ -121,16 +101,6 @@ fn exploding_classic() -> String {
     format!(
         "{renamed}\nfn seating(facts, opts) {{\n    if opts.explode_seating {{ throw \"seating exploded (test)\"; }}\n    seating_original(facts, opts)\n}}\n"
     )
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 /// Bytes of one complete RESP command (an array of bulk strings) at the start of `buf`.
@@ -333,14 +303,9 @@ async fn drive(reason: Reason) {
         Reason::GameOver => {
             let (g, _, p) = game(&mut c, 909).await;
             let leaver = (p + 1) % 4;
-            c.leave_game(authed(
-                pb::LeaveGameRequest {
-                    game_id: g.game_id.clone(),
-                },
-                &g.seat_tokens[leaver as usize],
-            ))
-            .await
-            .expect("LeaveGame");
+            leave(&mut c, &g.game_id, &g.seat_tokens[leaver as usize])
+                .await
+                .expect("LeaveGame");
             let t = &g.seat_tokens[p as usize];
             let own = state(&mut c, &g.game_id, t).await.hand;
             submit(&mut c, t, cards(&g, p, vec![own[0]])).await
