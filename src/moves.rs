@@ -725,10 +725,23 @@ mod tests {
             vec!["straight:5 6 7 8 9", "bomb:9 9 9 9"],
             "only the higher straight of length 5 and the bomb"
         );
-        let every = plays("3 3 3 3 BJ", None, &Rules::QIANBIAN);
-        for p in &every {
-            assert!(!p.is_empty());
-        }
+        // Worked by hand (RULES.md §2, §3.2): a lone joker is itself; the wild joker joins the
+        // 3s as a pair, a triple and bombs of 4 and 5; nothing else fits five cards of two ranks.
+        let mut every = plays("3 3 3 3 BJ", None, &Rules::QIANBIAN);
+        every.sort();
+        let mut want = vec![
+            "single:3",
+            "single:BJ",
+            "pair:3 3",
+            "pair:3 BJ",
+            "triple:3 3 3",
+            "triple:3 3 BJ",
+            "bomb:3 3 3 3",
+            "bomb:3 3 3 BJ",
+            "bomb:3 3 3 3 BJ",
+        ];
+        want.sort();
+        assert_eq!(every, want);
     }
 
     #[test]

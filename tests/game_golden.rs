@@ -1,6 +1,7 @@
 //! Golden playthroughs: full seeded deals per player count, each step with the acting seat, the
 //! action, the number of legal plays and the state hash, then each deal's places and outcome.
-//! Any change to dealing, seating, rules, enumeration or state fails loudly here.
+//! Any change to dealing, seating, rules, enumeration or state fails loudly here. They are change
+//! detectors, not oracles: the code wrote them, and each file says so in its first line.
 //!
 //! Regenerate (after a deliberate change, and say why in the commit):
 //! `UPDATE_GOLDEN=1 cargo test --test game_golden`.
@@ -13,6 +14,10 @@ use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use shuangkou::hand::Declared;
 use shuangkou::rules::Rules;
+
+/// The first line of every golden file: these files record what the code did, so they catch a
+/// change, not an error (the oracles are the hand-written vectors and the brute-force references).
+const CHANGE_DETECTOR: &str = "# change detector, not an oracle: written by tests/game_golden.rs itself (UPDATE_GOLDEN=1); a difference means the behaviour changed, not that either version is right";
 
 fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
     let hooks = PlainHooks::new(rules);
@@ -29,6 +34,7 @@ fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
     rng.fill(&mut s);
     let (mut g, _) = Game::new(cfg, &hooks, s, None, 0).unwrap();
     let mut out = String::new();
+    let _ = writeln!(out, "{CHANGE_DETECTOR}");
     let _ = writeln!(
         out,
         "# seed {seed}, {} players, {deals} deals; step | seat | action | legal plays | state hash",

@@ -8,7 +8,7 @@ use shuangkou::game::hooks::{
     TimeoutFacts, VariantHooks,
 };
 use shuangkou::game::testing::PlainHooks;
-use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase, Viewer};
+use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::rules::Rules;
 
 /// Plain hooks, but seat 0 always leads and nobody swaps: scenarios control the table.
@@ -215,13 +215,6 @@ fn draw_when_winners_are_first_and_fourth() {
 #[test]
 fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
     // S is out; N goes out on an unbeaten play: the team is complete, the deal is over.
-    let (mut g, h) = start(&["3 9", "4 4", "5", "6 6"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    pass(&mut g, &h, 1);
-    pass(&mut g, &h, 2);
-    pass(&mut g, &h, 3);
-    assert_eq!(g.turn(), Some(0));
-    // Hand S a way out: N leads 9; E passes; S cannot beat 9 with 5... use a fresh layout.
     let (mut g, h) = start(&["3 3", "4 4", "5", "2 2"], Rules::CLASSIC);
     play(&mut g, &h, 0, "3");
     pass(&mut g, &h, 1);
@@ -367,11 +360,9 @@ fn rejected_actions_change_nothing() {
         );
     }
     play(&mut g, &h, 0, "3 3");
-    let before = serde_json::to_string(&g).unwrap();
-    let low = g.hand(1).take("5 5".parse().unwrap()).unwrap();
     play(&mut g, &h, 1, "5 5");
-    let _ = low;
     // E's pair beat N's; now S must beat 5 5 with a pair: a single is refused.
+    let before = serde_json::to_string(&g).unwrap();
     let single = g.hand(2).take("8".parse().unwrap()).unwrap();
     let r = g.apply(
         &h,
@@ -385,7 +376,12 @@ fn rejected_actions_change_nothing() {
         },
     );
     assert!(matches!(r, Err(GameError::Play(_))), "{r:?}");
-    assert_ne!(serde_json::to_string(&g).unwrap(), before);
+    assert_eq!(
+        serde_json::to_string(&g).unwrap(),
+        before,
+        "the refused single changed the state"
+    );
+    assert_eq!(g.turn(), Some(2), "S is still to act");
 }
 
 #[test]
@@ -578,9 +574,44 @@ fn two_player_outcome_by_cards_left() {
     }
 }
 
+/// Fixed hooks whose timeout hook says "escape" whenever it is asked, and records what it was
+/// told: the engine alone decides when to ask (`max_consecutive_timeouts`).
+struct EscapeWhenAsked {
+    inner: Fixed,
+    asked: std::sync::Mutex<Vec<TimeoutFacts>>,
+}
+
+impl VariantHooks for EscapeWhenAsked {
+    fn rules(&self) -> &Rules {
+        self.inner.rules()
+    }
+    fn partners_see_hands(&self) -> bool {
+        self.inner.partners_see_hands()
+    }
+    fn sum_rule(&self) -> SumRule {
+        self.inner.sum_rule()
+    }
+    fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        self.inner.seating(f)
+    }
+    fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
+        self.inner.settle(f)
+    }
+    fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
+        self.inner.settle_escape(f)
+    }
+    fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
+        self.asked.lock().unwrap().push(*f);
+        Ok(true)
+    }
+}
+
 #[test]
 fn timeouts_auto_play_then_escape() {
-    let hooks = Fixed(PlainHooks::new(Rules::CLASSIC));
+    let hooks = EscapeWhenAsked {
+        inner: Fixed(PlainHooks::new(Rules::CLASSIC)),
+        asked: std::sync::Mutex::new(Vec::new()),
+    };
     let mut cfg = config(1, Some(1_000));
     cfg.max_consecutive_timeouts = 2;
     let (mut g, _) = Game::new(
@@ -591,29 +622,20 @@ fn timeouts_auto_play_then_escape() {
         0,
     )
     .unwrap();
-    assert_eq!(g.deadline(), Some(1_000));
-    assert!(matches!(
+    let timeout = |g: &mut Game, player: u8, at: u64| {
         g.apply(
             &hooks,
             Entry {
-                player: 0,
+                player,
                 action: Action::Timeout,
-                at: 999
-            }
-        ),
-        Err(GameError::NotDue)
-    ));
-    // N times out while leading: the engine leads its weakest play (a single 3).
-    let ev = g
-        .apply(
-            &hooks,
-            Entry {
-                player: 0,
-                action: Action::Timeout,
-                at: 1_000,
+                at,
             },
         )
-        .unwrap();
+    };
+    assert_eq!(g.deadline(), Some(1_000));
+    assert!(matches!(timeout(&mut g, 0, 999), Err(GameError::NotDue)));
+    // N times out while leading: the engine leads its weakest play (a single 3).
+    let ev = timeout(&mut g, 0, 1_000).unwrap();
     assert!(
         ev.iter().any(|e| matches!(
             e,
@@ -625,25 +647,39 @@ fn timeouts_auto_play_then_escape() {
         )),
         "{ev:?}"
     );
+    assert_eq!(g.hand(0).len(), 2, "the auto lead took one card");
     assert_eq!(g.deadline(), Some(2_000));
-    // E times out while following: it passes.
-    let ev = g
-        .apply(
-            &hooks,
-            Entry {
-                player: 1,
-                action: Action::Timeout,
-                at: 2_000,
-            },
-        )
-        .unwrap();
-    assert!(ev.iter().any(|e| matches!(
-        e,
-        Event::Passed {
-            seat: 1,
-            auto: true
-        }
-    )));
-    let v = g.view(Viewer::Spectator);
-    assert_eq!(v.turn, Some(2));
+    // E, S and W time out once each while following: they pass, nobody escapes.
+    for (seat, at) in [(1u8, 2_000u64), (2, 3_000), (3, 4_000)] {
+        let ev = timeout(&mut g, seat, at).unwrap();
+        assert!(
+            ev.contains(&Event::Passed { seat, auto: true }),
+            "seat {seat}: {ev:?}"
+        );
+        assert!(!ev.iter().any(|e| matches!(e, Event::Escaped { .. })));
+    }
+    assert!(
+        hooks.asked.lock().unwrap().is_empty(),
+        "one timeout each is below the limit of 2: the hook is not asked"
+    );
+    // The trick comes back to N, whose second consecutive timeout reaches the limit: the hook
+    // is asked and the escape ends the deal.
+    assert_eq!(g.turn(), Some(0));
+    let ev = timeout(&mut g, 0, 5_000).unwrap();
+    assert!(
+        ev.iter().any(|e| matches!(e, Event::Escaped { .. })),
+        "{ev:?}"
+    );
+    let r = deal_end(&ev).expect("the escape ends the deal");
+    assert_eq!(r.escaped, Some(0));
+    assert_eq!(r.outcome, None);
+    assert_eq!(g.phase(), Phase::Finished);
+    assert_eq!(
+        *hooks.asked.lock().unwrap(),
+        vec![TimeoutFacts {
+            seat: 0,
+            consecutive_timeouts: 2,
+            disconnected: false
+        }]
+    );
 }

@@ -1,6 +1,7 @@
 //! OpenSpiel-style random-simulation tests: random legal games for every variant (through the
 //! real scripts) and for a matrix of rule options (through the plain test hooks), checking every
-//! invariant of `game::sim` after every step. Failures name the seed that reproduces them.
+//! invariant of `game::sim` after every step, with timeouts, disconnects, expired reconnect
+//! windows and escapes among the actions. Failures name the seed that reproduces them.
 //! `SHUANGKOU_THOROUGH=1` plays ten times as many deals.
 
 use shuangkou::game::sim::{SimOptions, simulate};
@@ -28,15 +29,44 @@ fn every_variant_script_keeps_every_invariant() {
             .with_defaults()
             .unwrap();
         let seed = 1000 + i as u64;
-        let report = simulate(&hooks, id, deals(12), seed, SimOptions::default());
+        let report = simulate(&hooks, id, deals(DEALS), seed, SimOptions::default());
         assert!(
             report.violations.is_empty(),
             "{id} (seed {seed}): {:#?}",
             report.violations
         );
-        assert!(report.deals >= deals(12), "{id}: {} deals", report.deals);
+        assert!(report.deals >= deals(DEALS), "{id}: {} deals", report.deals);
+        // The table's other events happened, not only plays and passes.
+        let escapes = report.outcomes.get("escape").copied().unwrap_or(0);
+        for (what, n) in [
+            ("timeouts", report.timeouts),
+            ("disconnects", report.disconnects),
+            ("reconnects", report.reconnects),
+            ("expired windows", report.expired),
+            ("escapes", escapes),
+        ] {
+            assert!(
+                n > 0,
+                "{id} (seed {seed}): no {what} in {} deals",
+                report.deals
+            );
+        }
+        eprintln!(
+            "{id}: {} deals, {} actions, {} timeouts, {} disconnects, {} reconnects, {} expired, \
+             outcomes {:?}",
+            report.deals,
+            report.actions,
+            report.timeouts,
+            report.disconnects,
+            report.reconnects,
+            report.expired,
+            report.outcomes
+        );
     }
 }
+
+/// Deals per variant script (a few hundred: enough for the rare paths above to occur).
+const DEALS: u64 = 200;
 
 #[test]
 fn option_matrix_keeps_every_invariant() {
@@ -115,7 +145,7 @@ fn option_matrix_keeps_every_invariant() {
         let mut hooks = PlainHooks::new(rules);
         hooks.partners_see_hands = i % 2 == 0;
         let seed = 7000 + i as u64;
-        let report = simulate(&hooks, &name, deals(4), seed, SimOptions::default());
+        let report = simulate(&hooks, &name, deals(20), seed, SimOptions::default());
         assert!(
             report.violations.is_empty(),
             "{name} (seed {seed}): {:#?}",

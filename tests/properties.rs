@@ -226,3 +226,53 @@ proptest! {
         }
     }
 }
+
+/// Transitivity with a count: the proptest above checks the law only on the triples that happen
+/// to form a chain `x > y > z`; here seeded 27-card hands give sorted leads, and neighbouring
+/// triples (where chains occur: the same type and length, and bombs) are checked until every rule
+/// set has met at least `MIN_CHAINS` chains and `MIN_BOMB_CHAINS` chains of three bombs, so a law that never ran cannot pass.
+#[test]
+fn beats_is_transitive_on_counted_chains() {
+    const MIN_CHAINS: usize = 2_000;
+    const MIN_BOMB_CHAINS: usize = 200;
+    let deck: Vec<Rank> = RankCounts::FULL
+        .iter()
+        .flat_map(|(r, n)| std::iter::repeat_n(r, n as usize))
+        .collect();
+    for (name, rules) in reference::rule_sets() {
+        let (mut chains, mut bomb_chains) = (0usize, 0usize);
+        let mut seed = 0u64;
+        while chains < MIN_CHAINS || bomb_chains < MIN_BOMB_CHAINS {
+            assert!(
+                seed < 400,
+                "[{name}] only {chains} chains ({bomb_chains} of bombs) in {seed} seeds"
+            );
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut d = deck.clone();
+            d.shuffle(&mut rng);
+            let mut plays = Vec::new();
+            for h in d.chunks(27).take(2) {
+                let hand = RankCounts::from_ranks(h.iter().copied()).expect("a hand of the decks");
+                plays.extend(leads(hand, &rules));
+            }
+            plays.sort_by_key(|p| compare::order_key(&p.hand, &rules));
+            let gt = |x: &Hand, y: &Hand| compare::beats(y, x, &rules);
+            for i in 0..plays.len() {
+                for j in (i + 1)..plays.len().min(i + 6) {
+                    for k in (j + 1)..plays.len().min(j + 6) {
+                        let (z, y, x) = (&plays[i].hand, &plays[j].hand, &plays[k].hand);
+                        if gt(x, y) && gt(y, z) {
+                            chains += 1;
+                            bomb_chains += usize::from(z.is_bomb());
+                            assert!(
+                                gt(x, z),
+                                "[{name}] seed {seed}: {x:?} > {y:?} > {z:?} but not {x:?} > {z:?}"
+                            );
+                        }
+                    }
+                }
+            }
+            seed += 1;
+        }
+    }
+}

@@ -118,37 +118,6 @@ async fn not_a_combination_is_invalid_argument() {
     );
 }
 
-/// Preset hands (admin only) where player 0 holds `cards` and the rest is dealt in id order;
-/// the seed is searched so that player 0 leads.
-async fn preset_game(c: &mut Client, variant: &str, cards: &[u32]) -> pb::CreateGameResponse {
-    let mut hands = [cards.to_vec(), Vec::new(), Vec::new(), Vec::new()];
-    let mut rest = (0..108u32).filter(|id| !cards.contains(id));
-    for (i, hand) in hands.iter_mut().enumerate() {
-        while hand.len() < 27 {
-            hand.push(rest.next().expect("108 cards"));
-        }
-        assert_eq!(hand.len(), 27, "hand {i}");
-    }
-    for seed in 1..200 {
-        let mut req = create_req(variant, 1, Some(seed));
-        req.preset_hands = Some(pb::PresetHands {
-            hands: hands
-                .iter()
-                .map(|h| pb::CardList { cards: h.clone() })
-                .collect(),
-        });
-        let g = create(c, ADMIN_KEY, req).await;
-        let (st, p) = turn(c, &g).await;
-        let own = state(c, &g.game_id, &g.seat_tokens[0]).await.hand;
-        assert!(cards.iter().all(|id| own.contains(id)), "preset hand dealt");
-        if p == 0 {
-            assert_eq!(st.seq, 0);
-            return g;
-        }
-    }
-    panic!("no seed in 1..200 lets player 0 lead");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ambiguous_play_lists_interpretations_and_a_declaration_resolves_it() {
     let mut c = shared_client().await;
@@ -1021,42 +990,65 @@ async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
     // complete. That event is lost with the connection, which drops mid-deal.
     let mut first = watch(0).await;
     let mut kept = Vec::new();
-    let last = loop {
-        let ev = first.message().await.expect("stream").expect("an event");
-        let prev = kept.last().map(|e: &pb::GameEvent| e.seq);
-        if prev.is_some_and(|p| p >= 10 && ev.seq > p) {
-            break prev.expect("a previous event");
+    let last = within(Duration::from_secs(120), "events past seq 10", async {
+        loop {
+            let ev = first.message().await.expect("stream").expect("an event");
+            let prev = kept.last().map(|e: &pb::GameEvent| e.seq);
+            if prev.is_some_and(|p| p >= 10 && ev.seq > p) {
+                break prev.expect("a previous event");
+            }
+            kept.push(ev);
         }
-        kept.push(ev);
-    };
+    })
+    .await;
     drop(first);
     // The game goes on meanwhile.
     let mut st = state(&mut c, &g.game_id, &token).await;
-    while st.seq < last + 10 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        st = state(&mut c, &g.game_id, &token).await;
-    }
+    within(Duration::from_secs(120), "ten more plays", async {
+        while st.seq < last + 10 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            st = state(&mut c, &g.game_id, &token).await;
+        }
+    })
+    .await;
     assert_eq!(st.phase, pb::Phase::Playing as i32, "still mid-deal");
     let mut second = watch(last).await;
     let mut resumed = Vec::new();
-    while resumed.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
-        resumed.push(second.message().await.expect("stream").expect("an event"));
-    }
+    within(
+        Duration::from_secs(120),
+        "the resumed stream up to seq 40",
+        async {
+            while resumed.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
+                resumed.push(second.message().await.expect("stream").expect("an event"));
+            }
+        },
+    )
+    .await;
     for p in players {
-        p.await.expect("player task").expect("player");
+        within(Duration::from_secs(300), "the players' tasks", p)
+            .await
+            .expect("player task")
+            .expect("player");
     }
     // Compared with one uninterrupted stream of the same viewer.
     let mut full_stream = watch(0).await;
     let mut full = Vec::new();
-    while full.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
-        full.push(
-            full_stream
-                .message()
-                .await
-                .expect("stream")
-                .expect("an event"),
-        );
-    }
+    within(
+        Duration::from_secs(120),
+        "the full stream up to seq 40",
+        async {
+            while full.last().is_none_or(|e: &pb::GameEvent| e.seq < 40) {
+                full.push(
+                    full_stream
+                        .message()
+                        .await
+                        .expect("stream")
+                        .expect("an event"),
+                );
+            }
+        },
+    )
+    .await;
     let joined: Vec<_> = kept.iter().chain(resumed.iter()).cloned().collect();
     assert_eq!(
         resumed[0].seq,

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -66,10 +65,13 @@ async fn grpc_web_call(
     tcp.write_all(head.as_bytes()).await.expect("write head");
     tcp.write_all(&framed).await.expect("write body");
     let mut raw = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut raw))
-        .await
-        .expect("response within 10 s")
-        .expect("read");
+    within(
+        Duration::from_secs(120),
+        "the gRPC-Web response",
+        tcp.read_to_end(&mut raw),
+    )
+    .await
+    .expect("read");
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -142,6 +144,67 @@ async fn grpc_web_over_http1_on_the_grpc_port() {
     assert!(all.contains("unauthenticated_token"), "{all}");
 }
 
+/// A server stream through gRPC-Web: WatchGame opened over HTTP/1.1 before the match is played
+/// delivers, as it is played, the same events (one data frame each) as a native gRPC stream of
+/// the same viewer, then the trailers with grpc-status 0 when the match ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_web_streams_watch_game_live() {
+    let seed = test_seed(4403);
+    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
+    let mut c = GameEngineClient::new(channel(addr).await);
+    let g = create(&mut c, ADMIN_KEY, create_req("erren", 1, Some(seed))).await;
+    let web = tokio::spawn({
+        let request = pb::WatchGameRequest {
+            game_id: g.game_id.clone(),
+            from_seq: 0,
+        }
+        .encode_to_vec();
+        let token = g.spectator_token.clone();
+        async move { grpc_web_call(addr, "/shuangkou.v1.GameEngine/WatchGame", &request, &token).await }
+    });
+    let policy = Policy {
+        seed,
+        pass_prob: 0.3,
+        stop_at_seq: None,
+    };
+    let (_, spectator) = play_match(addr, &g, policy, Duration::from_secs(300))
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    let (headers, messages, trailers) =
+        within(Duration::from_secs(120), "the gRPC-Web stream", web)
+            .await
+            .expect("task");
+    let events: Vec<pb::GameEvent> = messages
+        .iter()
+        .map(|m| pb::GameEvent::decode(m.as_slice()).expect("a GameEvent"))
+        .collect();
+    assert!(
+        events.len() > 10,
+        "seed {seed}: {} events\n{headers}",
+        events.len()
+    );
+    assert_eq!(
+        events, spectator.events,
+        "seed {seed}: gRPC-Web and gRPC streams differ"
+    );
+    assert!(
+        trailers.contains("grpc-status:0") || trailers.contains("grpc-status: 0"),
+        "{trailers}"
+    );
+}
+
+/// The next message of a reflection stream (v1 or v1alpha), within 30 s.
+async fn reflection_response<T>(stream: &mut tonic::Streaming<T>) -> T {
+    within(
+        Duration::from_secs(30),
+        "a reflection response",
+        stream.message(),
+    )
+    .await
+    .expect("stream")
+    .expect("a response")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_v1_and_v1alpha_list_the_services() {
     use tonic_reflection::pb::{v1, v1alpha};
@@ -174,7 +237,7 @@ async fn reflection_v1_and_v1alpha_list_the_services() {
         .await
         .expect("reflection v1")
         .into_inner();
-    let first = stream.message().await.expect("stream").expect("a response");
+    let first = reflection_response(&mut stream).await;
     match first.message_response {
         Some(v1::server_reflection_response::MessageResponse::ListServicesResponse(l)) => {
             let names: Vec<&str> = l.service.iter().map(|s| s.name.as_str()).collect();
@@ -184,7 +247,7 @@ async fn reflection_v1_and_v1alpha_list_the_services() {
         }
         other => panic!("v1 list services: {other:?}"),
     }
-    let second = stream.message().await.expect("stream").expect("a response");
+    let second = reflection_response(&mut stream).await;
     match second.message_response {
         Some(v1::server_reflection_response::MessageResponse::FileDescriptorResponse(f)) => {
             let file = prost_types::FileDescriptorProto::decode(
@@ -209,13 +272,7 @@ async fn reflection_v1_and_v1alpha_list_the_services() {
         .await
         .expect("reflection v1alpha")
         .into_inner();
-    match stream
-        .message()
-        .await
-        .expect("stream")
-        .expect("a response")
-        .message_response
-    {
+    match reflection_response(&mut stream).await.message_response {
         Some(v1alpha::server_reflection_response::MessageResponse::ListServicesResponse(l)) => {
             let names: Vec<&str> = l.service.iter().map(|s| s.name.as_str()).collect();
             for e in expected {
@@ -239,17 +296,6 @@ async fn health(client: &mut HealthClient<tonic::transport::Channel>, service: &
 
 const SERVICES: [&str; 3] = ["", "shuangkou.v1.GameEngine", "shuangkou.v1.VariantAdmin"];
 
-/// A fresh directory for the embedded store.
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("{name}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
 /// SIGTERM's path (the shutdown future) during play, on the embedded store: health turns
 /// NOT_SERVING at once, calls in flight complete, new plays are refused with UNAVAILABLE, watch
 /// streams end with UNAVAILABLE, and after the server stops, the reopened store holds every
@@ -261,7 +307,9 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
     let store = dir.to_string_lossy().to_string();
     let mut server = TestServer::start(|c| {
         c.store = store.clone();
-        c.drain_delay_seconds = 1;
+        // The checks that need the listener open (health, reads, refusals) run within the drain
+        // delay: 5 s leaves a loaded debug build room, where 1 s was a sub-second window.
+        c.drain_delay_seconds = 5;
     })
     .await;
     let addr = server.addr;
@@ -342,9 +390,12 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
         .await
         .expect("watch")
         .into_inner();
-    while acked.lock().expect("lock").len() < 15 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    within(Duration::from_secs(120), "15 acknowledged plays", async {
+        while acked.lock().expect("lock").len() < 15 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
 
     // Calls in flight when the shutdown begins.
     let in_flight: Vec<_> = (0..8)
@@ -361,14 +412,15 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
     for t in in_flight {
         t.await.expect("task").expect("an in-flight call completes");
     }
-    // Health turns NOT_SERVING while the listener still accepts (drain delay).
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Health turns NOT_SERVING while the listener still accepts (drain delay): polled over the
+    // open connection until it does, with a deadline, not read after a fixed pause.
     for s in SERVICES {
-        assert_eq!(
-            health(&mut h, s).await,
-            ServingStatus::NotServing as i32,
-            "{s:?}"
-        );
+        within(Duration::from_secs(30), "health NOT_SERVING", async {
+            while health(&mut h, s).await != ServingStatus::NotServing as i32 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await;
     }
     // Reads still work; new plays and games are refused with UNAVAILABLE.
     let st = state(&mut c, &g.game_id, &g.spectator_token).await;

@@ -286,3 +286,67 @@ fn meta_and_options_are_declared() {
         assert_eq!(v.partners_see_hands(), id == "jj");
     }
 }
+
+/// The 百變 family (baibian, huopin, qianbian) is not zero-sum (平扣 1/0/0/1), so its random
+/// settlements are checked against RULES.md §6.3 directly: per seat, base by place × the
+/// multiplier of the winners' highest star (×2 from 5★, doubling, ×16 cap at 8★) + 貢獻分 for
+/// every ≥6★ bomb played (the bomber gets 3c, each other player pays c). The tables are the
+/// rules text's (S0-BB: c = 2/4/6; S1 for huopin: 2/6/10), not the scripts'.
+#[test]
+fn baibian_family_random_settlements_follow_the_rules_text() {
+    use shuangkou::game::hooks::Outcome;
+    for (id, each) in [
+        ("baibian", [2i64, 4, 6]),
+        ("huopin", [2, 6, 10]),
+        ("qianbian", [2, 4, 6]),
+    ] {
+        let v = variants::builtin(id).unwrap().with_defaults().unwrap();
+        for seed in [11u64, 12, 13] {
+            let mut g = facts::RandomFacts::new(seed, *v.rules());
+            for case in 0..150 {
+                let f = g.deal();
+                let p = &f.places;
+                let row: [i64; 4] = match f.outcome {
+                    Outcome::Double => [4, 4, -4, -4],
+                    Outcome::Single => [2, -2, 2, -2],
+                    Outcome::Draw => [1, 0, 0, 1],
+                };
+                let team = p[0] % 2;
+                let level = f
+                    .bombs_played
+                    .iter()
+                    .filter(|b| b.seat % 2 == team)
+                    .filter_map(|b| b.stars)
+                    .max()
+                    .unwrap_or(0);
+                let m: i64 = if level >= 5 {
+                    1 << (level.min(8) - 4)
+                } else {
+                    1
+                };
+                let mut want = [0i64; 4];
+                for (place, &seat) in p.iter().enumerate() {
+                    want[seat as usize] = row[place] * m * 100;
+                }
+                for b in &f.bombs_played {
+                    let Some(stars) = b.stars.filter(|&s| s >= 6) else {
+                        continue;
+                    };
+                    let c = each[usize::from(stars - 6).min(2)] * 100;
+                    for (s, w) in want.iter_mut().enumerate() {
+                        *w += if s == b.seat as usize { 3 * c } else { -c };
+                    }
+                }
+                let got = v
+                    .settle(&f)
+                    .unwrap_or_else(|e| panic!("{id} seed {seed} case {case}: {e}"));
+                assert_eq!(
+                    got.scores,
+                    want,
+                    "{id} seed {seed} case {case}: {}",
+                    serde_json::to_string(&f).unwrap()
+                );
+            }
+        }
+    }
+}

@@ -96,7 +96,7 @@ fn every_script_under_its_section_8_options_keeps_every_invariant() {
     for (i, (id, opts)) in matrix.iter().enumerate() {
         let hooks = configured(id, opts);
         let seed = 7000 + i as u64;
-        let report = simulate(&hooks, id, deals(8), seed, SimOptions::default());
+        let report = simulate(&hooks, id, deals(40), seed, SimOptions::default());
         assert!(
             report.violations.is_empty(),
             "{id} {opts:?} (seed {seed}): {:#?}",

@@ -5,6 +5,12 @@
 //! act can act; a rejected action changes nothing; the seat to act always has a legal action; a
 //! deal ends within a bound; places are a permutation; settlements obey the variant's sum rule;
 //! replaying the log reproduces every state hash; snapshots round-trip through serde.
+//!
+//! Besides plays and passes the simulated players leave (escape), let their turn time out (the
+//! engine's automatic play, or an escape after too many), and drop their connection: they come
+//! back, or stay away until the reconnect window runs out. Early timeouts, reconnects of a
+//! connected player and expiries within the window are tried too: each is refused and changes
+//! nothing. Time is a counter of milliseconds that jumps to a deadline when one must pass.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +28,12 @@ pub struct SimReport {
     pub games: u64,
     pub deals: u64,
     pub actions: u64,
+    /// Turn timeouts applied (automatic plays and passes, or escapes).
+    pub timeouts: u64,
+    /// Disconnects, reconnects and expired reconnect windows applied.
+    pub disconnects: u64,
+    pub reconnects: u64,
+    pub expired: u64,
     /// Deals by outcome name (`double`, `single`, `draw`, `escape`).
     pub outcomes: BTreeMap<String, u64>,
     /// Invariant violations, each with the seed that reproduces it.
@@ -39,6 +51,10 @@ pub struct SimOptions {
     pub pass_probability: f64,
     /// Probability per game of an escape at a random step.
     pub escape_probability: f64,
+    /// Probability per decision that the seat to act lets its turn time out.
+    pub timeout_probability: f64,
+    /// Probability per decision that a connected player drops its connection.
+    pub disconnect_probability: f64,
 }
 
 impl Default for SimOptions {
@@ -48,6 +64,8 @@ impl Default for SimOptions {
             deals_per_game: 2,
             pass_probability: 0.3,
             escape_probability: 0.05,
+            timeout_probability: 0.02,
+            disconnect_probability: 0.005,
         }
     }
 }
@@ -55,6 +73,12 @@ impl Default for SimOptions {
 /// Most actions a deal may take (27 cards × 4 seats, each play at least one card, with passes
 /// and 接風 between): far above any real deal.
 pub const MAX_ACTIONS_PER_DEAL: u64 = 2_000;
+
+/// Violations after which a simulation stops.
+pub const MAX_VIOLATIONS: usize = 10;
+
+/// The turn time of simulated games (ms); time advances 1 ms per action otherwise.
+const TURN_MS: u64 = 1_000;
 
 /// Plays exactly `deals` deals (in matches of `options.deals_per_game`; the last match is
 /// shortened to the deals left) from `seed`.
@@ -67,7 +91,9 @@ pub fn simulate(
 ) -> SimReport {
     let mut report = SimReport::default();
     let mut game_index = 0u64;
-    while report.deals < deals {
+    // A game that fails stops before its deals end: stop after a few failures, so that an
+    // engine that breaks every game does not keep the loop going for ever.
+    while report.deals < deals && report.violations.len() < MAX_VIOLATIONS {
         let game_seed = seed
             .wrapping_mul(0x9E37_79B9_7F4A_7C15)
             .wrapping_add(game_index);
@@ -130,7 +156,7 @@ fn play_game(
         variant: variant.to_string(),
         version: "sim".into(),
         deals: options.deals_per_game,
-        turn_ms: None,
+        turn_ms: Some(TURN_MS),
         max_consecutive_timeouts: 3,
         reconnect_ms: 90_000,
     };
@@ -144,48 +170,120 @@ fn play_game(
         .then(|| rng.random_range(1..200u64));
     let mut deal_actions = 0u64;
     let sum_rule = hooks.sum_rule();
+    // The simulated clock (ms) and when each player dropped its connection.
+    let mut now = 0u64;
+    let mut away_since: Vec<Option<u64>> = vec![None; n as usize];
     // The legal plays of the seat to act, refilled at every decision.
     let mut plays = Vec::new();
     while game.phase() == Phase::Playing {
         let seat = game.turn().ok_or("playing without a seat to act")?;
         let player = game.seating()[seat as usize];
+        now += 1;
         if options.check {
             card_check(&game)?;
-            // Only the seat to act can act: another seat's pass is rejected and changes nothing.
+            // Only the seat to act can act: another seat's pass is rejected and changes nothing;
+            // so are a timeout before the deadline, a reconnect of a connected player and an
+            // expiry within the reconnect window.
             let other = game.seating()[((seat + 1) % n) as usize];
-            let before = game.clone();
-            if game
-                .apply(
-                    hooks,
-                    Entry {
-                        player: other,
-                        action: Action::Pass,
-                        at: 0,
-                    },
-                )
-                .is_ok()
-            {
-                return Err(format!("seat {} acted out of turn", (seat + 1) % n));
+            let mut refused = vec![(other, Action::Pass, now, "a pass out of turn")];
+            if game.deadline().is_some_and(|d| now < d) {
+                refused.push((
+                    player,
+                    Action::Timeout,
+                    now,
+                    "a timeout before the deadline",
+                ));
             }
-            if game != before {
-                return Err("a rejected action changed the state".into());
+            if !game.is_disconnected(player) {
+                refused.push((
+                    player,
+                    Action::Reconnect,
+                    now,
+                    "a reconnect while connected",
+                ));
+            }
+            if let Some(p) = (0..n)
+                .find(|&p| away_since[p as usize].is_some_and(|t| now < t + config.reconnect_ms))
+            {
+                refused.push((
+                    p,
+                    Action::ReconnectExpired,
+                    now,
+                    "an expiry within the window",
+                ));
+            }
+            let before = game.clone();
+            for (p, a, at, what) in refused {
+                let e = Entry {
+                    player: p,
+                    action: a,
+                    at,
+                };
+                if game.apply(hooks, e).is_ok() {
+                    return Err(format!("{what} was accepted ({e:?})"));
+                }
+                if game != before {
+                    return Err(format!("{what}, rejected, changed the state"));
+                }
             }
         }
         let can_pass = game.legal_plays_into(seat, &mut plays);
         if plays.is_empty() && !can_pass {
             return Err(format!("seat {seat} has no legal action"));
         }
+        let away: Vec<u8> = (0..n).filter(|&p| game.is_disconnected(p)).collect();
         let action = if escape_at == Some(log.len() as u64) {
             Entry {
                 player,
                 action: Action::Leave,
-                at: log.len() as u64,
+                at: now,
+            }
+        } else if let Some(&p) = away.first().filter(|_| rng.random_bool(0.2)) {
+            // A player who is away comes back, or (less often) its window runs out.
+            let since = away_since[p as usize].unwrap_or(now);
+            if rng.random_bool(0.7) {
+                report.reconnects += 1;
+                away_since[p as usize] = None;
+                Entry {
+                    player: p,
+                    action: Action::Reconnect,
+                    at: now,
+                }
+            } else {
+                report.expired += 1;
+                now = now.max(since + config.reconnect_ms);
+                away_since[p as usize] = None;
+                Entry {
+                    player: p,
+                    action: Action::ReconnectExpired,
+                    at: now,
+                }
+            }
+        } else if rng.random_bool(options.disconnect_probability) {
+            let p = rng.random_range(0..n);
+            if game.is_disconnected(p) {
+                continue;
+            }
+            report.disconnects += 1;
+            away_since[p as usize] = Some(now);
+            Entry {
+                player: p,
+                action: Action::Disconnect,
+                at: now,
+            }
+        } else if rng.random_bool(options.timeout_probability) {
+            report.timeouts += 1;
+            now = now.max(game.deadline().ok_or("a turn without a deadline")?);
+            Entry {
+                player,
+                action: Action::Timeout,
+                at: now,
             }
         } else if can_pass && (plays.is_empty() || rng.random_bool(options.pass_probability)) {
             Entry {
                 player,
                 action: Action::Pass,
-                at: log.len() as u64,
+                at: now,
             }
         } else {
             let p = plays.choose(&mut rng).ok_or("no play to choose")?;
@@ -200,7 +298,7 @@ fn play_game(
             Entry {
                 player,
                 action: Action::Play { cards, declared },
-                at: log.len() as u64,
+                at: now,
             }
         };
         let events = game

@@ -547,7 +547,12 @@ mod tests {
             "#{cards: \"7 7 7 7 7 BJ\", group: 6, kind: \"bomb\", len: 6, links: 1, seat: 2, stars: 6}"
         );
         // A copy is a copy: the facts cannot be changed through it either.
-        assert!(get("let c = b; c == () || c != ()").as_bool().is_ok());
+        assert_eq!(get("let c = b; c.stars").as_int(), Ok(6));
+        assert!(on_bomb("let c = b; c.stars = 9; c").is_err());
+        assert_eq!(
+            get("let m = b.to_map(); m.stars = 9; b.stars").as_int(),
+            Ok(6)
+        );
         for bad in ["b.stars = 9; b", "b.nothing", "b[\"nothing\"]"] {
             let e = on_bomb(bad).expect_err(bad);
             eprintln!("{bad}: {e}");

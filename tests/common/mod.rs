@@ -605,3 +605,75 @@ pub fn rebuild(replay: &pb::GetReplayResponse) -> Result<Rebuilt, String> {
 pub fn points(centi: &[i64]) -> Vec<f64> {
     centi.iter().map(|c| *c as f64 / 100.0).collect()
 }
+
+/// Awaits `fut` for at most `limit` and panics naming `what` when it does not finish: every wait
+/// of a test has a deadline and says what it waited for.
+pub async fn within<F: std::future::Future>(limit: Duration, what: &str, fut: F) -> F::Output {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
+
+/// A fresh directory under the system's temp dir (name, process id and time keep tests apart).
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("{name}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// LeaveGame with `token`; the seq of the escape.
+pub async fn leave(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+) -> Result<u64, Status> {
+    client
+        .leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: game_id.into(),
+            },
+            token,
+        ))
+        .await
+        .map(|r| r.into_inner().seq)
+}
+
+/// Preset hands (admin only) where player 0 holds `cards` and the rest is dealt in id order;
+/// the seed is searched so that player 0 leads.
+pub async fn preset_game(
+    c: &mut GameEngineClient<Channel>,
+    variant: &str,
+    cards: &[u32],
+) -> pb::CreateGameResponse {
+    let mut hands = [cards.to_vec(), Vec::new(), Vec::new(), Vec::new()];
+    let mut rest = (0..108u32).filter(|id| !cards.contains(id));
+    for (i, hand) in hands.iter_mut().enumerate() {
+        while hand.len() < 27 {
+            hand.push(rest.next().expect("108 cards"));
+        }
+        assert_eq!(hand.len(), 27, "hand {i}");
+    }
+    for seed in 1..200 {
+        let mut req = create_req(variant, 1, Some(seed));
+        req.preset_hands = Some(pb::PresetHands {
+            hands: hands
+                .iter()
+                .map(|h| pb::CardList { cards: h.clone() })
+                .collect(),
+        });
+        let g = create(c, ADMIN_KEY, req).await;
+        let st = state(c, &g.game_id, ADMIN_KEY).await;
+        let p = turn_player(&st);
+        let own = state(c, &g.game_id, &g.seat_tokens[0]).await.hand;
+        assert!(cards.iter().all(|id| own.contains(id)), "preset hand dealt");
+        if p == 0 {
+            assert_eq!(st.seq, 0);
+            return g;
+        }
+    }
+    panic!("no seed in 1..200 lets player 0 lead");
+}

@@ -4,8 +4,9 @@
 Generated from proto/ by grpc_tools.protoc (not by anything in this repository), it uses only
 what a platform frontend has: the seat tokens CreateGame returns, GetState, GetHints and
 SubmitPlay. It checks what it sees (its own hand only, turn order, seq growth) and, at the end,
-that GetReplay reveals a seed matching the commitment and that the final scores obey the
-variant's zero-sum rule where the variant declares one.
+that GetReplay reveals a seed matching the commitment, that each deal's lines add up to its
+scores, that the totals add up the deals, and that every deal obeys the variant's sum rule
+(RULES.md §6; `check_scores`).
 
 usage: play_game.py HOST:PORT [VARIANT ...]
 """
@@ -88,7 +89,9 @@ def play_match(stub, pb, variant: str, rng: random.Random) -> None:
         assert resp.seq == state.seq + 1, (resp.seq, state.seq)
         # A retry with the same request id returns the same result and does not act again.
         again = stub.SubmitPlay(req, metadata=meta[player])
-        assert again.seq == resp.seq
+        assert again == resp, f"retry answered {again} after {resp}"
+        after = stub.GetState(pb.GetStateRequest(game_id=game_id), metadata=meta[player])
+        assert after.seq == resp.seq, f"the retry acted again: seq {after.seq} after {resp.seq}"
         # Acting for another seat with this token is refused.
         other = (player + 1) % players
         try:
@@ -103,9 +106,40 @@ def play_match(stub, pb, variant: str, rng: random.Random) -> None:
     assert hashlib.sha256(bytes.fromhex(replay.seed)).hexdigest() == created.seed_commitment
     assert len(replay.actions) == last_seq
     final = stub.GetState(pb.GetStateRequest(game_id=game_id), metadata=meta[0])
+    check_scores(pb, variant, players, final.scores)
     total = sum(final.scores.total)
     print(f"{variant}: {steps} actions, {len(final.scores.deals)} deals, scores "
           f"{[round(x, 2) for x in final.scores.total]} (sum {round(total, 2)})")
+
+
+# Sum rules from RULES.md §6 at the default options (no rake, no escape in these matches):
+# classic, jj and erren are zero-sum; the 百變 family pays 平扣 as 1/0/0/1 × the multiplier
+# (1, 2, 4, 8 or 16), every other result zero-sum.
+ZERO_SUM = {"classic", "jj", "erren"}
+BAIBIAN_FAMILY = {"baibian", "huopin", "qianbian"}
+
+
+def check_scores(pb, variant: str, players: int, scores) -> None:
+    """Each deal's lines add up to its scores per seat, its sum obeys the variant's rule, and the
+    match totals are the deals' scores added up by player."""
+    totals = [0.0] * players
+    assert scores.deals, "no deal was settled"
+    for d in scores.deals:
+        where = f"{variant} deal {d.deal_number}"
+        assert len(d.scores) == players and len(d.players) == players, where
+        for seat in range(players):
+            lines = sum(x.amount for x in d.lines if x.seat == seat)
+            assert abs(lines - d.scores[seat]) < 1e-6, f"{where}: seat {seat} lines {lines}"
+            totals[d.players[seat]] += d.scores[seat]
+        s = sum(d.scores)
+        if variant in ZERO_SUM or (variant in BAIBIAN_FAMILY and d.outcome != pb.OUTCOME_DRAW):
+            assert abs(s) < 1e-6, f"{where}: scores {list(d.scores)} sum to {s}, not 0"
+        elif variant in BAIBIAN_FAMILY:
+            assert round(s / 2, 6) in (1, 2, 4, 8, 16), f"{where}: 平扣 sum {s} is not 2 × M"
+        else:
+            print(f"note: no sum rule known for {variant}")
+    for p in range(players):
+        assert abs(totals[p] - scores.total[p]) < 1e-6, (variant, p, totals, list(scores.total))
 
 
 def main() -> None:
