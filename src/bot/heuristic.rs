@@ -147,7 +147,7 @@ impl Mind<'_> {
         let rules = self.view.rules();
         leftover_score(self.after(p), rules) * 4
             + p.hand.wilds.len() as i32 * 12
-            + p.hand.key.index() as i32
+            + p.hand.key.index() as i32 * 3
     }
 
     /// Opponents threaten 雙扣: one of them is out, neither this seat nor its partner is.
@@ -172,7 +172,8 @@ impl Mind<'_> {
             let mut s = self.shed_score(p);
             let boss = is_boss(&p.hand, self.unseen, rules);
             // Do not hand an opponent who is close its last play.
-            if p.hand.len >= close.min(CLOSE) && p.hand.len <= close && !boss {
+            let len = p.hand.len;
+            if (len == close || (close <= CLOSE && len <= close)) && !boss {
                 s += 200;
             }
             if nearly_done && boss {

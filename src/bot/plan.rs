@@ -2,8 +2,8 @@
 //! and whether a play can still be beaten by the cards a seat has not seen (記牌).
 //!
 //! The plan cost is a cheap stand-in for "split the hand into the fewest plays": every rank of
-//! 3..2 holding one to three cards is a group still to be played (weak ranks below J cost more),
-//! a non-wild joker is a strong group, four or more cards of a rank are a bomb (no cost, and
+//! 3..2 holding one to three cards is a group still to be played (ranks below J cost the most),
+//! A and 2 are strong groups, as is a non-wild joker, four or more cards of a rank are a bomb (no cost, and
 //! worth keeping). A play that sheds several groups at once (a straight, a pair chain) lowers the
 //! cost the most, so choosing the play that leaves the cheapest hand plans the hand into few
 //! plays. Pure: ranks and rules only.
@@ -27,7 +27,12 @@ pub fn plan_cost(h: RankCounts, rules: &Rules) -> i32 {
     for i in 0..=TOP_SET {
         let c = h.get(rank(i));
         if (1..=3).contains(&c) {
-            cost += if i < 8 { 3 } else { 2 };
+            // Weak groups are hard to get rid of; A and 2 win tricks by themselves.
+            cost += match i {
+                0..=7 => 3,
+                8..=10 => 2,
+                _ => 1,
+            };
         }
     }
     for r in [Rank::SMALL_JOKER, Rank::BIG_JOKER] {

@@ -19,10 +19,10 @@ pub const LEVELS: usize = 16;
 /// What playing a bomb is worth to its player, by level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ScoringProfile {
-    /// Hundredths of a point gained by playing (rather than keeping) a bomb of this level, the
-    /// mean of a won and a lost deal.
+    /// Hundredths of a point the player's team gains by playing (rather than keeping) a bomb of
+    /// this level, the mean of a won and a lost deal.
     pub bomb_played: [Centi; LEVELS],
-    /// The winners' score of a 雙扣 (double) deal, for scale.
+    /// The winning team's score of a 雙扣 (double) deal, for scale.
     pub double: Centi,
 }
 
@@ -38,7 +38,7 @@ fn synthetic_bomb(len: u8, rules: &Rules) -> Option<(RankCounts, Hand)> {
 }
 
 fn seat0_score(hooks: &dyn VariantHooks, facts: &DealFacts) -> Option<Centi> {
-    hooks.settle(facts).ok()?.scores.first().copied()
+    deal_score(hooks, facts, 0)
 }
 
 impl ScoringProfile {
@@ -103,10 +103,16 @@ impl ScoringProfile {
     }
 }
 
-/// The finished deal's score for `seat` under the variant's settlement (`None` if the hook
-/// fails).
+/// The finished deal's score for the team of `seat` (the seat and its partner; 2 players: the
+/// seat) under the variant's settlement (`None` if the hook fails).
 pub fn deal_score(hooks: &dyn VariantHooks, facts: &DealFacts, seat: u8) -> Option<Centi> {
-    hooks.settle(facts).ok()?.scores.get(seat as usize).copied()
+    let scores = hooks.settle(facts).ok()?.scores;
+    let mine = *scores.get(seat as usize)?;
+    let partner = match facts.players {
+        4 => scores.get(((seat + 2) % 4) as usize).copied().unwrap_or(0),
+        _ => 0,
+    };
+    Some(mine + partner)
 }
 
 #[cfg(test)]
@@ -117,7 +123,7 @@ mod tests {
     #[test]
     fn plain_scoring_pays_nothing_for_bombs() {
         let p = ScoringProfile::probe(&PlainHooks::new(Rules::BAIBIAN));
-        assert_eq!(p.double, 400);
+        assert_eq!(p.double, 800);
         assert!(p.bomb_played.iter().all(|&v| v == 0));
     }
 }
