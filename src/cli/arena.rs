@@ -1,8 +1,8 @@
 //! `shuangkou arena`: two bots play duplicate deals through a variant's real script.
 //!
-//! Each duplicate deal is played twice from the same seed (the same cards): team A (policy `a`)
-//! sits at players 0 and 2 the first time and at players 1 and 3 the second (2 players: player 0,
-//! then player 1), so the luck of the cards cancels out. Every decision is checked against the
+//! Each duplicate deal is played twice from the same seed (the same cards, seated the same way):
+//! team A (policy `a`) plays seats 0 and 2 the first time and seats 1 and 3 the second (2 players:
+//! seat 0, then seat 1), so the luck of the cards cancels out. Every decision is checked against the
 //! engine's legal plays before it is applied (the arena is also the simulator that drives every
 //! seat with bots); any illegal decision is counted and fails the run. Deals run in parallel on
 //! scoped threads; the figures are aggregated in deal order, so they do not depend on the thread
@@ -90,7 +90,8 @@ struct Pair {
     deals: u64,
 }
 
-/// One match: team A at `a_players`.
+/// One match: team A at the seats of parity `a_parity` (seats, not players: the seating hook
+/// may move players, and their hands, between seats before a deal starts).
 fn play_match(
     hooks: &dyn VariantHooks,
     bots: [&Bot; 2],
@@ -108,7 +109,8 @@ fn play_match(
     while game.phase() == Phase::Playing {
         let seat = game.turn().ok_or("no seat to act")?;
         let player = *game.seating().get(seat as usize).ok_or("bad seat")?;
-        let side = usize::from(player % 2 != a_parity);
+        // Teams are seats (the seating hook may move players between seats).
+        let side = usize::from(seat % 2 != a_parity);
         let started = Instant::now();
         let view = PlayerView::new(&game, seat).ok_or("no view")?;
         let d = bots[side].decide(&view, hooks, &mut rng);
@@ -150,12 +152,11 @@ fn play_match(
             if let Event::DealEnded(r) = e {
                 pair.deals += 1;
                 for (seat, score) in r.settlement.scores.iter().enumerate() {
-                    if r.players.get(seat).is_some_and(|p| p % 2 == a_parity) {
+                    if seat as u8 % 2 == a_parity {
                         pair.points += *score as f64 / 100.0;
                     }
                 }
-                let first = r.places.first().and_then(|&s| r.players.get(s as usize));
-                let a_first = first.is_some_and(|p| p % 2 == a_parity);
+                let a_first = r.places.first().is_some_and(|s| s % 2 == a_parity);
                 pair.wins += match (r.outcome, a_first) {
                     (Some(Outcome::Draw), _) => 0.5,
                     (Some(_), true) => 1.0,
