@@ -22,7 +22,7 @@ pub const NAMES: [&str; 10] = [
 
 /// The default search budget: playouts per decision and the wall-clock cap.
 pub const SEARCH_BUDGET: Budget = Budget {
-    playouts: 60,
+    playouts: 160,
     time_cap: Some(Duration::from_millis(250)),
 };
 
@@ -111,7 +111,7 @@ pub fn spec(name: &str) -> Result<BotSpec, BotError> {
                 ..std
             },
             Budget {
-                playouts: 120,
+                playouts: 320,
                 time_cap: Some(Duration::from_millis(600)),
             },
         ),
@@ -125,7 +125,7 @@ pub fn spec(name: &str) -> Result<BotSpec, BotError> {
                 ..std
             },
             Budget {
-                playouts: 30,
+                playouts: 40,
                 time_cap: Some(Duration::from_millis(150)),
             },
         ),
