@@ -22,7 +22,7 @@ pub const NAMES: [&str; 10] = [
 
 /// The default search budget: playouts per decision and the wall-clock cap.
 pub const SEARCH_BUDGET: Budget = Budget {
-    playouts: 160,
+    playouts: 400,
     time_cap: Some(Duration::from_millis(250)),
 };
 
@@ -111,7 +111,7 @@ pub fn spec(name: &str) -> Result<BotSpec, BotError> {
                 ..std
             },
             Budget {
-                playouts: 320,
+                playouts: 800,
                 time_cap: Some(Duration::from_millis(600)),
             },
         ),
@@ -125,7 +125,7 @@ pub fn spec(name: &str) -> Result<BotSpec, BotError> {
                 ..std
             },
             Budget {
-                playouts: 40,
+                playouts: 100,
                 time_cap: Some(Duration::from_millis(150)),
             },
         ),
