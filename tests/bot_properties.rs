@@ -9,24 +9,29 @@ use bot_support::{random_state, tables, test_seed};
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use shuangkou::bot::{Bot, Decision, NAMES, PlayerView};
+use shuangkou::bot::{Bot, Budget, Decision, Kind, NAMES, PlayerView, styles};
 use shuangkou::cards::{Card, CardSet};
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Entry, Game};
 
 /// Fast policies are checked on every view; search-based ones (search, chuantong, zhuanmen,
-/// laoshou) on every `SEARCH_EVERY`-th view, with a small fixed budget.
+/// laoshou) on every `SEARCH_EVERY`-th view.
 const SEARCH_EVERY: u64 = 10;
 
+/// Every named bot; the search-based ones with a small playout budget and no time cap (a time
+/// cap makes a decision depend on the machine's speed, and these tests on the seed only).
 fn bots(hooks: &PlainHooks) -> Vec<(String, Bot)> {
     let mut out: Vec<(String, Bot)> = NAMES
         .iter()
         .map(|n| {
-            let name = if *n == "search" { "search:6" } else { n };
-            (
-                name.to_string(),
-                Bot::named(name, hooks).expect("known bot"),
-            )
+            let mut spec = styles::spec(n).expect("known bot");
+            if spec.kind == Kind::Search {
+                spec.budget = Budget {
+                    playouts: 6,
+                    time_cap: None,
+                };
+            }
+            (n.to_string(), Bot::new(spec, hooks))
         })
         .collect();
     out.push((
@@ -37,7 +42,7 @@ fn bots(hooks: &PlainHooks) -> Vec<(String, Bot)> {
 }
 
 fn is_search(b: &Bot) -> bool {
-    b.spec().kind == shuangkou::bot::Kind::Search
+    b.spec().kind == Kind::Search
 }
 
 fn check_legal(game: &Game, hooks: &PlainHooks, seat: u8, d: Decision) -> Result<(), String> {

@@ -54,10 +54,6 @@ impl PlayerView {
             Some(p) if game.partners_see_hands() => Some(game.hand(p).rank_counts()),
             _ => None,
         };
-        let mut out = [0u8; 4];
-        for (i, s) in game.out().iter().take(4).enumerate() {
-            out[i] = *s;
-        }
         let player = *game.seating().get(seat as usize)?;
         let lost_streak = game
             .results()
@@ -72,26 +68,27 @@ impl PlayerView {
                 }
             })
             .count() as u32;
-        Some(PlayerView {
-            rules: *game.rules(),
-            players: n,
+        let passed = game
+            .passed_seats()
+            .iter()
+            .fold(0u8, |m, s| m | (1 << (s & 7)));
+        let mut view = PlayerView::from_parts(
+            *game.rules(),
             seat,
-            hand: game.hand(seat).rank_counts(),
+            game.hand(seat).rank_counts(),
             partner_hand,
             counts,
-            played: game.played().rank_counts(),
-            top: game.top().map(|t| (t.seat, t.hand)),
-            passed: game
-                .passed_seats()
-                .iter()
-                .fold(0u8, |m, s| m | (1 << (s & 7))),
-            out,
-            out_len: game.out().len().min(4) as u8,
-            bombs_played: game.bombs_played().to_vec(),
-            deal_number: game.deal_number(),
-            totals,
-            lost_streak,
-        })
+            game.played().rank_counts(),
+            game.top().map(|t| (t.seat, t.hand)),
+            passed,
+            game.out(),
+        );
+        view.players = n;
+        view.bombs_played = game.bombs_played().to_vec();
+        view.deal_number = game.deal_number();
+        view.totals = totals;
+        view.lost_streak = lost_streak;
+        Some(view)
     }
 
     /// A view of a sampled world inside the bot (search playouts): the same information.

@@ -115,16 +115,21 @@ pub fn act(game: &mut Game, hooks: &dyn VariantHooks, play: &str) {
             declared: None,
         }
     };
+    apply_at(game, hooks, seat, action, 0).unwrap_or_else(|e| panic!("seat {seat} {play}: {e}"));
+}
+
+/// Applies `action` for the player at `seat`.
+pub fn apply_at(
+    game: &mut Game,
+    hooks: &dyn VariantHooks,
+    seat: u8,
+    action: Action,
+    at: u64,
+) -> Result<(), String> {
     let player = game.seating()[seat as usize];
-    game.apply(
-        hooks,
-        Entry {
-            player,
-            action,
-            at: 0,
-        },
-    )
-    .unwrap_or_else(|e| panic!("seat {seat} {play}: {e}"));
+    game.apply(hooks, Entry { player, action, at })
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// The card rules the bot tests run under, with whether partners see hands (雙明).
@@ -162,16 +167,7 @@ pub fn random_state(hooks: &dyn VariantHooks, seed: u64) -> Option<Game> {
                 }),
             }
         };
-        let player = game.seating()[seat as usize];
-        game.apply(
-            hooks,
-            Entry {
-                player,
-                action,
-                at: i,
-            },
-        )
-        .ok()?;
+        apply_at(&mut game, hooks, seat, action, i).ok()?;
         if game.phase() != Phase::Playing || game.deal_number() > 1 {
             return None;
         }
