@@ -7,12 +7,14 @@
 //! - [`compare`]: `beats` and the bomb order;
 //! - [`moves`]: every legal play of a hand, weakest first;
 //! - [`hints`]: those plays one bounded, filterable page at a time, with the counts (提示);
-//! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay).
+//! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay);
+//! - [`bot`]: bots that play a seat from its player view only.
 //!
 //! Adapters around the core:
 //! - [`variants`]: the Rhai host that turns `variants/*.rhai` into rules and hooks;
 //! - [`cli`]: the command-line tools of the `shuangkou` binary.
 
+pub mod bot;
 pub mod cards;
 pub mod cli;
 pub mod compare;

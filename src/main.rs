@@ -21,6 +21,9 @@ enum Command {
     /// Card rules: classify plays, compare them, list legal plays (operators' "why was this
     /// play rejected?").
     Rules(cli::rules::Args),
+    /// Two bots (policies or styles) play duplicate deals through a variant's script; every
+    /// decision is checked for legality.
+    Arena(cli::arena::Args),
     /// Play random legal deals and check every invariant after every step.
     Simulate(cli::simulate::Args),
     /// Variant scripts: list, check, dry-run a settlement.
@@ -39,6 +42,7 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Serve(config) => serve(config),
+        Command::Arena(args) => cli::arena::run(args),
         Command::Rules(args) => cli::rules::run(args),
         Command::Simulate(args) => cli::simulate::run(args),
         Command::Variants(args) => cli::variants::run(args),

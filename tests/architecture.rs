@@ -55,7 +55,10 @@ fn the_core_depends_on_no_adapter_crate() {
     ] {
         check_file(&src.join(f), &mut offenders);
     }
-    for entry in fs::read_dir(src.join("game")).unwrap() {
+    for entry in fs::read_dir(src.join("game"))
+        .unwrap()
+        .chain(fs::read_dir(src.join("bot")).unwrap())
+    {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "rs") {
             check_file(&path, &mut offenders);

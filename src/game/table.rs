@@ -422,6 +422,10 @@ impl Game {
     pub fn partners_see_hands(&self) -> bool {
         self.partners_see_hands
     }
+    /// Every bomb played this deal, in order (public: they were played on the table).
+    pub fn bombs_played(&self) -> &[BombFact] {
+        &self.bombs
+    }
     pub fn is_disconnected(&self, player: u8) -> bool {
         self.disconnected
             .get(player as usize)

@@ -1,0 +1,218 @@
+//! The player view a bot decides from: what one seat may know, and nothing else.
+//!
+//! Owns [`PlayerView`]. Outside `bot`, the only way to build one is [`PlayerView::new`] from a
+//! game and a seat: it copies the seat's own hand, the partner's hand only where the variant shows
+//! it (雙明, `partners_see_hands`), every seat's card count, the cards and bombs played this deal,
+//! the trick, places and scores. Its fields are private and it holds no other hand, so a bot
+//! cannot be handed the whole game. Inside `bot`, search playouts build views of their sampled
+//! worlds the same way (own hand, shown partner hand, public facts). Pure: depends on the rules
+//! core and the deal engine's read accessors only.
+
+use crate::cards::RankCounts;
+use crate::game::Game;
+use crate::game::hooks::{BombFact, Centi};
+use crate::hand::Hand;
+use crate::rules::Rules;
+
+/// What one seat may see of a deal in progress.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlayerView {
+    rules: Rules,
+    players: u8,
+    seat: u8,
+    hand: RankCounts,
+    partner_hand: Option<RankCounts>,
+    counts: [u8; 4],
+    played: RankCounts,
+    top: Option<(u8, Hand)>,
+    passed: u8,
+    out: [u8; 4],
+    out_len: u8,
+    bombs_played: Vec<BombFact>,
+    deal_number: u32,
+    /// Scores by seat of this deal (the players' match totals).
+    totals: [Centi; 4],
+    /// Deals in a row the seat's team lost, up to the last one.
+    lost_streak: u32,
+}
+
+impl PlayerView {
+    /// The view of `seat` (a seat of the current deal); `None` for a seat that does not exist.
+    pub fn new(game: &Game, seat: u8) -> Option<PlayerView> {
+        let n = game.players();
+        if seat >= n {
+            return None;
+        }
+        let mut counts = [0u8; 4];
+        let mut totals = [0; 4];
+        for s in 0..n {
+            counts[s as usize] = game.hand(s).len() as u8;
+            let player = *game.seating().get(s as usize)?;
+            totals[s as usize] = game.totals().get(player as usize).copied().unwrap_or(0);
+        }
+        let partner_hand = match game.partner(seat) {
+            Some(p) if game.partners_see_hands() => Some(game.hand(p).rank_counts()),
+            _ => None,
+        };
+        let player = *game.seating().get(seat as usize)?;
+        let lost_streak = game
+            .results()
+            .iter()
+            .rev()
+            .take_while(|r| {
+                let my_seat = r.players.iter().position(|&p| p == player);
+                let first = r.places.first().copied();
+                match (my_seat, first) {
+                    (Some(m), Some(f)) => (m as u8) % 2 != f % 2,
+                    _ => false,
+                }
+            })
+            .count() as u32;
+        let passed = game
+            .passed_seats()
+            .iter()
+            .fold(0u8, |m, s| m | (1 << (s & 7)));
+        let mut view = PlayerView::from_parts(
+            *game.rules(),
+            seat,
+            game.hand(seat).rank_counts(),
+            partner_hand,
+            counts,
+            game.played().rank_counts(),
+            game.top().map(|t| (t.seat, t.hand)),
+            passed,
+            game.out(),
+        );
+        view.players = n;
+        view.bombs_played = game.bombs_played().to_vec();
+        view.deal_number = game.deal_number();
+        view.totals = totals;
+        view.lost_streak = lost_streak;
+        Some(view)
+    }
+
+    /// A view of a sampled world inside the bot (search playouts): the same information.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn from_parts(
+        rules: Rules,
+        seat: u8,
+        hand: RankCounts,
+        partner_hand: Option<RankCounts>,
+        counts: [u8; 4],
+        played: RankCounts,
+        top: Option<(u8, Hand)>,
+        passed: u8,
+        out: &[u8],
+    ) -> PlayerView {
+        let mut o = [0u8; 4];
+        for (i, s) in out.iter().take(4).enumerate() {
+            o[i] = *s;
+        }
+        PlayerView {
+            rules,
+            players: rules.players,
+            seat,
+            hand,
+            partner_hand,
+            counts,
+            played,
+            top,
+            passed,
+            out: o,
+            out_len: out.len().min(4) as u8,
+            bombs_played: Vec::new(),
+            deal_number: 1,
+            totals: [0; 4],
+            lost_streak: 0,
+        }
+    }
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+    pub fn players(&self) -> u8 {
+        self.players
+    }
+    pub fn seat(&self) -> u8 {
+        self.seat
+    }
+    /// The seat's own hand, as ranks.
+    pub fn hand(&self) -> RankCounts {
+        self.hand
+    }
+    /// The partner's hand, where the variant shows it (雙明).
+    pub fn partner_hand(&self) -> Option<RankCounts> {
+        self.partner_hand
+    }
+    /// The partner seat (4 players).
+    pub fn partner(&self) -> Option<u8> {
+        (self.players == 4).then_some((self.seat + 2) % 4)
+    }
+    /// The two opponents (one in the 2-player game).
+    pub fn opponents(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..self.players).filter(move |&s| s != self.seat && Some(s) != self.partner())
+    }
+    /// Cards left in a seat's hand.
+    pub fn count(&self, seat: u8) -> u8 {
+        self.counts.get(seat as usize).copied().unwrap_or(0)
+    }
+    pub fn counts(&self) -> [u8; 4] {
+        self.counts
+    }
+    /// Cards played this deal.
+    pub fn played(&self) -> RankCounts {
+        self.played
+    }
+    /// The top play of the trick and who made it.
+    pub fn top(&self) -> Option<(u8, Hand)> {
+        self.top
+    }
+    /// Seats that passed since the top play (bit per seat).
+    pub fn passed_mask(&self) -> u8 {
+        self.passed
+    }
+    /// Seats out this deal, in order.
+    pub fn out(&self) -> &[u8] {
+        &self.out[..self.out_len as usize]
+    }
+    pub fn is_out(&self, seat: u8) -> bool {
+        self.out().contains(&seat)
+    }
+    /// Still holding cards.
+    pub fn active(&self, seat: u8) -> bool {
+        self.count(seat) > 0 && !self.is_out(seat)
+    }
+    pub fn bombs_played(&self) -> &[BombFact] {
+        &self.bombs_played
+    }
+    pub fn deal_number(&self) -> u32 {
+        self.deal_number
+    }
+    /// Match totals by seat.
+    pub fn totals(&self) -> [Centi; 4] {
+        self.totals
+    }
+    /// Deals in a row the seat's team has lost (the tilt of 鬥氣型).
+    pub fn lost_streak(&self) -> u32 {
+        self.lost_streak
+    }
+
+    /// Cards this seat cannot see: the decks minus its hand, the cards played and the shown
+    /// partner hand (in the 2-player game this includes the cards never dealt).
+    pub fn unseen(&self) -> RankCounts {
+        let known = self
+            .hand
+            .plus(self.played)
+            .plus(self.partner_hand.unwrap_or_default());
+        RankCounts::FULL.minus(known).unwrap_or_default()
+    }
+
+    /// The fewest cards held by an active opponent (`u8::MAX` when none is active).
+    pub fn closest_opponent(&self) -> u8 {
+        self.opponents()
+            .filter(|&s| self.active(s))
+            .map(|s| self.count(s))
+            .min()
+            .unwrap_or(u8::MAX)
+    }
+}
