@@ -6,7 +6,9 @@
 //! - [`hand`]: classification of a play (with wild jokers) into its interpretations;
 //! - [`compare`]: `beats` and the bomb order;
 //! - [`moves`]: every legal play of a hand, weakest first;
-//! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay).
+//! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay);
+//! - [`shengji`]: the second game family, 升級 (one deck): card order, deal, tricks, levels;
+//! - [`determinism`]: the seeded deal streams and state hashes both families share.
 //!
 //! Adapters around the core:
 //! - [`variants`]: the Rhai host that turns `variants/*.rhai` into rules and hooks;
@@ -16,11 +18,13 @@ pub mod cards;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod determinism;
 pub mod game;
 pub mod hand;
 pub mod metrics;
 pub mod moves;
 pub mod rules;
 pub mod service;
+pub mod shengji;
 pub mod store;
 pub mod variants;

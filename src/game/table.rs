@@ -16,10 +16,9 @@
 //! shown-card rule move players between seats and persist into later deals.
 
 use rand::seq::SliceRandom;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::hooks::{
     BombFact, Centi, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal,
@@ -245,11 +244,7 @@ pub struct Game {
 }
 
 fn deal_rng(seed: &[u8; 32], deal_number: u32) -> ChaCha20Rng {
-    let mut h = Sha256::new();
-    h.update(b"shuangkou-deal");
-    h.update(seed);
-    h.update(deal_number.to_le_bytes());
-    ChaCha20Rng::from_seed(h.finalize().into())
+    crate::determinism::deal_stream(b"shuangkou-deal", seed, deal_number)
 }
 
 /// The twin of a card: the same rank and suit in the other deck.
@@ -484,31 +479,11 @@ impl Game {
     /// The state hash under a given scheme (games stored before the compact scheme verify with
     /// the JSON one).
     pub fn state_hash_with(&self, scheme: HashScheme) -> String {
-        thread_local! {
-            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        use crate::determinism::{Encoding, state_hash};
+        match scheme {
+            HashScheme::Json => state_hash(self, Encoding::Json),
+            HashScheme::Compact => state_hash(self, Encoding::Compact),
         }
-        // The serialization goes into a per-thread buffer that is reused rather than a fresh,
-        // repeatedly regrown `Vec`; a failed serialization hashes nothing (it cannot fail for
-        // these types).
-        let hash_into = |buf: &mut Vec<u8>| {
-            buf.clear();
-            match scheme {
-                HashScheme::Json => {
-                    if serde_json::to_writer(&mut *buf, self).is_err() {
-                        buf.clear();
-                    }
-                }
-                HashScheme::Compact => match postcard::to_extend(self, std::mem::take(buf)) {
-                    Ok(bytes) => *buf = bytes,
-                    Err(_) => buf.clear(),
-                },
-            }
-            hex::encode(Sha256::digest(&buf[..]))
-        };
-        BUF.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => hash_into(&mut buf),
-            Err(_) => hash_into(&mut Vec::new()),
-        })
     }
 
     /// True when the seat to act has let its deadline pass at `now`.
