@@ -172,7 +172,7 @@ pub fn check_invariants(game: &Game) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks that an illegal action is rejected and changes nothing.
+/// Checks that an illegal action is rejected and changes nothing (the whole state compared).
 fn check_rejection(
     game: &mut Game,
     hooks: &dyn ShengjiHooks,
