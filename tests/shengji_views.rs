@@ -10,74 +10,14 @@
 
 mod shengji_support;
 
-use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::HashMap;
 
-use shengji_support::deal_all;
+use shengji_support::{deal_all, map_action, permute, visible};
 use shuangkou::cards::{Card, CardSet};
 use shuangkou::shengji::order::ONE_DECK;
 use shuangkou::shengji::sim::{match_seed, random_action};
-use shuangkou::shengji::{
-    Action, EffSuit, Event, Game, Phase, Setup, StandardHooks, Viewer, event_view,
-};
-
-fn visible(g: &Game, viewer: Viewer) -> CardSet {
-    let mut v = g.played();
-    v = v.union(g.turned().iter().copied().collect());
-    if let Some((_, card)) = g.declaration() {
-        v.insert(card);
-    }
-    if let Viewer::Player(s) = viewer {
-        v = v.union(g.hand(s));
-        let taken = matches!(g.phase(), Phase::Exchange | Phase::Playing);
-        if taken && g.dealer() == Some(s) {
-            let original: CardSet = g.deck()[48..].iter().copied().collect();
-            v = v.union(original).union(g.bottom());
-        }
-    }
-    v
-}
-
-fn permute(g: &Game, hidden: CardSet, rng: &mut ChaCha8Rng) -> HashMap<Card, Card> {
-    let class = |c: Card| match g.order() {
-        Some(o) => match o.effective_suit(c) {
-            EffSuit::Trump => 4,
-            EffSuit::Side(s) => s.index(),
-        },
-        None => 0,
-    };
-    let mut map: HashMap<Card, Card> = ONE_DECK.iter().map(|c| (c, c)).collect();
-    for k in 0..5 {
-        let from: Vec<Card> = hidden.iter().filter(|&c| class(c) == k).collect();
-        let mut to = from.clone();
-        to.shuffle(rng);
-        for (a, b) in from.into_iter().zip(to) {
-            map.insert(a, b);
-        }
-    }
-    map
-}
-
-fn map_action(a: Action, m: &HashMap<Card, Card>) -> Action {
-    let f = |c: Card| m[&c];
-    match a {
-        Action::Deal => Action::Deal,
-        Action::Declare { seat, card } => Action::Declare {
-            seat,
-            card: f(card),
-        },
-        Action::Play { seat, card } => Action::Play {
-            seat,
-            card: f(card),
-        },
-        Action::Bury { seat, cards } => Action::Bury {
-            seat,
-            cards: cards.iter().map(f).collect(),
-        },
-    }
-}
+use shuangkou::shengji::{Action, Event, Game, Setup, StandardHooks, Viewer, event_view};
 
 #[test]
 fn no_view_or_event_depends_on_a_card_the_viewer_may_not_see() {

@@ -3,7 +3,7 @@
 //!
 //! Rules, in order: declare a level card when its suit is long (or, once the deal is complete,
 //! whenever it holds at least three trumps of that suit); bury short side suits' low non-point
-//! cards, never trumps, aces or points while others remain; lead side aces, else the lowest card
+//! cards, never trumps, aces or points while others remain (never points where the table forbids); lead side aces, else the lowest card
 //! of its longest side suit (trumps last); follow with the lowest card that takes the trick when
 //! an opponent is winning it, feed points to a partner who is winning, and trump in only when the
 //! trick carries points (keeping trumps otherwise). Ties between equal choices are broken by a
@@ -25,11 +25,17 @@ const SUITS: [Suit; 4] = [Suit::Spades, Suit::Hearts, Suit::Clubs, Suit::Diamond
 #[derive(Clone, Copy, Debug)]
 pub struct RuleBot {
     pub seed: u64,
+    /// The table's `bury_points` setting (a table rule, not hidden information).
+    pub bury_points: bool,
 }
 
 impl RuleBot {
+    /// A bot for a table that allows burying points (the default).
     pub fn new(seed: u64) -> RuleBot {
-        RuleBot { seed }
+        RuleBot {
+            seed,
+            bury_points: true,
+        }
     }
 
     /// The bot's action for its seat in this view, `None` when it has nothing to do (not its
@@ -43,7 +49,7 @@ impl RuleBot {
             Phase::Dealing => declare(view, seat),
             Phase::Exchange if view.turn == Some(seat) => {
                 let order = order_of(view)?;
-                let cards = bury_choice(view, order);
+                let cards = bury_choice(view, order, self.bury_points);
                 Some(Action::Bury { seat, cards })
             }
             Phase::Playing if view.turn == Some(seat) => {
@@ -91,7 +97,7 @@ fn declare(view: &View, seat: u8) -> Option<Action> {
     (long || (dealt_done && count >= 3)).then_some(Action::Declare { seat, card })
 }
 
-fn bury_choice(view: &View, order: Order) -> CardSet {
+fn bury_choice(view: &View, order: Order, points_allowed: bool) -> CardSet {
     let hand = view.hand;
     let side_len = |c: Card| match order.effective_suit(c) {
         EffSuit::Side(s) => order.cards_of(EffSuit::Side(s)).intersection(hand).len(),
@@ -100,6 +106,8 @@ fn bury_choice(view: &View, order: Order) -> CardSet {
     let mut cards: Vec<Card> = hand.iter().collect();
     cards.sort_by_key(|&c| {
         (
+            // At least 6 of 18 cards carry no points (the deck has 12 point cards).
+            !points_allowed && points(c) > 0,
             order.is_trump(c),
             c.rank() == Rank::ACE,
             points(c) > 0,

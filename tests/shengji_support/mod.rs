@@ -2,9 +2,15 @@
 //! named cards, and helpers that deal and bury.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
+
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Card, CardSet, Rank, Suit};
 use shuangkou::shengji::order::ONE_DECK;
-use shuangkou::shengji::{Action, Event, Game, Level, Setup, ShengjiHooks, Start};
+use shuangkou::shengji::{
+    Action, EffSuit, Event, Game, Level, Phase, Setup, ShengjiHooks, Start, Viewer,
+};
 
 /// A card by name: rank then suit letter (`AS`, `TH`, `2D`), or `SJ` / `BJ`.
 pub fn c(name: &str) -> Card {
@@ -132,4 +138,64 @@ pub fn play_out(game: &mut Game, hooks: &dyn ShengjiHooks) -> Vec<Event> {
         events.extend(ok(game, hooks, Action::Play { seat, card }));
     }
     events
+}
+
+/// The cards `viewer` may see now, from the rules: its hand, the cards played, the turned-over
+/// bottom, the shown card, and for the dealer after taking it the bottom and what it buried.
+pub fn visible(g: &Game, viewer: Viewer) -> CardSet {
+    let mut v = g.played();
+    v = v.union(g.turned().iter().copied().collect());
+    if let Some((_, card)) = g.declaration() {
+        v.insert(card);
+    }
+    if let Viewer::Player(s) = viewer {
+        v = v.union(g.hand(s));
+        let taken = matches!(g.phase(), Phase::Exchange | Phase::Playing);
+        if taken && g.dealer() == Some(s) {
+            let original: CardSet = g.deck()[48..].iter().copied().collect();
+            v = v.union(original).union(g.bottom());
+        }
+    }
+    v
+}
+
+/// A random permutation of the hidden cards, within effective suits once trump is fixed.
+pub fn permute(g: &Game, hidden: CardSet, rng: &mut ChaCha8Rng) -> HashMap<Card, Card> {
+    let class = |c: Card| match g.order() {
+        Some(o) => match o.effective_suit(c) {
+            EffSuit::Trump => 4,
+            EffSuit::Side(s) => s.index(),
+        },
+        None => 0,
+    };
+    let mut map: HashMap<Card, Card> = ONE_DECK.iter().map(|c| (c, c)).collect();
+    for k in 0..5 {
+        let from: Vec<Card> = hidden.iter().filter(|&c| class(c) == k).collect();
+        let mut to = from.clone();
+        to.shuffle(rng);
+        for (a, b) in from.into_iter().zip(to) {
+            map.insert(a, b);
+        }
+    }
+    map
+}
+
+/// An action with its cards renamed by the permutation.
+pub fn map_action(a: Action, m: &HashMap<Card, Card>) -> Action {
+    let f = |c: Card| m[&c];
+    match a {
+        Action::Deal => Action::Deal,
+        Action::Declare { seat, card } => Action::Declare {
+            seat,
+            card: f(card),
+        },
+        Action::Play { seat, card } => Action::Play {
+            seat,
+            card: f(card),
+        },
+        Action::Bury { seat, cards } => Action::Bury {
+            seat,
+            cards: cards.iter().map(f).collect(),
+        },
+    }
 }
