@@ -1,5 +1,5 @@
 //! Determinism shared by the game families (Shuangkou's `game`, 升級's `shengji`): the seeded
-//! random stream of a deal and the state hash.
+//! random stream of a deal, the state hash, and the replay of a log against recorded hashes.
 //!
 //! A deal's stream is ChaCha20 keyed by SHA-256 of (a domain label, the 256-bit game seed, the
 //! deal number), so every deal of every game family draws from its own stream and a game is a
@@ -59,6 +59,40 @@ pub fn state_hash<T: Serialize + ?Sized>(value: &T, encoding: Encoding) -> Strin
         Ok(mut buf) => hash_into(&mut buf),
         Err(_) => hash_into(&mut Vec::new()),
     })
+}
+
+/// Where a replay diverged: the 1-based step, and what happened there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Divergence {
+    pub step: usize,
+    pub message: String,
+}
+
+/// Re-executes `actions` on `state` with `apply`, checking `hashes` (the state hash after each
+/// action, when given) at every step; stops at the first rejected action or differing hash.
+pub fn replay_log<S, A: Copy, E: std::fmt::Display>(
+    state: &mut S,
+    actions: &[A],
+    hashes: Option<&[String]>,
+    mut apply: impl FnMut(&mut S, A) -> Result<(), E>,
+    hash: impl Fn(&S) -> String,
+) -> Result<(), Divergence> {
+    for (i, a) in actions.iter().enumerate() {
+        apply(state, *a).map_err(|err| Divergence {
+            step: i + 1,
+            message: format!("action rejected: {err}"),
+        })?;
+        if let Some(h) = hashes.and_then(|h| h.get(i)) {
+            let got = hash(state);
+            if &got != h {
+                return Err(Divergence {
+                    step: i + 1,
+                    message: format!("state hash {got} != recorded {h}"),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -130,6 +130,15 @@ pub enum GameError {
     Replay { step: usize, message: String },
 }
 
+impl From<crate::determinism::Divergence> for GameError {
+    fn from(d: crate::determinism::Divergence) -> GameError {
+        GameError::Replay {
+            step: d.step,
+            message: d.message,
+        }
+    }
+}
+
 impl From<HookError> for GameError {
     fn from(e: HookError) -> GameError {
         GameError::Hook(e)
@@ -340,21 +349,13 @@ impl Game {
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
         let (mut game, _) = Game::new(config, hooks, seed, preset, created_at)?;
-        for (i, e) in entries.iter().enumerate() {
-            game.apply(hooks, *e).map_err(|err| GameError::Replay {
-                step: i + 1,
-                message: format!("action rejected: {err}"),
-            })?;
-            if let Some(h) = hashes.and_then(|h| h.get(i)) {
-                let got = game.state_hash();
-                if &got != h {
-                    return Err(GameError::Replay {
-                        step: i + 1,
-                        message: format!("state hash {got} != recorded {h}"),
-                    });
-                }
-            }
-        }
+        crate::determinism::replay_log(
+            &mut game,
+            entries,
+            hashes,
+            |g, e| g.apply(hooks, e).map(drop),
+            Game::state_hash,
+        )?;
         Ok(game)
     }
 

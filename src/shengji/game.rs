@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::hooks::{HookError, ShengjiHooks, Upgrade};
 use super::order::{EffSuit, Level, ONE_DECK, Order};
 use crate::cards::{Card, CardSet, Suit};
-use crate::determinism::{Encoding, state_hash};
+use crate::determinism::{Divergence, Encoding, replay_log, state_hash};
 
 /// The engine version recorded with every 升級 game.
 pub const ENGINE_VERSION: &str = concat!("shengji-engine/", env!("CARGO_PKG_VERSION"));
@@ -128,6 +128,15 @@ pub enum GameError {
     Setup(String),
     #[error("replay diverged at step {step}: {message}")]
     Replay { step: usize, message: String },
+}
+
+impl From<Divergence> for GameError {
+    fn from(d: Divergence) -> GameError {
+        GameError::Replay {
+            step: d.step,
+            message: d.message,
+        }
+    }
 }
 
 impl From<HookError> for GameError {
@@ -305,21 +314,13 @@ impl Game {
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
         let (mut game, _) = Game::new(setup)?;
-        for (i, a) in actions.iter().enumerate() {
-            game.apply(hooks, *a).map_err(|err| GameError::Replay {
-                step: i + 1,
-                message: format!("action rejected: {err}"),
-            })?;
-            if let Some(h) = hashes.and_then(|h| h.get(i)) {
-                let got = game.state_hash();
-                if &got != h {
-                    return Err(GameError::Replay {
-                        step: i + 1,
-                        message: format!("state hash {got} != recorded {h}"),
-                    });
-                }
-            }
-        }
+        replay_log(
+            &mut game,
+            actions,
+            hashes,
+            |g, a| g.apply(hooks, a).map(drop),
+            Game::state_hash,
+        )?;
         Ok(game)
     }
 

@@ -199,3 +199,47 @@ pub fn map_action(a: Action, m: &HashMap<Card, Card>) -> Action {
         },
     }
 }
+
+/// A random game from `seed` cut after `cut` actions of deal 1 (before the last trick): the game,
+/// its actions, and the events of its start and of each action.
+pub fn random_prefix(
+    seed: [u8; 32],
+    cut: usize,
+    rng: &mut ChaCha8Rng,
+) -> (Game, Vec<Action>, Vec<Vec<Event>>) {
+    let hooks = shuangkou::shengji::StandardHooks::default();
+    let (mut g, start) = Game::new(Setup::seeded(seed)).unwrap();
+    let mut log = Vec::new();
+    let mut events = vec![start];
+    while log.len() < cut {
+        let action = shuangkou::shengji::sim::random_action(&g, &hooks, rng, 0.08).unwrap();
+        if matches!(action, Action::Play { .. }) && g.tricks_played() == 11 {
+            break;
+        }
+        events.push(g.apply(&hooks, action).unwrap());
+        log.push(action);
+    }
+    (g, log, events)
+}
+
+/// The same actions replayed on the deck renamed by `map`: the game and the events (start first).
+pub fn permuted_replay(
+    a: &Game,
+    log: &[Action],
+    map: &HashMap<Card, Card>,
+) -> (Game, Vec<Vec<Event>>) {
+    let hooks = shuangkou::shengji::StandardHooks::default();
+    let setup = Setup {
+        deck: Some(a.deck().iter().map(|c| map[c]).collect()),
+        ..a.setup().clone()
+    };
+    let (mut b, start) = Game::new(setup).unwrap();
+    let mut events = vec![start];
+    for (i, action) in log.iter().enumerate() {
+        let ev = b
+            .apply(&hooks, map_action(*action, map))
+            .unwrap_or_else(|e| panic!("step {} rejected on the permuted deck: {e}", i + 1));
+        events.push(ev);
+    }
+    (b, events)
+}
