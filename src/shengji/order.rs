@@ -26,8 +26,23 @@ pub const DECK_POINTS: u32 = 100;
 const SUITS: [Suit; 4] = [Suit::Spades, Suit::Hearts, Suit::Clubs, Suit::Diamonds];
 
 /// A team's level (等級): 2 … 10, J, Q, K, A, stored as the face number 2..=14 (A = 14).
+/// Serialized as the face number; deserializing anything outside 2..=14 is an error.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "u8", into = "u8")]
 pub struct Level(u8);
+
+impl TryFrom<u8> for Level {
+    type Error = String;
+    fn try_from(face: u8) -> Result<Level, String> {
+        Level::new(face).ok_or_else(|| format!("level {face} is outside 2..=14"))
+    }
+}
+
+impl From<Level> for u8 {
+    fn from(level: Level) -> u8 {
+        level.0
+    }
+}
 
 impl Level {
     /// Where every team starts (「兩方均從最低等級2開始打」).
@@ -251,6 +266,13 @@ mod tests {
         assert_eq!(Level::new(1), None);
         assert_eq!(Level::new(15), None);
         assert_eq!(Level::new(11).unwrap().to_string(), "J");
+        assert_eq!(serde_json::to_string(&Level::ACE).unwrap(), "14");
+        assert_eq!(
+            serde_json::from_str::<Level>("9").unwrap(),
+            Level::new(9).unwrap()
+        );
+        assert!(serde_json::from_str::<Level>("15").is_err());
+        assert!(serde_json::from_str::<Level>("1").is_err());
     }
 
     #[test]
