@@ -8,7 +8,9 @@
 //! - [`moves`]: every legal play of a hand, weakest first;
 //! - [`hints`]: those plays one bounded, filterable page at a time, with the counts (提示);
 //! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay);
-//! - [`bot`]: bots that play a seat from its player view only.
+//! - [`bot`]: bots that play a seat from its player view only;
+//! - [`shengji`]: the second game family, 升級 (one deck): card order, deal, tricks, levels;
+//! - [`determinism`]: the seeded deal streams and state hashes both families share.
 //!
 //! Adapters around the core:
 //! - [`variants`]: the Rhai host that turns `variants/*.rhai` into rules and hooks;
@@ -19,6 +21,7 @@ pub mod cards;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod determinism;
 pub mod game;
 pub mod hand;
 pub mod hints;
@@ -26,5 +29,6 @@ pub mod metrics;
 pub mod moves;
 pub mod rules;
 pub mod service;
+pub mod shengji;
 pub mod store;
 pub mod variants;

@@ -16,10 +16,9 @@
 //! shown-card rule move players between seats and persist into later deals.
 
 use rand::seq::SliceRandom;
-use rand::{Rng, RngCore, SeedableRng};
+use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::hooks::{
     BombFact, Centi, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal,
@@ -129,6 +128,15 @@ pub enum GameError {
     Setup(String),
     #[error("replay diverged at step {step}: {message}")]
     Replay { step: usize, message: String },
+}
+
+impl From<crate::determinism::Divergence> for GameError {
+    fn from(d: crate::determinism::Divergence) -> GameError {
+        GameError::Replay {
+            step: d.step,
+            message: d.message,
+        }
+    }
 }
 
 impl From<HookError> for GameError {
@@ -246,11 +254,7 @@ pub struct Game {
 }
 
 fn deal_rng(seed: &[u8; 32], deal_number: u32) -> ChaCha20Rng {
-    let mut h = Sha256::new();
-    h.update(b"shuangkou-deal");
-    h.update(seed);
-    h.update(deal_number.to_le_bytes());
-    ChaCha20Rng::from_seed(h.finalize().into())
+    crate::determinism::deal_stream(b"shuangkou-deal", seed, deal_number)
 }
 
 /// The twin of a card: the same rank and suit in the other deck.
@@ -346,21 +350,13 @@ impl Game {
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
         let (mut game, _) = Game::new(config, hooks, seed, preset, created_at)?;
-        for (i, e) in entries.iter().enumerate() {
-            game.apply(hooks, *e).map_err(|err| GameError::Replay {
-                step: i + 1,
-                message: format!("action rejected: {err}"),
-            })?;
-            if let Some(h) = hashes.and_then(|h| h.get(i)) {
-                let got = game.state_hash();
-                if &got != h {
-                    return Err(GameError::Replay {
-                        step: i + 1,
-                        message: format!("state hash {got} != recorded {h}"),
-                    });
-                }
-            }
-        }
+        crate::determinism::replay_log(
+            &mut game,
+            entries,
+            hashes,
+            |g, e| g.apply(hooks, e).map(drop),
+            Game::state_hash,
+        )?;
         Ok(game)
     }
 
@@ -489,31 +485,11 @@ impl Game {
     /// The state hash under a given scheme (games stored before the compact scheme verify with
     /// the JSON one).
     pub fn state_hash_with(&self, scheme: HashScheme) -> String {
-        thread_local! {
-            static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        use crate::determinism::{Encoding, state_hash};
+        match scheme {
+            HashScheme::Json => state_hash(self, Encoding::Json),
+            HashScheme::Compact => state_hash(self, Encoding::Compact),
         }
-        // The serialization goes into a per-thread buffer that is reused rather than a fresh,
-        // repeatedly regrown `Vec`; a failed serialization hashes nothing (it cannot fail for
-        // these types).
-        let hash_into = |buf: &mut Vec<u8>| {
-            buf.clear();
-            match scheme {
-                HashScheme::Json => {
-                    if serde_json::to_writer(&mut *buf, self).is_err() {
-                        buf.clear();
-                    }
-                }
-                HashScheme::Compact => match postcard::to_extend(self, std::mem::take(buf)) {
-                    Ok(bytes) => *buf = bytes,
-                    Err(_) => buf.clear(),
-                },
-            }
-            hex::encode(Sha256::digest(&buf[..]))
-        };
-        BUF.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => hash_into(&mut buf),
-            Err(_) => hash_into(&mut Vec::new()),
-        })
     }
 
     /// True when the seat to act has let its deadline pass at `now`.
