@@ -12,7 +12,7 @@ mod durability_support;
 
 use durability_support::*;
 use shuangkou::game::HashScheme;
-use shuangkou::service::live::Live;
+use shuangkou::service::session::Session;
 use shuangkou::service::pb;
 use shuangkou::store::embedded::EmbeddedStore;
 use shuangkou::store::{Appended, Created, LogEntry, Store};
@@ -102,7 +102,7 @@ async fn a_store_written_with_json_state_hashes_recovers() {
     old_record.body = serde_json::to_vec(&body).unwrap();
     let mut old_log = Vec::new();
     for k in 1..=log.len() {
-        let live = Live::restore(&registry, &record, &log[..k], true).expect("restore a prefix");
+        let live = Session::restore(&registry, &record, &log[..k], true).expect("restore a prefix");
         let mut entry = json(&log[k - 1].body);
         assert_eq!(
             entry["hash"].as_str(),
