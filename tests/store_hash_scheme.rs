@@ -12,8 +12,8 @@ mod durability_support;
 
 use durability_support::*;
 use shuangkou::game::HashScheme;
-use shuangkou::service::session::Session;
 use shuangkou::service::pb;
+use shuangkou::service::session::Session;
 use shuangkou::store::embedded::EmbeddedStore;
 use shuangkou::store::{Appended, Created, LogEntry, Store};
 use shuangkou::variants::registry::Registry;

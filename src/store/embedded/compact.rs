@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
-use super::writer::Writer;
+use super::positions::Writer;
 use super::{Shared, legacy, open_rw};
 
 /// Finished games' journal bytes below which the journal is never compacted.

@@ -34,6 +34,7 @@ mod compact;
 pub mod index;
 pub mod journal;
 pub mod legacy;
+mod positions;
 mod writer;
 
 use std::collections::HashMap;

@@ -15,6 +15,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::index::{Game, Index, request_key};
 use super::journal::{self, Rec, Span};
+pub(super) use super::positions::Writer;
 use super::{IoStep, MAX_BATCH, Shared, compact, store_error};
 use crate::store::{Appended, Created, GameRecord, LogEntry, StoreError};
 
@@ -89,16 +90,6 @@ enum Plan {
     /// finish's time.
     Written(Span, u64),
     Done,
-}
-
-/// The writer thread's own state.
-pub(super) struct Writer {
-    /// End of the durable journal data.
-    pub(super) end: u64,
-    /// End of the archive.
-    pub(super) archive_end: u64,
-    /// The journal's length: bytes from `end` on are zeros written ahead (see [`PREALLOCATE`]).
-    pub(super) alloc_end: u64,
 }
 
 /// Decides every operation of a batch against the index and the batch's earlier operations,
