@@ -149,25 +149,17 @@ mod tests {
     #[test]
     fn a_replay_reads_back_as_written() {
         let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
-        let actions = [
-            Action::Play {
-                cards,
-                declared: Some(Declared {
-                    kind: HandType::Bomb,
-                    key: Some("5".parse().unwrap()),
-                }),
-            },
-            Action::Play {
-                cards,
-                declared: None,
-            },
-            Action::Pass,
-            Action::Leave,
-            Action::Timeout,
-            Action::Disconnect,
-            Action::Reconnect,
-            Action::ReconnectExpired,
-        ];
+        let declared = Some(Declared {
+            kind: HandType::Bomb,
+            key: Some("5".parse().unwrap()),
+        });
+        // A declared play, an undeclared one, then every other kind.
+        let plays = [declared, None].map(|declared| Action::Play { cards, declared });
+        let actions: Vec<Action> = plays
+            .into_iter()
+            .chain(KINDS.iter().filter_map(|(_, a)| *a))
+            .collect();
+        assert_eq!(actions.len(), 8);
         let entries: Vec<Entry> = actions
             .iter()
             .enumerate()
