@@ -5,7 +5,7 @@
 //! bomb for its points where the variant pays for bombs; it leads a play an opponent cannot go
 //! out over; and the search bot is deterministic under a playout budget.
 
-mod bot_support;
+pub mod bot_support;
 
 use bot_support::{Table, act, game};
 use rand::SeedableRng;

@@ -3,7 +3,7 @@
 //! it); and non-interference: two games whose views for the seat to act are equal but whose
 //! hidden hands differ give the same decision with the same seed, for every policy.
 
-mod bot_support;
+pub mod bot_support;
 
 use bot_support::{random_state, tables, test_seed};
 use rand::SeedableRng;

@@ -3,8 +3,8 @@
 //! tools restore the default disposition). `serve` keeps SIGPIPE ignored: a SIGPIPE (what a
 //! write to a socket or pipe closed by its peer raises) never kills the server.
 
-mod cli_support;
-mod deploy_support;
+pub mod cli_support;
+pub mod deploy_support;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! here independently) and its machine-readable option schema, the readable list shows the same
 //! options, and a bad option is refused naming the option, not the file.
 
-mod cli_support;
+pub mod cli_support;
 
 use std::process::Output;
 

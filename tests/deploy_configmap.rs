@@ -8,7 +8,7 @@
 //!   service reports the error;
 //! - rolling back (publishing the old script again) activates it again.
 
-mod deploy_support;
+pub mod deploy_support;
 
 use std::time::{Duration, Instant};
 

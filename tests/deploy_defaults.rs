@@ -2,7 +2,7 @@
 //! embedded store (`./shuangkou-data`), so a game created before a restart — even a SIGKILL — is
 //! there after it, at the same seq, and play goes on.
 
-mod deploy_support;
+pub mod deploy_support;
 
 use std::time::Duration;
 

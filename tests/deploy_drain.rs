@@ -9,7 +9,7 @@
 //! served with the stream still open, then the stream's end, then the exit), not how fast: every
 //! wait has a deadline of seconds, none a sub-second window.
 
-mod deploy_support;
+pub mod deploy_support;
 
 use std::time::{Duration, Instant};
 

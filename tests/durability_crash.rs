@@ -14,7 +14,7 @@
 //! `SHUANGKOU_DURABILITY_HEAVY=1`: 30 kills, 16 clients; or set `SHUANGKOU_CRASH_KILLS` and
 //! `SHUANGKOU_CRASH_CLIENTS`. `SHUANGKOU_TEST_SEED` replays a seed's choices.
 
-mod durability_support;
+pub mod durability_support;
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;

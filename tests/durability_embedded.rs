@@ -7,7 +7,7 @@
 //!
 //! `SHUANGKOU_TEST_SEED` replays a seed's choices.
 
-mod durability_support;
+pub mod durability_support;
 
 use durability_support::race::race_every_turn;
 use durability_support::*;

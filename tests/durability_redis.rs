@@ -27,7 +27,7 @@
 //! unset. `SHUANGKOU_TEST_SEED` replays a seed's choices; `SHUANGKOU_DURABILITY_HEAVY=1` plays
 //! more games.
 
-mod durability_support;
+pub mod durability_support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

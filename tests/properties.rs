@@ -6,7 +6,7 @@
 //! variants with the options no preset uses); the rule set is part of the generated case, so a
 //! failure report names it.
 
-mod reference;
+pub mod reference;
 
 use std::collections::BTreeSet;
 

@@ -20,7 +20,7 @@
 //! set (800 dealt, 200 stacked), N = 6 on every fourth hand, twelve previous plays per hand,
 //! every large play under every rule set, and a third four-wild hand (about 17 minutes).
 
-mod reference;
+pub mod reference;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -5,7 +5,7 @@
 //! Most tests share one server with an admin key and two platform keys (`common::shared`);
 //! the open-mode and limit tests start their own.
 
-mod common;
+pub mod common;
 
 use std::sync::Arc;
 use std::time::Duration;

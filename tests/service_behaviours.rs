@@ -7,7 +7,7 @@
 //! (`escape_rule = p5158`: the escaper pays 3 × D, each other player gets D, D = 雙扣 points × the
 //! largest factor of any bomb played so far; no bomb is played here, so D = 雙扣 points).
 
-mod common;
+pub mod common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! server reflection v1 and v1alpha, health, and a graceful shutdown during play that loses no
 //! acknowledged play (checked by reopening the embedded store).
 
-mod common;
+pub mod common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //!   exactly what that viewer may see at that seq (partners' hands only under 雙明, none for
 //!   the spectator), and no card hidden from the viewer appears in it.
 
-mod common;
+pub mod common;
 
 use std::time::Duration;
 

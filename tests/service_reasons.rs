@@ -7,7 +7,7 @@
 //! option the activation checks never try), STORE_FAILED (a Redis store nobody listens for),
 //! LIMIT_EXCEEDED (at most one game) and UNAVAILABLE_SERVER (a draining server) start their own.
 
-mod common;
+pub mod common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! finished games leave the in-memory cache after their linger time while staying readable
 //! (rebuilt from the store on the next call).
 
-mod common;
+pub mod common;
 
 use std::time::{Duration, Instant};
 

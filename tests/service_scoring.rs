@@ -4,7 +4,7 @@
 //! seed searched so that player 0 leads and nobody swaps seats — and the settled deal must carry
 //! exactly the expected scores. The oracle is the rules text, not a replay by the same engine.
 
-mod common;
+pub mod common;
 
 use std::time::Duration;
 

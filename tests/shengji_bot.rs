@@ -3,7 +3,7 @@
 //! points to a partner's winning trick, keeping trumps, taking a trick cheaply, leading from its
 //! long suit, declaring and burying.
 
-mod shengji_support;
+pub mod shengji_support;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -3,7 +3,7 @@
 //! rule on the bottom, the exchange (exactly 6, option bury_points), the follow rule and trick
 //! winners in play. Every rejection is checked to change nothing.
 
-mod shengji_support;
+pub mod shengji_support;
 
 use shengji_support::{c, contested, deal_all, ok, seed_seat, set, started};
 use shuangkou::cards::Suit;

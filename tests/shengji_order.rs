@@ -1,7 +1,7 @@
 //! SHENGJI.md A1 by hand: the card order under a level and a trump suit, effective suits,
 //! points, trick winners (equal 副級牌: the first played) and the follow rule's legal cards.
 
-mod shengji_support;
+pub mod shengji_support;
 
 use shengji_support::{c, cs, level, set};
 use shuangkou::cards::Suit;

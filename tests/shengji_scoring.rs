@@ -6,7 +6,7 @@
 //! played, and P is known in advance: 0 when the 莊家 side sweeps, 100 − buried + buried × the
 //! multiplier when the 閑家 do.
 
-mod shengji_support;
+pub mod shengji_support;
 
 use shengji_support::{deal_all, level, ok, play_out, set, started};
 use shuangkou::cards::{Card, Suit};

@@ -8,7 +8,7 @@
 //! the trump suit is fixed, so every play stays legal), the same actions are replayed on the
 //! permuted deck, and every view and every event as the viewer sees it must be identical.
 
-mod shengji_support;
+pub mod shengji_support;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -8,7 +8,7 @@
 //! to a fresh data directory. A server started on it recovers the game, serves it at the same seq,
 //! accepts a play, and after SIGKILL recovers the game again (its new entry hashed over JSON).
 
-mod durability_support;
+pub mod durability_support;
 
 use durability_support::*;
 use shuangkou::game::HashScheme;

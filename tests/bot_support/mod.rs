@@ -1,8 +1,6 @@
 //! Shared helpers of the bot tests: a table whose leader the test fixes, hands from rank
 //! notation, and random mid-deal states reached by random legal play.
 
-#![allow(dead_code)]
-
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

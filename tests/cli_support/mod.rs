@@ -1,8 +1,6 @@
 //! Shared helper of the command-line tests (`tests/cli_*.rs`): the real `shuangkou` binary as a
 //! child process, fed a stdin and read to the end.
 
-#![allow(dead_code)]
-
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 

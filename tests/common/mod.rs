@@ -3,8 +3,6 @@
 //! match with nothing but its own seat token (`WatchGame`, `GetState`, `GetHints`,
 //! `SubmitPlay`), logging every message it receives.
 
-#![allow(dead_code)]
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,8 +6,6 @@
 //! The server binary is `env!("CARGO_BIN_EXE_shuangkou")`: `cargo test --release` tests the
 //! release server.
 
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};

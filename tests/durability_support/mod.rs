@@ -5,8 +5,6 @@
 //! The server binary is `env!("CARGO_BIN_EXE_shuangkou")` (the profile the tests are built with:
 //! `cargo test --release` tests the release server), or `SHUANGKOU_TEST_BIN` when set.
 
-#![allow(dead_code)]
-
 pub mod race;
 
 use std::io::Write;

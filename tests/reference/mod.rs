@@ -13,8 +13,6 @@
 //! interpretation and to decide whether one bomb beats another; the bomb order is checked on its
 //! own by the rule vectors (`tests/vectors.rs`).
 
-#![allow(dead_code)]
-
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 

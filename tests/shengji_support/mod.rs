@@ -1,6 +1,5 @@
 //! Hand-built 升級 tables for the tests: cards by name, decks laid out so that each seat gets the
 //! named cards, and helpers that deal and bury.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 
