@@ -1,31 +1,18 @@
 //! `shuangkou rules`: the real binary's subcommands (classify, beats, plays, batch), their JSON
 //! replies and exit codes, and the batch protocol's answers to malformed input.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 use shuangkou::cli::rules::batch_line;
 
+pub mod cli_support;
+
 /// Runs `shuangkou rules ARGS` with `stdin`; returns its output.
 fn rules(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
-        .arg("rules")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut input = child.stdin.take().expect("stdin is piped");
-    let data = stdin.to_vec();
-    // Write from another thread so a large input cannot deadlock against a full stdout pipe.
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("the binary runs");
-    writer.join().expect("writer thread");
-    out
+    let mut all = vec!["rules"];
+    all.extend_from_slice(args);
+    cli_support::run_bytes(&all, stdin, false)
 }
 
 fn stdout(out: &Output) -> String {

@@ -6,30 +6,17 @@
 //!
 //! Every expected score below is worked by hand from the seed text quoted beside it.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 use shuangkou::cli::simulate::hooks_with_options;
 use shuangkou::game::sim::{SimOptions, simulate};
 
+pub mod cli_support;
+
 /// Runs `shuangkou ARGS` with `stdin`.
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    let mut input = child.stdin.take().expect("stdin is piped");
-    let data = stdin.as_bytes().to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().expect("the binary runs");
-    writer.join().expect("writer thread");
-    out
+    cli_support::run(args, stdin, false)
 }
 
 /// The scores (hundredths) of `shuangkou variants settle ID --json` for these facts.

@@ -7,6 +7,11 @@ use std::process::{Command, Output, Stdio};
 /// Runs `shuangkou ARGS` with `stdin`; with `close_stdout`, the read end of its stdout is closed
 /// before it can write (what `| head` does after the first line). Returns its output.
 pub fn run(args: &[&str], stdin: &str, close_stdout: bool) -> Output {
+    run_bytes(args, stdin.as_bytes(), close_stdout)
+}
+
+/// [`run`] with any bytes on stdin (the batch protocol's tests send malformed UTF-8).
+pub fn run_bytes(args: &[&str], stdin: &[u8], close_stdout: bool) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou"))
         .args(args)
         .stdin(Stdio::piped())
@@ -18,7 +23,7 @@ pub fn run(args: &[&str], stdin: &str, close_stdout: bool) -> Output {
         drop(child.stdout.take());
     }
     let mut input = child.stdin.take().expect("stdin is piped");
-    let data = stdin.as_bytes().to_vec();
+    let data = stdin.to_vec();
     // From another thread, so a large input cannot deadlock against a full stdout pipe.
     let writer = std::thread::spawn(move || {
         let _ = input.write_all(&data);
