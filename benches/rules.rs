@@ -2,7 +2,7 @@
 //!
 //! `cargo bench --bench rules` runs them all; figures and targets are in `BENCHMARKS.md`.
 //!
-//! - `classify/*`: `hand::classify` of one play per archetype (牌型), with and without wild
+//! - `classify/*`: `classify::classify` of one play per archetype (牌型), with and without wild
 //!   jokers (targets: ≤ 100 ns without wilds, ≤ 500 ns with).
 //! - `leads/{baibian,qianbian}`: `moves::legal_plays` leading, over 200 uniformly dealt 27-card
 //!   hands (seeded ChaCha8 shuffles of the 108 cards); one iteration is all 200 hands, so the
@@ -23,7 +23,8 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Card, CardSet, RankCounts};
-use shuangkou::hand::{self, Hand};
+use shuangkou::classify;
+use shuangkou::hand::Hand;
 use shuangkou::moves;
 use shuangkou::rules::Rules;
 
@@ -44,7 +45,7 @@ fn dealt_hand(seed: u64) -> RankCounts {
 }
 
 fn previous(text: &str, rules: &Rules) -> Hand {
-    hand::resolve(cards(text), None, None, rules).expect("bench previous play is valid")
+    classify::resolve(cards(text), None, None, rules).expect("bench previous play is valid")
 }
 
 fn classify(c: &mut Criterion) {
@@ -70,7 +71,7 @@ fn classify(c: &mut Criterion) {
     for (name, rules, text) in cases {
         let play = cards(text);
         group.bench_function(name, |b| {
-            b.iter(|| hand::classify(black_box(play), black_box(&rules)))
+            b.iter(|| classify::classify(black_box(play), black_box(&rules)))
         });
     }
     group.finish();

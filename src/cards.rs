@@ -66,6 +66,18 @@ impl Rank {
         }
     }
 
+    /// The rank at index `index` of a rank window (0 = `3` … 14 = big joker). The windows of
+    /// classification and enumeration stay within `0..RANK_COUNT`; an index past the big joker
+    /// gives `3` (use [`Rank::from_index`] where an index may be out of range).
+    #[inline]
+    pub const fn at(index: usize) -> Rank {
+        if index < RANK_COUNT {
+            Rank(index as u8)
+        } else {
+            Rank::THREE
+        }
+    }
+
     /// Index 0..=14, weakest first.
     pub const fn index(self) -> usize {
         self.0 as usize

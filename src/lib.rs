@@ -18,6 +18,7 @@
 
 pub mod bot;
 pub mod cards;
+pub mod classify;
 pub mod cli;
 pub mod compare;
 pub mod config;

@@ -5,11 +5,12 @@
 //! `3 4 5 SJ BJ BJ` as a straight or a pair chain) are two plays. Generation is structured by type
 //! (sets, sequences over rank windows, chain bombs) rather than by sub-multisets, and each play is
 //! produced once, already in its canonical (strongest) interpretation, so the result agrees with
-//! `hand::classify`. Pure; depends only on `cards`, `hand`, `compare` and `rules`.
+//! `classify::classify`. Pure; depends only on `cards`, `hand`, `compare` and `rules`.
 
 use crate::cards::{RANK_COUNT, Rank, RankCounts, TOP_SEQ, TOP_SET};
+use crate::classify;
 use crate::compare;
-use crate::hand::{self, Fill, Hand, HandType};
+use crate::hand::{Fill, Hand, HandType};
 use crate::rules::{ChainBombs, Rules};
 
 /// A legal play: the ranks it uses and how it is interpreted.
@@ -90,11 +91,6 @@ pub fn sort_weakest_first(plays: &mut [Play], rules: &Rules) {
 /// The weakest legal lead of a hand (what auto-play (托管) leads), if the hand is not empty.
 pub fn weakest_lead(hand: RankCounts, rules: &Rules) -> Option<Play> {
     legal_plays(hand, None, rules).into_iter().next()
-}
-
-#[inline]
-fn rank(i: usize) -> Rank {
-    Rank::from_index(i as u8).unwrap_or(Rank::THREE)
 }
 
 #[inline]
@@ -251,7 +247,7 @@ impl<'a> Gen<'a> {
         while todo != 0 {
             let i = todo.trailing_zeros() as usize;
             todo &= todo - 1;
-            let r = rank(i);
+            let r = Rank::at(i);
             let cards = RankCounts::EMPTY.with(r, 1);
             let h = Hand::set(HandType::Single, r, None, Fill::natural(cards));
             self.push(cards, h);
@@ -271,7 +267,7 @@ impl<'a> Gen<'a> {
         while todo != 0 {
             let i = todo.trailing_zeros() as usize;
             todo &= todo - 1;
-            let r = rank(i);
+            let r = Rank::at(i);
             let c = self.counts[i];
             if c >= 2 {
                 let cards = RankCounts::EMPTY.with(r, 2);
@@ -304,7 +300,7 @@ impl<'a> Gen<'a> {
             };
             for (ok, cards) in pure {
                 if ok {
-                    for h in hand::classify(cards, rules) {
+                    for h in classify::classify(cards, rules) {
                         if h.kind == HandType::Pair && h.key == r {
                             self.push(cards, h);
                         }
@@ -324,7 +320,7 @@ impl<'a> Gen<'a> {
             let i = todo.trailing_zeros() as usize;
             todo &= todo - 1;
             let have = self.counts[i];
-            let r = rank(i);
+            let r = Rank::at(i);
             let target = RankCounts::EMPTY.with(r, 3);
             for c in ((3u8.saturating_sub(w)).max(1)..=have.min(3)).rev() {
                 let nat = RankCounts::EMPTY.with(r, c);
@@ -431,7 +427,13 @@ impl<'a> Gen<'a> {
                 todo &= todo - 1;
                 let top = start + links - 1;
                 let target = run(start, links, group);
-                let h = Hand::sequence(kind, rank(top), group, links as u8, Fill::natural(target));
+                let h = Hand::sequence(
+                    kind,
+                    Rank::at(top),
+                    group,
+                    links as u8,
+                    Fill::natural(target),
+                );
                 self.push(target, h);
             }
         }
@@ -446,7 +448,7 @@ impl<'a> Gen<'a> {
         let emit = |this: &mut Self, used: RankCounts, a: u8, b: u8| {
             let h = Hand::sequence(
                 seq.kind,
-                rank(top),
+                Rank::at(top),
                 g,
                 seq.links as u8,
                 Fill::wild(used, seq.target, a, b),
@@ -463,7 +465,7 @@ impl<'a> Gen<'a> {
                     .find(|&i| self.counts[i] < g)
                     .unwrap_or(seq.start);
                 if short != seq.start || !seq.must_lowest || g > 1 {
-                    emit(self, seq.target.with(rank(short), g - 1), a, b);
+                    emit(self, seq.target.with(Rank::at(short), g - 1), a, b);
                 }
                 continue;
             }
@@ -471,7 +473,7 @@ impl<'a> Gen<'a> {
                 if i == seq.start && seq.must_lowest && g == 1 {
                     continue;
                 }
-                emit(self, seq.target.with(rank(i), g - 1), a, b);
+                emit(self, seq.target.with(Rank::at(i), g - 1), a, b);
             }
         }
     }
@@ -499,12 +501,12 @@ impl<'a> Gen<'a> {
             return;
         }
         for d in (d_min..=d_max).rev() {
-            let used = used.with(rank(i), (g - d) as u8);
+            let used = used.with(Rank::at(i), (g - d) as u8);
             if i == seq.start {
                 let (a, b) = split;
                 let h = Hand::sequence(
                     seq.kind,
-                    rank(seq.start + seq.links - 1),
+                    Rank::at(seq.start + seq.links - 1),
                     seq.group,
                     seq.links as u8,
                     Fill::wild(used, seq.target, a, b),
@@ -526,7 +528,7 @@ impl<'a> Gen<'a> {
             let i = todo.trailing_zeros() as usize;
             todo &= todo - 1;
             let have = self.counts[i];
-            let r = rank(i);
+            let r = Rank::at(i);
             for c in 1..=have {
                 for k in 4u8.saturating_sub(c)..=w {
                     let n = c + k;
@@ -546,7 +548,7 @@ impl<'a> Gen<'a> {
                 for b in 0..=self.bj {
                     if s + b >= 3 {
                         let cards = jokers(s, b);
-                        for h in hand::classify(cards, rules) {
+                        for h in classify::classify(cards, rules) {
                             if h.is_bomb() {
                                 self.emit_bomb(cards, h);
                             }
@@ -587,7 +589,7 @@ impl<'a> Gen<'a> {
                 let mut window = [Rank::THREE; 13];
                 let mut deficit = 0u8;
                 for (k, slot) in window.iter_mut().enumerate().take(links) {
-                    *slot = rank((start + k) % cycle);
+                    *slot = Rank::at((start + k) % cycle);
                     deficit += 4u8.saturating_sub(self.nat.get(*slot));
                 }
                 if deficit > w {
@@ -658,7 +660,7 @@ impl<'a> Gen<'a> {
     /// Emits the chain-bomb interpretation of a candidate, once: only from the window that
     /// interpretation uses (other windows may produce the same cards).
     fn chain_candidate(&mut self, at: &Window, cards: RankCounts) {
-        for h in hand::classify(cards, self.rules) {
+        for h in classify::classify(cards, self.rules) {
             if h.kind == HandType::ChainBomb
                 && h.links as usize == at.ranks.len()
                 && h.cyclic == at.cyclic
@@ -694,7 +696,7 @@ mod tests {
     use super::*;
 
     fn plays(hand: &str, prev: Option<&str>, rules: &Rules) -> Vec<String> {
-        let prev = prev.map(|p| hand::resolve(p.parse().unwrap(), None, None, rules).unwrap());
+        let prev = prev.map(|p| classify::resolve(p.parse().unwrap(), None, None, rules).unwrap());
         legal_plays(hand.parse().unwrap(), prev.as_ref(), rules)
             .iter()
             .map(|p| format!("{}:{}", p.hand.kind, p.cards))
@@ -725,7 +727,7 @@ mod tests {
             vec!["straight:5 6 7 8 9", "bomb:9 9 9 9"],
             "only the higher straight of length 5 and the bomb"
         );
-        // Worked by hand (RULES.md §2, §3.2): a lone joker is itself; the wild joker joins the
+        // Worked by hand (docs/rules/RULES.md §2, §3.2): a lone joker is itself; the wild joker joins the
         // 3s as a pair, a triple and bombs of 4 and 5; nothing else fits five cards of two ranks.
         let mut every = plays("3 3 3 3 BJ", None, &Rules::QIANBIAN);
         every.sort();
@@ -771,7 +773,7 @@ mod tests {
             for (i, &(r, _)) in ranks.iter().enumerate() {
                 play = play.with(r, counts[i]);
             }
-            for h in hand::classify(play, rules) {
+            for h in classify::classify(play, rules) {
                 if previous.is_none_or(|p| compare::beats(p, &h, rules)) {
                     out.push((play.bits(), h.kind));
                 }

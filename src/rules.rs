@@ -1,7 +1,7 @@
 //! Rule settings: every card-rule difference between the variants as one typed value.
 //!
 //! The classifier (`hand`), the bomb order (`compare`) and the enumerator (`moves`) read these
-//! settings and contain no variant-specific constants. RULES.md Part A lists the six variants,
+//! settings and contain no variant-specific constants. docs/rules/RULES.md Part A lists the six variants,
 //! §8 the contradictions between sources and the defaults chosen for them. The presets below are
 //! the card rules of the six variants; the variant scripts (`variants/*.rhai`) become their single
 //! source once they exist. Depends only on `cards`.
@@ -22,7 +22,7 @@ pub enum WildJokers {
     All,
 }
 
-/// Where the four-joker bomb 天王 sits in the bomb order (RULES.md §4.4, §8 #1).
+/// Where the four-joker bomb 天王 sits in the bomb order (docs/rules/RULES.md §4.4, §8 #1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TianWang {
@@ -43,7 +43,7 @@ pub enum TianWang {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BombOrder {
-    /// More cards beat fewer; equal counts by rank (classic 經典雙扣, RULES.md §4.3).
+    /// More cards beat fewer; equal counts by rank (classic 經典雙扣, docs/rules/RULES.md §4.3).
     Classic,
     /// Star levels (星級 / 線 / 相): higher star, then fewer cards, then rank (§4.4).
     Stars,
@@ -206,27 +206,16 @@ impl Rules {
     };
 
     /// 百變雙扣 (S0-BB): big jokers wild, star levels, 三王, 天王 the largest 7★, equal chain bombs.
+    /// The other settings (hand size, sequence lengths, chain links, the 2-player thresholds) are
+    /// the classic ones.
     pub const BAIBIAN: Rules = Rules {
-        players: 4,
-        hand_size: 27,
         wild_jokers: WildJokers::Big,
         big_joker_as_small: true,
         three_jokers: true,
         tianwang: TianWang::MaxOf7,
         bomb_order: BombOrder::Stars,
-        equal_star_tie_break: EqualStarTieBreak::TopRank,
-        equal_star_bombs: EqualStarBombs::Tiebreak,
         chain_bombs: ChainBombs::Equal,
-        unequal_chain_level: UnequalChainLevel::MaxWithLargestGroup,
-        cyclic_chain_bombs: false,
-        min_straight: 5,
-        min_pair_chain: 3,
-        min_triple_chain: 3,
-        min_chain_links: 3,
-        max_chain_links: 6,
-        min_naturals_in_sequence: 0,
-        two_player_double_min: 12,
-        two_player_single_min: 7,
+        ..Rules::CLASSIC
     };
 
     /// JJ雙扣 (S0-JJ): card rules as 百變 (the JJ text has no comparison paragraph, §4.4).

@@ -2,7 +2,7 @@
 //! hand (S2 "手中牌貢獻分按最大計算"), which feeds the settlements' 貢獻分 and escape penalties.
 //!
 //! The reference is the definition itself, by brute force: the best value of a hand is the
-//! largest of "no bomb" and, over every sub-multiset that `hand::classify` reads as a bomb, that
+//! largest of "no bomb" and, over every sub-multiset that `classify::classify` reads as a bomb, that
 //! bomb's value plus the best value of the rest — every way of cutting disjoint bombs out of the
 //! hand, memoised on the multiset. It shares neither the search order (lowest rank first) nor the
 //! candidate enumeration (`moves::legal_plays`) of the code under test. A bomb's value is
@@ -18,8 +18,9 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Rank, RankCounts};
+use shuangkou::classify;
 use shuangkou::game::bombs;
-use shuangkou::hand::{self, Hand, HandType};
+use shuangkou::hand::{Hand, HandType};
 use shuangkou::rules::Rules;
 
 fn value(h: &Hand, rules: &Rules) -> u64 {
@@ -35,7 +36,7 @@ fn value(h: &Hand, rules: &Rules) -> u64 {
 
 /// The best value of one bomb made of exactly `cards`, if they form one.
 fn bomb_value(cards: RankCounts, rules: &Rules) -> Option<u64> {
-    hand::classify(cards, rules)
+    classify::classify(cards, rules)
         .iter()
         .filter(|h| h.is_bomb())
         .map(|h| value(h, rules))
@@ -164,7 +165,7 @@ fn in_hand_is_the_best_arrangement_over_all_partitions() {
                     assert_eq!(b.seat, 1, "{why}");
                     used = used.plus(b.cards);
                     // Each fact is one of the classifier's bomb readings of its cards.
-                    let h = hand::classify(b.cards, &rules)
+                    let h = classify::classify(b.cards, &rules)
                         .into_iter()
                         .filter(|h| h.is_bomb())
                         .find(|h| h.kind == b.kind && h.stars == b.stars && h.len == b.len)

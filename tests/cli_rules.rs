@@ -427,7 +427,7 @@ fn batch_survives_huge_lines() {
     assert_eq!(error_code(lines[4]), "BAD_REQUEST");
 }
 
-/// Issue 18, case 1 (seed 001, S1's note 「線數一樣,誰先出誰大」; RULES.md §8 #27): by default
+/// Issue 18, case 1 (seed 001, S1's note 「線數一樣,誰先出誰大」; docs/rules/RULES.md §8 #27): by default
 /// (`tiebreak`, S1's main text) a later 7線 bomb of a higher rank beats the one on the table;
 /// under `equal_star_bombs=first_stands` it does not, and `rules plays` offers no bomb of the
 /// same level when following.
@@ -505,7 +505,7 @@ fn equal_star_bombs_first_stands() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Issue 18, case 5 (RULES.md §2 item 2, §8 #22): a chain bomb of 5 links of 6 cards (30) does
+/// Issue 18, case 5 (docs/rules/RULES.md §2 item 2, §8 #22): a chain bomb of 5 links of 6 cards (30) does
 /// not fit a 27-card hand: `classify` rejects it with `TOO_MANY_CARDS`, naming the limit; 5 × 5
 /// (25 cards) is a 10★ chain bomb.
 #[test]

@@ -1,4 +1,4 @@
-//! Scenario tests of the deal engine for the rules of RULES.md §1 and §7 (VECTORS.md section D):
+//! Scenario tests of the deal engine for the rules of docs/rules/RULES.md §1 and §7 (docs/rules/VECTORS.md section D):
 //! 接風, the deal's end and outcome (雙扣 / 單扣 / 平扣), escapes, the shown card and seat swaps,
 //! the classic leader rule, two-player results, timeouts and rejected actions.
 

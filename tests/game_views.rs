@@ -56,7 +56,7 @@ fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Ve
                 let Action::Play { cards, .. } = action else {
                     unreachable!()
                 };
-                let h = shuangkou::hand::classify(cards.rank_counts(), g.rules())[0];
+                let h = shuangkou::classify::classify(cards.rank_counts(), g.rules())[0];
                 let declared = Some(shuangkou::hand::Declared {
                     kind: h.kind,
                     key: h.key(),

@@ -211,7 +211,7 @@ fn the_worst_hands_of_every_variant_page_exactly() {
         // Following: a pair and a small bomb on the table.
         let r = rules(variant);
         for prev in ["4 4", "5 5 5 5"] {
-            let p = shuangkou::hand::resolve(hand(prev), None, None, &r).unwrap();
+            let p = shuangkou::classify::resolve(hand(prev), None, None, &r).unwrap();
             check_hand(variant, worst, Some(&p));
         }
     }

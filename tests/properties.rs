@@ -15,8 +15,9 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Card, CardSet, Rank, RankCounts};
+use shuangkou::classify;
 use shuangkou::compare;
-use shuangkou::hand::{self, Hand};
+use shuangkou::hand::Hand;
 use shuangkou::moves::{self, Play};
 use shuangkou::rules::Rules;
 
@@ -104,7 +105,7 @@ proptest! {
         cards in cards_strategy(16),
         seeds in any::<(u64, u64, u64)>(),
     ) {
-        let expected = hand::classify(cards, &rules);
+        let expected = classify::classify(cards, &rules);
         let a = physical(cards, seeds.0);
         let b = physical(cards, seeds.1);
         // The same cards as `a`, from ids in a shuffled order.
@@ -128,7 +129,7 @@ proptest! {
             ("shuffled ranks", e),
         ] {
             prop_assert_eq!(rc, cards, "[{}] {}", name, what);
-            prop_assert_eq!(&hand::classify(rc, &rules), &expected, "[{}] {}", name, what);
+            prop_assert_eq!(&classify::classify(rc, &rules), &expected, "[{}] {}", name, what);
         }
         // And the reference agrees with the fast classifier on these cards.
         let r = reference::classify(cards, &rules);
@@ -203,7 +204,7 @@ proptest! {
         for p in &plays {
             prop_assert!(p.cards.is_subset(hand), "[{}] {:?} not in the hand", name, p);
             prop_assert!(
-                hand::classify(p.cards, &rules).contains(&p.hand),
+                classify::classify(p.cards, &rules).contains(&p.hand),
                 "[{}] {:?} is not an interpretation of its cards", name, p
             );
             if let Some(prev) = &previous {

@@ -4,7 +4,7 @@
 //!   3 4 5 6 7 A 2 SJ BJ (up to 6 copies of a rank, 2 of a joker) and every multiset of up to 5
 //!   cards over all fifteen ranks, under every rule set of `reference::rule_sets()` (the six
 //!   presets and variants with the options no preset uses).
-//! - Classification of large plays: every combination shape of RULES.md §2 (runs of 1/2/3 cards
+//! - Classification of large plays: every combination shape of docs/rules/RULES.md §2 (runs of 1/2/3 cards
 //!   per rank, bombs, chain bombs incl. cyclic windows and unequal groups), with one of its cards
 //!   (two for shapes of up to 12 cards) replaced by jokers in every way, and with one card of any
 //!   rank removed or added; each play under five of the rule sets (all of them when thorough).
@@ -32,8 +32,9 @@ use reference::{
     rule_sets,
 };
 use shuangkou::cards::{Rank, RankCounts};
+use shuangkou::classify;
 use shuangkou::compare;
-use shuangkou::hand::{self, Hand, HandType};
+use shuangkou::hand::{Hand, HandType};
 use shuangkou::moves::{self, Play};
 use shuangkou::rules::{Rules, WildJokers};
 
@@ -282,7 +283,7 @@ fn classify_agrees_on_large_shapes_and_their_neighbours() {
 /// Expected classification: type, card count, key (`""` for 三王 / 天王), stars; `None` for invalid.
 type Expected = Option<(HandType, u8, &'static str, Option<u8>)>;
 
-/// The examples of RULES.md §3.3 and VECTORS.md part A, through the reference: the reference
+/// The examples of docs/rules/RULES.md §3.3 and docs/rules/VECTORS.md part A, through the reference: the reference
 /// itself must read the rules as the vectors do (a check on the checker).
 #[test]
 fn reference_reads_the_rule_vectors() {
@@ -514,7 +515,7 @@ fn describe(ids: &BTreeSet<PlayId>, limit: usize) -> String {
 }
 
 /// Checks what any list from `legal_plays` must satisfy: sub-multisets of the hand, each play's
-/// interpretation one of `hand::classify`'s for its cards (and agreeing with the reference),
+/// interpretation one of `classify::classify`'s for its cards (and agreeing with the reference),
 /// beats `previous`, no duplicates, weakest first (then fewer wild jokers).
 fn check_list(
     hand: RankCounts,
@@ -533,7 +534,7 @@ fn check_list(
         if !p.cards.is_subset(hand) {
             errors.push(format!("[{}] is not in the hand", p.cards));
         }
-        if !hand::classify(p.cards, &rules).contains(&p.hand) {
+        if !classify::classify(p.cards, &rules).contains(&p.hand) {
             errors.push(format!(
                 "{} [{}] is not an interpretation classify gives: {:?}",
                 p.hand.kind, p.cards, p.hand

@@ -41,7 +41,7 @@ fn settle(args: &[&str], facts: &str) -> Vec<i64> {
 }
 
 /// Issue 18, case 2. S1: 「有玩家逃跑時，逃跑的玩家將會被扣除相應的游戲積分，其余玩家游戲積分不變」 (an
-/// escaper loses points, the others' scores do not change; RULES.md §8 #25). N escapes after
+/// escaper loses points, the others' scores do not change; docs/rules/RULES.md §8 #25). N escapes after
 /// playing a 7線 (×8): D = 雙扣 4 × 8 = 32, N pays 3 × 32 = 96; N's contribution (S1: +18, the
 /// others −6 each) was earned when the bomb was played and stands.
 #[test]
@@ -67,7 +67,7 @@ fn huopin_escaper_pays_alone_by_default() {
     );
 }
 
-/// Issue 18, case 4. S4: 「勝利者最終得分：基礎分×翻倍數×（1-稅率）；失敗者最終得分：－基礎分×翻倍數」 (RULES.md
+/// Issue 18, case 4. S4: 「勝利者最終得分：基礎分×翻倍數×（1-稅率）；失敗者最終得分：－基礎分×翻倍數」 (docs/rules/RULES.md
 /// §6.6, §8 #28). erren, 單扣 (the loser holds 9 cards: 2 units), the loser's 8相 still in hand
 /// earns it 8 units of contribution, rake 10%: the winner pays 10% of its base 2 (0.2) and ends
 /// 2 − 0.2 − 8 = −6.2; the loser ends −2 + 8 = +6, not raked. With rake_contribution (a platform

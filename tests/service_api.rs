@@ -1,4 +1,4 @@
-//! The contract of `shuangkou.v1` over a real socket: every error reason of API.md with its
+//! The contract of `shuangkou.v1` over a real socket: every error reason of docs/API.md with its
 //! gRPC code, every authentication rule, platform isolation, idempotent plays, `expected_seq`,
 //! concurrent identical plays, and resuming a `WatchGame` stream.
 //!
@@ -60,7 +60,7 @@ fn metadata(s: &tonic::Status, key: &str) -> Option<String> {
         .and_then(|i| i.metadata.get(key).cloned())
 }
 
-// ---------------------------------------------------------------- errors of API.md
+// ---------------------------------------------------------------- errors of docs/API.md
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_card_id_and_duplicate_card_are_invalid_argument() {

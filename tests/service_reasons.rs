@@ -76,7 +76,7 @@ fn rank_of(id: u32) -> u32 {
 }
 
 /// A qianbian game where player 0 holds 3♠ 4♠ 5♠ SJ BJ BJ and leads: the play is a straight
-/// 3–8 or the pair chain 33 44 55 (RULES.md §3.2 rule 5).
+/// 3–8 or the pair chain 33 44 55 (docs/rules/RULES.md §3.2 rule 5).
 async fn ambiguous_game(c: &mut Client) -> (pb::CreateGameResponse, Vec<u32>) {
     let held = vec![0, 1, 2, 52, 53, 107];
     (preset_game(c, "qianbian", &held).await, held)

@@ -1,6 +1,6 @@
 //! Full deals over the wire, scored against hand-worked figures: the `deals` of
 //! `tests/data/scoring.json` (preset hands, the plays of the seats that play, scores worked from
-//! RULES.md §6) are played through the service — admin CreateGame with the preset hands and a
+//! docs/rules/RULES.md §6) are played through the service — admin CreateGame with the preset hands and a
 //! seed searched so that player 0 leads and nobody swaps seats — and the settled deal must carry
 //! exactly the expected scores. The oracle is the rules text, not a replay by the same engine.
 

@@ -1,4 +1,4 @@
-//! SHENGJI.md A2.2–A2.6 by hand-built decks: the deal as logged steps, 亮主 between them (first
+//! docs/rules/SHENGJI.md A2.2–A2.6 by hand-built decks: the deal as logged steps, 亮主 between them (first
 //! declaration stands, jokers cannot declare, deal 1's first declarer deals), the no-declaration
 //! rule on the bottom, the exchange (exactly 6, option bury_points), the follow rule and trick
 //! winners in play. Every rejection is checked to change nothing.

@@ -1,4 +1,4 @@
-//! SHENGJI.md A1 by hand: the card order under a level and a trump suit, effective suits,
+//! docs/rules/SHENGJI.md A1 by hand: the card order under a level and a trump suit, effective suits,
 //! points, trick winners (equal 副級牌: the first played) and the follow rule's legal cards.
 
 pub mod shengji_support;

@@ -1,4 +1,4 @@
-//! SHENGJI.md A2.7–A2.10 by hand: 摳底 with and without, every upgrade band at its boundaries,
+//! docs/rules/SHENGJI.md A2.7–A2.10 by hand: 摳底 with and without, every upgrade band at its boundaries,
 //! the next dealer both ways, and the match end at A (reach A, and the defend_a option).
 //!
 //! The engine cases are sweeps: one team holds every trump, split so that one of its seats holds

@@ -53,7 +53,7 @@ fn bools_are_exactly_true_or_false() {
             checked += 1;
         }
     }
-    // Every shipped variant declares cyclic_chain_bombs (RULES.md §8 #10–11) as a bool.
+    // Every shipped variant declares cyclic_chain_bombs (docs/rules/RULES.md §8 #10–11) as a bool.
     assert!(checked >= variants::EMBEDDED.len() - 1, "{checked}");
 }
 
@@ -208,7 +208,7 @@ fn hand_checked_entries_of_the_schema() {
         .expect("erren declares reconnect_seconds");
     assert_eq!(reconnect.value_type, OptionType::Int);
     assert_eq!(reconnect.default, OptionValue::Int(90));
-    // RULES.md §8 #1: 天王 sits where the variant's default says, among the four placements.
+    // docs/rules/RULES.md §8 #1: 天王 sits where the variant's default says, among the four placements.
     let jj = registry.option_schema("jj").unwrap();
     let tianwang = jj.iter().find(|s| s.name == "tianwang").unwrap();
     assert_eq!(tianwang.value_type, OptionType::Choice);

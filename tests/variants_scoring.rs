@@ -1,4 +1,4 @@
-//! Golden scoring and seating tests of the six variant scripts: VECTORS.md section C (R01–R15)
+//! Golden scoring and seating tests of the six variant scripts: docs/rules/VECTORS.md section C (R01–R15)
 //! and D (F07–F10, F12) and the seeds' worked examples, as data in `tests/data/scoring.json`.
 //! Also: every embedded script passes its own activation checks (declared examples and seeded
 //! random settlements under its sum rule), and the scripts' card rules are the variants' rules.
@@ -112,7 +112,7 @@ fn golden_scoring_and_seating_cases() {
             "no case for {id}"
         );
     }
-    // Every VECTORS.md scoring id and the seating ids are covered.
+    // Every docs/rules/VECTORS.md scoring id and the seating ids are covered.
     for want in [
         "R01", "R02", "R03", "R04", "R05", "R06", "R07", "R08", "R09", "R10a", "R11a", "R12",
         "R13-11", "R14", "R15", "F07a", "F08a", "F09-jj", "F10-bb", "F12",
@@ -192,7 +192,7 @@ fn declared_sum_rules() {
     );
 }
 
-/// The scripts are the single source of the variants' card rules (RULES.md A1, §0, §8).
+/// The scripts are the single source of the variants' card rules (docs/rules/RULES.md A1, §0, §8).
 #[test]
 fn script_rules_match_the_variant_matrix() {
     let expect = |id: &str, want: Value| {
@@ -288,7 +288,7 @@ fn meta_and_options_are_declared() {
 }
 
 /// The 百變 family (baibian, huopin, qianbian) is not zero-sum (平扣 1/0/0/1), so its random
-/// settlements are checked against RULES.md §6.3 directly: per seat, base by place × the
+/// settlements are checked against docs/rules/RULES.md §6.3 directly: per seat, base by place × the
 /// multiplier of the winners' highest star (×2 from 5★, doubling, ×16 cap at 8★) + 貢獻分 for
 /// every ≥6★ bomb played (the bomber gets 3c, each other player pays c). The tables are the
 /// rules text's (S0-BB: c = 2/4/6; S1 for huopin: 2/6/10), not the scripts'.

@@ -1,7 +1,7 @@
 //! The variant scripts in real play: random legal games of the deal engine (`game::sim`, every
 //! invariant checked after every step, settlements under the declared sum rule, escapes
 //! included) for all six scripts under their default options and under the non-default options
-//! RULES.md §8 exposes; and a script whose hook fails inside a live game: the action is
+//! docs/rules/RULES.md §8 exposes; and a script whose hook fails inside a live game: the action is
 //! rejected and the game stays exactly as it was.
 //!
 //! The default-option run of each script is also in `tests/game_sim.rs`; this file covers the

@@ -1,5 +1,5 @@
 //! Golden rule vectors: sections A (classification) and B (comparisons) of
-//! `/work/shared/rules/VECTORS.md`, stored one case per line in `tests/data/vectors.txt`.
+//! `docs/rules/VECTORS.md`, stored one case per line in `tests/data/vectors.txt`.
 //!
 //! The data file's header comment explains the format. Every line is checked; all failures are
 //! collected and reported together, each with its id and the full line.
@@ -8,8 +8,9 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use shuangkou::cards::{Rank, RankCounts};
+use shuangkou::classify;
 use shuangkou::compare;
-use shuangkou::hand::{self, Hand, HandType, PlayError};
+use shuangkou::hand::{Hand, HandType, PlayError};
 use shuangkou::rules::Rules;
 
 const DATA: &str = include_str!("data/vectors.txt");
@@ -164,7 +165,7 @@ fn parse_rules(text: &str) -> Result<Rules, String> {
 
 /// Replaces one field of `rules` through its serde form. A value that is not JSON (`true`, `3`)
 /// is a string (an enum variant). Enum variants are tried as written and with the `_` before a
-/// digit dropped or added, so `min_of_7` (the RULES.md name, MIN_OF_7) and serde's derived
+/// digit dropped or added, so `min_of_7` (the docs/rules/RULES.md name, MIN_OF_7) and serde's derived
 /// snake-case spelling `min_of7` are both accepted.
 fn set_field(rules: &Rules, field: &str, value: &str) -> Result<Rules, String> {
     let mut fields = rules.fields();
@@ -312,7 +313,7 @@ fn check_consistent(cards: RankCounts, h: &Hand) -> Result<(), String> {
 
 /// Checks a classification case; `Err` describes the disagreement.
 fn check_classify(cards: RankCounts, expected: &[Expected], rules: &Rules) -> Result<(), String> {
-    let got = hand::classify(cards, rules);
+    let got = classify::classify(cards, rules);
     for h in &got {
         check_consistent(cards, h)?;
     }
@@ -341,17 +342,17 @@ fn check_classify(cards: RankCounts, expected: &[Expected], rules: &Rules) -> Re
     }
 }
 
-/// Whether `a` beats `b` through `hand::resolve`, cross-checked against `compare::beats` on
+/// Whether `a` beats `b` through `classify::resolve`, cross-checked against `compare::beats` on
 /// every interpretation of `a`.
 fn resolve_beats(a: RankCounts, b: &Hand, rules: &Rules) -> Result<bool, String> {
-    let via_resolve = match hand::resolve(a, Some(b), None, rules) {
+    let via_resolve = match classify::resolve(a, Some(b), None, rules) {
         Ok(_) => true,
         // Several interpretations beat the table; any of them is enough.
         Err(PlayError::Ambiguous { .. }) => true,
         Err(PlayError::DoesNotBeat(_)) => false,
         Err(e) => return Err(format!("play {a} against {}: {e}", show(b))),
     };
-    let interpretations = hand::classify(a, rules);
+    let interpretations = classify::classify(a, rules);
     let via_beats = interpretations.iter().any(|h| compare::beats(b, h, rules));
     if via_resolve != via_beats {
         return Err(format!(
@@ -364,18 +365,18 @@ fn resolve_beats(a: RankCounts, b: &Hand, rules: &Rules) -> Result<bool, String>
 
 /// Checks a comparison case, and the antisymmetry: if A beats B, B does not beat A.
 fn check_compare(a: RankCounts, b: RankCounts, beats: bool, rules: &Rules) -> Result<(), String> {
-    let b_hand = hand::resolve(b, None, None, rules).map_err(|e| format!("B {b}: {e}"))?;
+    let b_hand = classify::resolve(b, None, None, rules).map_err(|e| format!("B {b}: {e}"))?;
     let got = resolve_beats(a, &b_hand, rules)?;
     if got != beats {
         return Err(format!(
             "A [{}] {} B [{}]",
-            show_all(&hand::classify(a, rules)),
+            show_all(&classify::classify(a, rules)),
             if got { "beats" } else { "does not beat" },
             show(&b_hand)
         ));
     }
     if got {
-        for a_hand in hand::classify(a, rules)
+        for a_hand in classify::classify(a, rules)
             .iter()
             .filter(|h| compare::beats(&b_hand, h, rules))
         {
@@ -391,7 +392,7 @@ fn check_compare(a: RankCounts, b: RankCounts, beats: bool, rules: &Rules) -> Re
     Ok(())
 }
 
-/// The VECTORS.md ids of sections A and B, which the data file must all contain.
+/// The docs/rules/VECTORS.md ids of sections A and B, which the data file must all contain.
 fn required_ids() -> impl Iterator<Item = String> {
     (1..=67)
         .map(|i| format!("V{i:02}"))

@@ -17,11 +17,12 @@
 use libfuzzer_sys::fuzz_target;
 use shuangkou::cards::{Card, CardError, CardSet, Rank, RankCounts};
 use shuangkou::compare;
-use shuangkou::hand::{self, Hand, PlayError};
+use shuangkou::classify;
+use shuangkou::hand::{Hand, PlayError};
 use shuangkou::moves::{self, Play};
 use shuangkou::rules::{ChainBombs, EqualStarTieBreak, Rules, TianWang, UnequalChainLevel};
 
-/// The presets plus the options of RULES.md §8 that change classification or order.
+/// The presets plus the options of docs/rules/RULES.md §8 that change classification or order.
 fn all_rules() -> Vec<Rules> {
     let mut v: Vec<Rules> = Rules::PRESET_IDS
         .iter()
@@ -83,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
             }
             if b.total() <= MAX_HAND {
                 // Follow the first play with the second as a hand.
-                if let Ok(prev) = hand::resolve(a, None, None, chosen) {
+                if let Ok(prev) = classify::resolve(a, None, None, chosen) {
                     check_follow(b, &moves::legal_plays(b, None, chosen), &prev, chosen);
                 }
             }
@@ -148,7 +149,7 @@ fn parse_text(text: &str) -> Option<RankCounts> {
 
 /// Every interpretation accounts for the cards; resolve agrees with classify.
 fn check_classify(cards: RankCounts, rules: &Rules) {
-    let all = hand::classify(cards, rules);
+    let all = classify::classify(cards, rules);
     let mut seen_non_bomb = false;
     for (i, h) in all.iter().enumerate() {
         assert_eq!(u32::from(h.len), cards.total(), "{cards} {h:?}");
@@ -181,7 +182,7 @@ fn check_classify(cards: RankCounts, rules: &Rules) {
         );
         assert!(!compare::beats(h, h, rules), "{cards}: {h:?} beats itself");
     }
-    match hand::resolve(cards, None, None, rules) {
+    match classify::resolve(cards, None, None, rules) {
         Ok(h) => assert!(all.contains(&h)),
         Err(PlayError::NotACombination(_)) => assert!(all.is_empty()),
         Err(PlayError::Ambiguous { options, .. }) => {
@@ -193,8 +194,8 @@ fn check_classify(cards: RankCounts, rules: &Rules) {
 
 /// `beats` is antisymmetric; `resolve` following agrees with `beats`.
 fn check_pair(a: RankCounts, b: RankCounts, rules: &Rules) {
-    let ia = hand::classify(a, rules);
-    let ib = hand::classify(b, rules);
+    let ia = classify::classify(a, rules);
+    let ib = classify::classify(b, rules);
     for x in &ia {
         for y in &ib {
             assert!(
@@ -204,7 +205,7 @@ fn check_pair(a: RankCounts, b: RankCounts, rules: &Rules) {
         }
     }
     for x in &ia {
-        match hand::resolve(b, Some(x), None, rules) {
+        match classify::resolve(b, Some(x), None, rules) {
             Ok(h) => assert!(ib.contains(&h) && compare::beats(x, &h, rules)),
             Err(PlayError::DoesNotBeat(_)) => {
                 assert!(ib.iter().all(|y| !compare::beats(x, y, rules)))
@@ -230,7 +231,7 @@ fn check_moves(hand_counts: RankCounts, selector: u8, rules: &Rules) {
             p.cards.is_subset(hand_counts),
             "{hand_counts}: {p:?} not in hand"
         );
-        let all = hand::classify(p.cards, rules);
+        let all = classify::classify(p.cards, rules);
         assert!(
             all.contains(&p.hand),
             "{hand_counts}: play {} as {:?} is not a classification {all:?}",
@@ -260,7 +261,7 @@ fn check_moves(hand_counts: RankCounts, selector: u8, rules: &Rules) {
     if subsets <= MAX_SUBSETS {
         let mut slow = Vec::new();
         sub_multisets(hand_counts, &mut |play| {
-            for h in hand::classify(play, rules) {
+            for h in classify::classify(play, rules) {
                 slow.push((play.bits(), h.kind));
             }
         });

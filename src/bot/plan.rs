@@ -8,24 +8,15 @@
 //! cost the most, so choosing the play that leaves the cheapest hand plans the hand into few
 //! plays. Pure: ranks and rules only.
 
-use crate::cards::{Rank, RankCounts};
+use crate::cards::{Rank, RankCounts, TOP_SEQ, TOP_SET};
 use crate::hand::{Hand, HandType};
 use crate::rules::Rules;
-
-/// Highest rank index of straights and chains (A).
-const TOP_SEQ: usize = 11;
-/// Highest rank index of sets (2).
-const TOP_SET: usize = 12;
-
-fn rank(i: usize) -> Rank {
-    Rank::from_index(i as u8).unwrap_or(Rank::THREE)
-}
 
 /// Roughly twice the number of plays `h` still needs, weak groups counted heavier.
 pub fn plan_cost(h: RankCounts, rules: &Rules) -> i32 {
     let mut cost = 0;
     for i in 0..=TOP_SET {
-        let c = h.get(rank(i));
+        let c = h.get(Rank::at(i));
         if (1..=3).contains(&c) {
             // Weak groups are hard to get rid of; A and 2 win tricks by themselves.
             cost += match i {
@@ -48,7 +39,7 @@ pub fn plan_cost(h: RankCounts, rules: &Rules) -> i32 {
 pub fn bomb_value(h: RankCounts, rules: &Rules) -> i32 {
     let mut v = 0;
     for i in 0..=TOP_SET {
-        let c = h.get(rank(i)) as i32;
+        let c = h.get(Rank::at(i)) as i32;
         if c >= 4 {
             v += c - 3;
         }
@@ -72,7 +63,7 @@ pub fn is_boss(h: &Hand, unseen: RankCounts, rules: &Rules) -> bool {
         return false;
     }
     let wilds = (13..15)
-        .map(rank)
+        .map(Rank::at)
         .filter(|&r| rules.is_wild(r))
         .map(|r| unseen.get(r) as i32)
         .sum::<i32>();
@@ -87,7 +78,7 @@ pub fn is_boss(h: &Hand, unseen: RankCounts, rules: &Rules) -> bool {
             };
             // Natural higher ranks, plus wilds standing for 3..2; jokers as themselves.
             for i in key + 1..15 {
-                let natural = unseen.get(rank(i)) as i32;
+                let natural = unseen.get(Rank::at(i)) as i32;
                 let usable = if i <= TOP_SET {
                     natural + wilds
                 } else {
@@ -106,7 +97,7 @@ pub fn is_boss(h: &Hand, unseen: RankCounts, rules: &Rules) -> bool {
                     continue;
                 }
                 let deficit: i32 = (top + 1 - links..=top)
-                    .map(|i| (group - unseen.get(rank(i)) as i32).max(0))
+                    .map(|i| (group - unseen.get(Rank::at(i)) as i32).max(0))
                     .sum();
                 if deficit <= wilds {
                     return false;
@@ -121,7 +112,7 @@ pub fn is_boss(h: &Hand, unseen: RankCounts, rules: &Rules) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hand::classify;
+    use crate::classify::classify;
 
     fn rc(s: &str) -> RankCounts {
         s.parse().unwrap()

@@ -8,9 +8,10 @@
 //! the plain test scoring. Pure: facts in, numbers out.
 
 use crate::cards::{Rank, RankCounts};
+use crate::classify;
 use crate::game::bombs;
 use crate::game::hooks::{BombFact, Centi, DealFacts, Outcome, VariantHooks};
-use crate::hand::{self, Hand};
+use crate::hand::Hand;
 use crate::rules::Rules;
 
 /// Star levels (or card counts under the classic order) the profile covers.
@@ -33,7 +34,9 @@ pub fn level(h: &Hand) -> usize {
 
 fn synthetic_bomb(len: u8, rules: &Rules) -> Option<(RankCounts, Hand)> {
     let cards = RankCounts::EMPTY.with(Rank::SEVEN, len);
-    let h = *hand::classify(cards, rules).iter().find(|h| h.is_bomb())?;
+    let h = *classify::classify(cards, rules)
+        .iter()
+        .find(|h| h.is_bomb())?;
     Some((cards, h))
 }
 

@@ -6,7 +6,7 @@
 //! seat's card count, the cards played and the trick. The deal moves as the engine's
 //! (`game::table`) does: turns skip seats that are out, a trick ends when every other active
 //! seat passed, 接風 gives the lead to the partner of a player who went out on an unbeaten play,
-//! the deal ends when a team is out (2 players: one player), places and outcome as in RULES.md
+//! the deal ends when a team is out (2 players: one player), places and outcome as in docs/rules/RULES.md
 //! §1.6. Pure: ranks, rules, the hooks' settlement and a seeded RNG.
 
 use rand::seq::SliceRandom;

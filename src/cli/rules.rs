@@ -49,7 +49,7 @@
 //! `DUPLICATE_CARD`, `NOT_A_COMBINATION`, `AMBIGUOUS_PLAY` (with the `interpretations`),
 //! `DECLARED_MISMATCH` (`prev_type`/`prev_key` do not fit the previous play), `TOO_MANY_CARDS`
 //! (`plays` on a hand larger than the variant deals: a whole deck has millions of plays; or a
-//! play with more cards than a hand holds, such as a 30-card chain bomb: RULES.md §2 item 2).
+//! play with more cards than a hand holds, such as a 30-card chain bomb: docs/rules/RULES.md §2 item 2).
 
 use std::fmt::Write as _;
 use std::io::{self, BufRead, Write};
@@ -59,6 +59,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cards::{CardError, CardSet, Rank, RankCounts};
+use crate::classify;
 use crate::hand::{self, Declared, Hand, HandType, PlayError};
 use crate::hints;
 use crate::moves::{self, Play};
@@ -482,14 +483,14 @@ fn declared(kind: Option<&str>, key: Option<&str>) -> Result<Option<Declared>, F
     Ok(Some(Declared { kind, key }))
 }
 
-/// A play larger than a hand (RULES.md §2 item 2).
+/// A play larger than a hand (docs/rules/RULES.md §2 item 2).
 fn too_large(e: hand::LargerThanHand) -> Failure {
     Failure::new("TOO_MANY_CARDS", e.to_string())
 }
 
 fn classify_op(cards: RankCounts, rules: &Rules) -> Result<hand::Interpretations, Failure> {
     hand::check_size(cards, rules).map_err(too_large)?;
-    let all = hand::classify(cards, rules);
+    let all = classify::classify(cards, rules);
     if all.is_empty() {
         return Err(PlayError::NotACombination(cards).into());
     }
@@ -504,7 +505,7 @@ fn beats_op(
 ) -> Result<Answer, Failure> {
     let prev = previous_play(prev, declared, rules)?;
     hand::check_size(cards, rules).map_err(too_large)?;
-    match hand::resolve(cards, Some(&prev), None, rules) {
+    match classify::resolve(cards, Some(&prev), None, rules) {
         Ok(h) => Ok(Answer::Beats {
             beats: true,
             prev,
@@ -520,7 +521,7 @@ fn beats_op(
         Err(PlayError::DoesNotBeat(_)) => Ok(Answer::Beats {
             beats: false,
             prev,
-            candidates: hand::classify(cards, rules).to_vec(),
+            candidates: classify::classify(cards, rules).to_vec(),
         }),
         Err(e) => Err(e.into()),
     }
@@ -569,7 +570,7 @@ fn previous_play(
     declared: Option<Declared>,
     rules: &Rules,
 ) -> Result<Hand, Failure> {
-    hand::resolve(cards, None, declared, rules).map_err(|e| {
+    classify::resolve(cards, None, declared, rules).map_err(|e| {
         let mut f = Failure::from(e);
         if f.code == "AMBIGUOUS_PLAY" {
             f.message

@@ -24,7 +24,7 @@ pub type Centi = i64;
 /// partner of seat `s` is `(s + 2) % 4` and the teams are {0, 2} and {1, 3}.
 pub type SeatIndex = u8;
 
-/// How a deal ended, by the places of the winning team (RULES.md §1.6).
+/// How a deal ended, by the places of the winning team (docs/rules/RULES.md §1.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
@@ -47,7 +47,7 @@ impl Outcome {
     }
 
     /// The outcome of a 4-player deal from its places: where the first finisher's partner
-    /// finished (2nd 雙扣, 3rd 單扣, 4th 平扣; RULES.md §1.6). `None` if the partner is not
+    /// finished (2nd 雙扣, 3rd 單扣, 4th 平扣; docs/rules/RULES.md §1.6). `None` if the partner is not
     /// among the places.
     pub fn from_places(places: &[SeatIndex]) -> Option<Outcome> {
         let first = *places.first()?;
@@ -60,7 +60,7 @@ impl Outcome {
         }
     }
 
-    /// The outcome of a 2-player deal from the cards the loser holds (RULES.md §1.6: 雙扣 from
+    /// The outcome of a 2-player deal from the cards the loser holds (docs/rules/RULES.md §1.6: 雙扣 from
     /// `two_player_double_min`, 單扣 from `two_player_single_min`, 平扣 below).
     pub fn from_loser_cards(left: u8, rules: &Rules) -> Outcome {
         if left >= rules.two_player_double_min {
@@ -115,7 +115,7 @@ pub struct BombFact {
     pub links: u8,
 }
 
-/// What the seating hook is told before a deal's first lead (RULES.md §7).
+/// What the seating hook is told before a deal's first lead (docs/rules/RULES.md §7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatingFacts {
     pub players: u8,
@@ -252,7 +252,7 @@ pub trait VariantHooks: Send + Sync {
     fn partners_see_hands(&self) -> bool;
     /// The sum rule the settlements obey.
     fn sum_rule(&self) -> SumRule;
-    /// Who leads the deal, and which seats swap (RULES.md §7).
+    /// Who leads the deal, and which seats swap (docs/rules/RULES.md §7).
     fn seating(&self, facts: &SeatingFacts) -> Result<SeatingDecision, HookError>;
     /// Scores of a deal that ended normally.
     fn settle(&self, facts: &DealFacts) -> Result<Settlement, HookError>;

@@ -25,7 +25,8 @@ use super::hooks::{
     SeatingFacts, Settlement, TimeoutFacts, VariantHooks,
 };
 use crate::cards::{Card, CardSet, RankCounts};
-use crate::hand::{self, Declared, Hand, PlayError};
+use crate::classify;
+use crate::hand::{Declared, Hand, PlayError};
 use crate::moves;
 use crate::rules::Rules;
 
@@ -658,7 +659,7 @@ impl Game {
             return Err(GameError::CardsNotHeld);
         }
         let prev = self.top.as_ref().map(|t| t.hand);
-        hand::resolve(cards.rank_counts(), prev.as_ref(), declared, &self.rules)
+        classify::resolve(cards.rank_counts(), prev.as_ref(), declared, &self.rules)
             .map_err(GameError::Play)
     }
 
@@ -791,7 +792,7 @@ impl Game {
 
     /// Every seat in finishing order: those out first, then the others in turn order from the
     /// last player out — after a 雙扣 by that order alone (S0-CL 「當雙扣的情況下按照出牌順序排定第三名和
-    /// 第四名」, RULES.md A2, §1.5, §8 #24), otherwise by cards left first (fewer first).
+    /// 第四名」, docs/rules/RULES.md A2, §1.5, §8 #24), otherwise by cards left first (fewer first).
     fn places(&self) -> Vec<u8> {
         let mut places = self.out.clone();
         let n = self.players();
@@ -1092,7 +1093,7 @@ mod tests {
 
     #[test]
     fn places_after_a_double_follow_turn_order_from_the_second_out() {
-        // S0-CL 「當雙扣的情況下按照出牌順序排定第三名和第四名」 (RULES.md A2, §1.5, §8 #24): N and S
+        // S0-CL 「當雙扣的情況下按照出牌順序排定第三名和第四名」 (docs/rules/RULES.md A2, §1.5, §8 #24): N and S
         // went out; turn order after S is W, then E, although E holds fewer cards.
         let g = game_with(&[0, 2], ["", "3", "", "4 5 6 7 8"]);
         assert_eq!(g.places(), vec![0, 2, 3, 1]);

@@ -1,4 +1,4 @@
-//! A deal up to the first trick (SHENGJI.md A2.2–A2.5): the shuffle, dealing one card at a time
+//! A deal up to the first trick (docs/rules/SHENGJI.md A2.2–A2.5): the shuffle, dealing one card at a time
 //! as logged steps, 亮主 between the steps, the no-declaration rule on the bottom, and the
 //! exchange (the dealer takes the 6 底牌 and buries 6).
 //!

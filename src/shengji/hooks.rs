@@ -1,4 +1,4 @@
-//! The platform settings of 升級 (SHENGJI.md A3) as a hooks trait: the upgrade bands, the 摳底
+//! The platform settings of 升級 (docs/rules/SHENGJI.md A3) as a hooks trait: the upgrade bands, the 摳底
 //! multiplier, whether points may be buried, the match end and the next dealer.
 //!
 //! As with Shuangkou's `VariantHooks`, the engine computes plain facts and the hooks turn them into

@@ -1,5 +1,5 @@
 //! 升級 (one deck, 54 cards): the second game family, from the last part of seed 000
-//! (SHENGJI.md). A trick-taking game of the 拖拉機 family: two teams climb levels 2 … A; trump is
+//! (docs/rules/SHENGJI.md). A trick-taking game of the 拖拉機 family: two teams climb levels 2 … A; trump is
 //! declared by showing a level card while the cards are dealt; each trick is one card from each
 //! of the four seats; the 閑家's points decide the upgrade.
 //!

@@ -1,4 +1,4 @@
-//! The one-deck card order of 升級 under a level and a trump suit (SHENGJI.md A1): levels, trumps
+//! The one-deck card order of 升級 under a level and a trump suit (docs/rules/SHENGJI.md A1): levels, trumps
 //! (主牌), effective suits, strength within a trick, points, and the follow rule's legal cards.
 //!
 //! Cards are Shuangkou's first deck (`crate::cards`, ids 0..=53: `suit = id / 13`, `rank = id %

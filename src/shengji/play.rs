@@ -1,4 +1,4 @@
-//! Tricks and the end of a deal (SHENGJI.md A2.6–A2.10): the follow rule, trick winners and
+//! Tricks and the end of a deal (docs/rules/SHENGJI.md A2.6–A2.10): the follow rule, trick winners and
 //! points, 摳底, the upgrade, the next dealer and the match end, through the platform hooks.
 //!
 //! Hook output is validated before it is applied; the caller runs the deal's last card on a copy,

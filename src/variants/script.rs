@@ -116,7 +116,7 @@ pub struct Meta {
     pub players: u8,
     /// One paragraph for operators and lobbies.
     pub description: String,
-    /// Which rule text the variant follows (seed, RULES.md sections).
+    /// Which rule text the variant follows (seed, docs/rules/RULES.md sections).
     pub source: String,
     /// 雙明: partners see each other's hands (JJ).
     pub partners_see_hands: bool,

@@ -6,7 +6,7 @@ what a platform frontend has: the seat tokens CreateGame returns, GetState, GetH
 SubmitPlay. It checks what it sees (its own hand only, turn order, seq growth) and, at the end,
 that GetReplay reveals a seed matching the commitment, that each deal's lines add up to its
 scores, that the totals add up the deals, and that every deal obeys the variant's sum rule
-(RULES.md §6; `check_scores`).
+(docs/rules/RULES.md §6; `check_scores`).
 
 usage: play_game.py HOST:PORT [VARIANT ...]
 """
@@ -112,7 +112,7 @@ def play_match(stub, pb, variant: str, rng: random.Random) -> None:
           f"{[round(x, 2) for x in final.scores.total]} (sum {round(total, 2)})")
 
 
-# Sum rules from RULES.md §6 at the default options (no rake, no escape in these matches):
+# Sum rules from docs/rules/RULES.md §6 at the default options (no rake, no escape in these matches):
 # classic, jj and erren are zero-sum; the 百變 family pays 平扣 as 1/0/0/1 × the multiplier
 # (1, 2, 4, 8 or 16), every other result zero-sum.
 ZERO_SUM = {"classic", "jj", "erren"}

@@ -1,5 +1,5 @@
 //! A slow, independent reference for classification and legal-play enumeration, written directly
-//! from RULES.md (Part A; Part B §1–§5, §8), used by the agreement tests to check the fast code in
+//! from docs/rules/RULES.md (Part A; Part B §1–§5, §8), used by the agreement tests to check the fast code in
 //! `src/hand.rs` and `src/moves.rs`.
 //!
 //! Nothing here mirrors the structure of the fast code:
@@ -20,14 +20,15 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Card, CardSet, Rank, RankCounts};
+use shuangkou::classify;
 use shuangkou::compare;
-use shuangkou::hand::{self, Hand, HandType, WildUse};
+use shuangkou::hand::{Hand, HandType, WildUse};
 use shuangkou::rules::{
     BombOrder, ChainBombs, EqualStarBombs, EqualStarTieBreak, Rules, TianWang, UnequalChainLevel,
     WildJokers,
 };
 
-/// Rank indices (RULES.md §1.1: 3..A are 0..=11, 2 is 12, small joker 13, big joker 14).
+/// Rank indices (docs/rules/RULES.md §1.1: 3..A are 0..=11, 2 is 12, small joker 13, big joker 14).
 pub const ACE: usize = 11;
 pub const TWO: usize = 12;
 pub const SJ: usize = 13;
@@ -191,7 +192,7 @@ fn star_system(rules: &Rules) -> bool {
 }
 
 /// Strength used to keep the strongest interpretation of one type: the key for non-bombs (one
-/// type means one length, so the key decides, RULES.md §4.1), the bomb order for bombs (§4.3–4.4).
+/// type means one length, so the key decides, docs/rules/RULES.md §4.1), the bomb order for bombs (§4.3–4.4).
 fn strength(h: &RefHand, shape: Shape, rules: &Rules) -> u64 {
     if h.is_bomb() {
         compare::bomb_key(&to_hand(h, shape), rules)
@@ -266,7 +267,7 @@ pub fn classify(cards: RankCounts, rules: &Rules) -> Vec<RefHand> {
     best.into_values().map(|(_, h)| h).collect()
 }
 
-/// A necessary condition, only to save time: every type of RULES.md §2 uses one rank, or a run
+/// A necessary condition, only to save time: every type of docs/rules/RULES.md §2 uses one rank, or a run
 /// of consecutive ranks within 3..A, or (cyclic chain bombs) a run on the cycle 3..A, 2, 3, …
 /// `RUNS` accepts every run on the 13-rank cycle (a superset whatever the options) and leaves the
 /// real decision to `interpretations`. `mask` has bit i set when rank i is present.
@@ -383,7 +384,7 @@ fn joker_only(sj: u8, bj: u8, rules: &Rules) -> Vec<RefHand> {
     }
 }
 
-/// The types a fully substituted multiset `t` (no wild left) is, by the definitions of RULES.md
+/// The types a fully substituted multiset `t` (no wild left) is, by the definitions of docs/rules/RULES.md
 /// §2 and the star levels of §5.
 fn interpretations(t: &Counts, n: u8, naturals: u8, rules: &Rules) -> Vec<RefHand> {
     let mut out = Vec::new();
@@ -495,7 +496,7 @@ pub fn check_classify(
     rules: &Rules,
     reference: &[RefHand],
 ) -> Result<(), String> {
-    let fast = hand::classify(cards, rules);
+    let fast = classify::classify(cards, rules);
     let mut errors = Vec::new();
     let fast_kinds: Vec<HandType> = fast.iter().map(|h| h.kind).collect();
     let ref_kinds: BTreeSet<HandType> = reference.iter().map(|h| h.kind).collect();
@@ -607,7 +608,7 @@ pub fn check_classify(
 // Enumeration
 // ---------------------------------------------------------------------------------------------
 
-/// Does `candidate` beat `previous` (RULES.md A2, §4): any bomb beats a non-bomb; bombs by the
+/// Does `candidate` beat `previous` (docs/rules/RULES.md A2, §4): any bomb beats a non-bomb; bombs by the
 /// bomb order; non-bombs need the same type and card count and a strictly higher key.
 pub fn ref_beats(previous: &Hand, candidate: &RefHand, rules: &Rules) -> bool {
     match (previous.is_bomb(), candidate.is_bomb()) {
@@ -688,7 +689,7 @@ impl Reference {
     ///   type next to a natural card: jokers are excluded from sequences, chain bombs, triples and
     ///   bombs, and a pair or single with a natural non-joker card has no joker in it). So the
     ///   substituted multiset T = (S − J) + values(J), where J are the wild jokers of S, and T is
-    ///   one of the shapes of RULES.md §2: one rank 3..2 with k cards (single, pair, triple,
+    ///   one of the shapes of docs/rules/RULES.md §2: one rank 3..2 with k cards (single, pair, triple,
     ///   bomb), or a run of consecutive ranks (3..A, or through the 2 on the cycle) with a count on
     ///   each (sequences with 1/2/3 per rank, chain bombs with ≥ 4 per rank). With D =
     ///   values(J) ⊆ T we have S = (T − D) + J, where T − D = S − J holds only natural cards of the

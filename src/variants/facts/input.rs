@@ -5,15 +5,15 @@
 use serde_json::{Value, json};
 
 use crate::cards::RankCounts;
+use crate::classify;
 use crate::game::hooks::{
     BombFact, DealFacts, EscapeFacts, Outcome, SeatIndex, SeatingFacts, TimeoutFacts,
 };
-use crate::hand;
 use crate::rules::Rules;
 
 /// A bomb from its cards: classified under `rules`; the strongest bomb interpretation is taken.
 pub fn bomb_fact(seat: SeatIndex, cards: RankCounts, rules: &Rules) -> Result<BombFact, String> {
-    let interpretations = hand::classify(cards, rules);
+    let interpretations = classify::classify(cards, rules);
     let h = interpretations
         .iter()
         .find(|h| h.is_bomb())
