@@ -156,15 +156,14 @@ async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
         .submit_play(authed(play_req(&g.game_id, p, &h.plays[0], st.seq), t))
         .await;
     // Whatever happened, the timer has fired by now (bounded wait for it).
-    let after = within(Duration::from_secs(60), "the turn to be taken", async {
-        loop {
-            let s = state(&mut c, &g.game_id, &g.spectator_token).await;
-            if s.seq > st.seq {
-                return s;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
+    let after = poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(50),
+        "the turn to be taken",
+        async || {
+            Some(state(&mut c, &g.game_id, &g.spectator_token).await).filter(|s| s.seq > st.seq)
+        },
+    )
     .await;
     let r = replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let first = &r.actions[st.seq as usize];
@@ -235,18 +234,11 @@ async fn games_keep_their_version_across_restart_and_hot_reload() {
     std::fs::create_dir_all(&vdir).expect("variants dir");
     let script = vdir.join("classic.rhai");
     let start = |vdir: std::path::PathBuf, store: std::path::PathBuf| async move {
-        // The previous server may still hold the store's lock for a moment.
-        within(Duration::from_secs(60), "the server to start", async {
-            loop {
-                let cfg = config(|c| {
-                    c.variants_dir = Some(vdir.clone());
-                    c.store = store.to_string_lossy().into_owned();
-                });
-                match TestServer::try_start(cfg).await {
-                    Ok(s) => return s,
-                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-                }
-            }
+        TestServer::restart(|| {
+            config(|c| {
+                c.variants_dir = Some(vdir.clone());
+                c.store = store.to_string_lossy().into_owned();
+            })
         })
         .await
     };

@@ -478,17 +478,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
     // Reopen the store in a new server (once the old one has let go of the file).
     server.app.take();
     drop(server);
-    let mut reopened = None;
-    for _ in 0..100 {
-        match TestServer::try_start(config(|c| c.store = store.clone())).await {
-            Ok(s) => {
-                reopened = Some(s);
-                break;
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
-    let server = reopened.expect("the store reopens");
+    let server = TestServer::restart(|| config(|c| c.store = store.clone())).await;
     let mut c = server.client().await;
     let st = state(&mut c, &g.game_id, &g.seat_tokens[0]).await;
     assert_eq!(

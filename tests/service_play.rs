@@ -328,14 +328,13 @@ async fn a_match_ended_by_leaving_replays_exactly() {
         .collect();
     // Wait until the players stopped at seq 9, then player 2 leaves.
     let token = &created.seat_tokens[2];
-    let mut st = state(&mut client, &created.game_id, token).await;
-    for _ in 0..500 {
-        if st.seq >= 9 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        st = state(&mut client, &created.game_id, token).await;
-    }
+    let st = poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(10),
+        &format!("the players to reach seq 9 (seed {seed})"),
+        async || Some(state(&mut client, &created.game_id, token).await).filter(|s| s.seq >= 9),
+    )
+    .await;
     assert_eq!(st.seq, 9, "seed {seed}");
     let left = client
         .leave_game(authed(

@@ -9,20 +9,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use shuangkou::service::pb;
 
-/// Polls `f` every 100 ms until it is true or `within` passes; returns whether it became true.
-async fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        if f() {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missed_turn_deadline_is_played_by_the_engine() {
     let server = TestServer::start(|c| {
@@ -41,11 +27,13 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
 
     // Nobody plays: within the deadline plus the schedule's tick the engine acts for the leader.
     let start = Instant::now();
-    let mut after = st.clone();
-    while after.seq == 0 && start.elapsed() < Duration::from_secs(15) {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        after = state(&mut c, &g.game_id, ADMIN_KEY).await;
-    }
+    let after = poll_until(
+        Duration::from_secs(15),
+        Duration::from_millis(250),
+        "auto-play within 15 s of a 5 s deadline",
+        async || Some(state(&mut c, &g.game_id, ADMIN_KEY).await).filter(|s| s.seq > 0),
+    )
+    .await;
     assert_eq!(after.seq, 1, "no auto-play within 15 s of a 5 s deadline");
     assert!(
         start.elapsed() >= Duration::from_secs(3),
@@ -125,11 +113,13 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
         .into_inner();
 
     // The finished game leaves the cache; the running one stays.
-    assert!(
-        eventually(Duration::from_secs(5), || app.cached_games() == 1).await,
-        "the finished game is still cached ({} games)",
-        app.cached_games()
-    );
+    poll_until(
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        "the finished game to leave the cache (the running one stays)",
+        async || (app.cached_games() == 1).then_some(()),
+    )
+    .await;
     let still = state(&mut c, &running.game_id, ADMIN_KEY).await;
     assert_eq!(still.phase, pb::Phase::Playing as i32);
 

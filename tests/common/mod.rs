@@ -107,6 +107,18 @@ impl TestServer {
         })
     }
 
+    /// Starts a server on a store that a previous server of the test may still hold for a moment
+    /// (its lock is let go when its last task ends): retried every 100 ms for up to 60 s.
+    pub async fn restart(config: impl Fn() -> ServeConfig) -> TestServer {
+        poll_until(
+            Duration::from_secs(60),
+            Duration::from_millis(100),
+            "the server to start on the store the previous one held",
+            async || TestServer::try_start(config()).await.ok(),
+        )
+        .await
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -610,6 +622,26 @@ pub async fn within<F: std::future::Future>(limit: Duration, what: &str, fut: F)
     tokio::time::timeout(limit, fut)
         .await
         .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
+
+/// Asks `probe` every `every` until it answers `Some(value)` and returns the value; panics naming
+/// `what` when `limit` passes first (a probe that hangs is cut off by the same deadline). Every
+/// polling loop of the service tests goes through here, so none waits without a deadline.
+pub async fn poll_until<T>(
+    limit: Duration,
+    every: Duration,
+    what: &str,
+    mut probe: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    within(limit, what, async {
+        loop {
+            if let Some(value) = probe().await {
+                return value;
+            }
+            tokio::time::sleep(every).await;
+        }
+    })
+    .await
 }
 
 /// A fresh directory under the system's temp dir (name, process id and time keep tests apart).
