@@ -165,6 +165,18 @@ async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
         },
     )
     .await;
+    // And the turn after it: nobody plays, so the next seat's deadline passes (turn_ms later)
+    // and its timer takes it. A timer that also fired for the raced turn would have taken this
+    // one at once, before that deadline (checked below).
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(100),
+        "the turn after the raced one to be taken",
+        async || {
+            (state(&mut c, &g.game_id, &g.spectator_token).await.seq > st.seq + 1).then_some(())
+        },
+    )
+    .await;
     let r = replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let first = &r.actions[st.seq as usize];
     match played {
@@ -184,6 +196,21 @@ async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
         }
     }
     assert!(after.seq > st.seq);
+    // Never both, checked without the engine's own rule: no timeout in the log came before its
+    // seat's deadline (the raced turn's deadline, then turn_ms after the action before it). A
+    // timer that fired at the raced deadline after the play took the turn would act for the next
+    // seat at once.
+    let mut deadline = st.turn_deadline;
+    for a in &r.actions[st.seq as usize..] {
+        if a.kind == "timeout" {
+            assert!(
+                a.at >= deadline,
+                "a timeout {} ms before its deadline: {a:?}",
+                deadline - a.at
+            );
+        }
+        deadline = a.at + r.turn_ms as i64;
+    }
     rebuild(&r).unwrap_or_else(|e| panic!("{e}"));
 }
 
