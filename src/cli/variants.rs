@@ -310,7 +310,7 @@ fn settle(a: SettleArgs) -> ExitCode {
                     println!("{header}");
                     println!(
                         "{}, places {:?}, cards left {:?}, {} bombs played",
-                        facts::outcome_name(f.outcome),
+                        f.outcome.name(),
                         f.places,
                         f.cards_left,
                         f.bombs_played.len()

@@ -821,6 +821,13 @@ impl Game {
         Outcome::from_places(places)
     }
 
+    /// Cards left in each seat's hand, by seat.
+    fn cards_left(&self) -> Vec<u8> {
+        (0..self.players())
+            .map(|s| self.hand(s).len() as u8)
+            .collect()
+    }
+
     fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {
         (0..self.players())
             .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules))
@@ -842,9 +849,7 @@ impl Game {
             deal_number: self.deal_number,
             outcome,
             places: places.clone(),
-            cards_left: (0..self.players())
-                .map(|s| self.hand(s).len() as u8)
-                .collect(),
+            cards_left: self.cards_left(),
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };
@@ -866,9 +871,7 @@ impl Game {
             escaper: seat,
             reason,
             places: self.out.clone(),
-            cards_left: (0..self.players())
-                .map(|s| self.hand(s).len() as u8)
-                .collect(),
+            cards_left: self.cards_left(),
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };

@@ -506,6 +506,23 @@ impl ScriptVariant {
     }
 }
 
+/// The map a hook returned, holding no key but `keys`; `shape` (e.g. `#{ leader, swap }`) names
+/// what was expected in the error.
+fn result_map<'a>(
+    v: &'a Dynamic,
+    keys: &[&str],
+    shape: &str,
+    err: &impl Fn(String) -> HookError,
+) -> Result<impl std::ops::Deref<Target = Map> + 'a, HookError> {
+    let map = v
+        .read_lock::<Map>()
+        .ok_or_else(|| err(format!("{}; expected {shape}", describe(v))))?;
+    if let Some(k) = map.keys().find(|k| !keys.contains(&k.as_str())) {
+        return Err(err(format!("an unexpected key `{k}`; expected {shape}")));
+    }
+    Ok(map)
+}
+
 fn parse_settlement(
     v: &Dynamic,
     players: u8,
@@ -513,14 +530,7 @@ fn parse_settlement(
     origin: &str,
 ) -> Result<Settlement, HookError> {
     let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
-    let map = v
-        .read_lock::<Map>()
-        .ok_or_else(|| err(format!("{}; expected #{{ lines: [...] }}", describe(v))))?;
-    if let Some(k) = map.keys().find(|k| k.as_str() != "lines") {
-        return Err(err(format!(
-            "an unexpected key `{k}`; expected #{{ lines: [...] }}"
-        )));
-    }
+    let map = result_map(v, &["lines"], "#{ lines: [...] }", &err)?;
     let lines_v = map
         .get("lines")
         .ok_or_else(|| err("a map without `lines`; expected #{ lines: [...] }".into()))?;
@@ -652,17 +662,7 @@ pub(crate) fn parse_seating(
     origin: &str,
 ) -> Result<SeatingDecision, HookError> {
     let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
-    let map = v
-        .read_lock::<Map>()
-        .ok_or_else(|| err(format!("{}; expected #{{ leader, swap }}", describe(v))))?;
-    if let Some(k) = map
-        .keys()
-        .find(|k| k.as_str() != "leader" && k.as_str() != "swap")
-    {
-        return Err(err(format!(
-            "an unexpected key `{k}`; expected #{{ leader, swap }}"
-        )));
-    }
+    let map = result_map(v, &["leader", "swap"], "#{ leader, swap }", &err)?;
     let seat = |v: &Dynamic, what: &str| -> Result<SeatIndex, HookError> {
         v.as_int()
             .ok()

@@ -10,9 +10,7 @@
 
 use rhai::{Array, Dynamic, Map};
 
-use crate::game::hooks::{
-    BombFact, DealFacts, EscapeFacts, Outcome, SeatIndex, SeatingFacts, TimeoutFacts,
-};
+use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, SeatIndex, SeatingFacts, TimeoutFacts};
 
 fn int(i: impl Into<i64>) -> Dynamic {
     Dynamic::from_int(i.into())
@@ -24,11 +22,6 @@ fn seats(v: &[SeatIndex]) -> Dynamic {
 
 fn opt_seat(s: Option<SeatIndex>) -> Dynamic {
     s.map_or(Dynamic::UNIT, int)
-}
-
-/// The snake_case name of an outcome (`Outcome::name`).
-pub fn outcome_name(o: Outcome) -> &'static str {
-    o.name()
 }
 
 /// A bomb is the core's `BombFact` itself, the script type `Bomb` (see `engine`).
@@ -48,30 +41,34 @@ fn cards_left(v: &[u8]) -> Dynamic {
     Dynamic::from_array(v.iter().map(|n| int(*n)).collect::<Array>())
 }
 
+/// The entries `DealFacts` and `EscapeFacts` share (fields of the same names): players, deal
+/// number, places, cards left, the bombs played and those in hand.
+macro_rules! settlement_map {
+    ($f:expr) => {{
+        let f = $f;
+        let mut m = Map::new();
+        m.insert("players".into(), int(f.players));
+        m.insert("deal_number".into(), int(f.deal_number));
+        m.insert("places".into(), seats(&f.places));
+        m.insert("cards_left".into(), cards_left(&f.cards_left));
+        m.insert("bombs_played".into(), bombs(&f.bombs_played));
+        m.insert("bombs_in_hand".into(), bombs_by_seat(&f.bombs_in_hand));
+        m
+    }};
+}
+
 /// `DealFacts` as the `facts` map of `settle`.
 pub fn deal_map(f: &DealFacts) -> Dynamic {
-    let mut m = Map::new();
-    m.insert("players".into(), int(f.players));
-    m.insert("deal_number".into(), int(f.deal_number));
+    let mut m = settlement_map!(f);
     m.insert("outcome".into(), Dynamic::from(f.outcome.name()));
-    m.insert("places".into(), seats(&f.places));
-    m.insert("cards_left".into(), cards_left(&f.cards_left));
-    m.insert("bombs_played".into(), bombs(&f.bombs_played));
-    m.insert("bombs_in_hand".into(), bombs_by_seat(&f.bombs_in_hand));
     Dynamic::from_map(m)
 }
 
 /// `EscapeFacts` as the `facts` map of `settle_escape`.
 pub fn escape_map(f: &EscapeFacts) -> Dynamic {
-    let mut m = Map::new();
-    m.insert("players".into(), int(f.players));
-    m.insert("deal_number".into(), int(f.deal_number));
+    let mut m = settlement_map!(f);
     m.insert("escaper".into(), int(f.escaper));
     m.insert("reason".into(), Dynamic::from(f.reason.name()));
-    m.insert("places".into(), seats(&f.places));
-    m.insert("cards_left".into(), cards_left(&f.cards_left));
-    m.insert("bombs_played".into(), bombs(&f.bombs_played));
-    m.insert("bombs_in_hand".into(), bombs_by_seat(&f.bombs_in_hand));
     Dynamic::from_map(m)
 }
 

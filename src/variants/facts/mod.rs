@@ -8,7 +8,7 @@ mod maps;
 mod random;
 
 pub use input::{bomb_fact, parse_deal, parse_escape, parse_seating, parse_timeout};
-pub use maps::{deal_map, escape_map, outcome_name, seating_map, timeout_map};
+pub use maps::{deal_map, escape_map, seating_map, timeout_map};
 pub use random::RandomFacts;
 
 #[cfg(test)]
