@@ -117,11 +117,8 @@ impl VariantHooks for Recording {
     fn sum_rule(&self) -> SumRule {
         SumRule::Zero
     }
-    fn seating(&self, _: &SeatingFacts) -> Result<SeatingDecision, HookError> {
-        Ok(SeatingDecision {
-            leader: 0,
-            swap: None,
-        })
+    fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        self.inner.seating(f)
     }
     fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
         self.deals.lock().unwrap().push(f.clone());
@@ -142,7 +139,7 @@ fn bombs_left_in_hand_reach_the_settlement_in_their_best_arrangement() {
     // Σ 2^stars; the best arrangement is the chain 7-8-9-T-J with one joker filling the T group
     // (smallest group 4 + 5 links = 9★, 512) plus 三王 from the other three jokers (6★, 64): 576.
     let hooks = Recording {
-        inner: PlainHooks::new(Rules::ERREN),
+        inner: PlainHooks::new(Rules::ERREN).led_by(0),
         deals: Mutex::new(Vec::new()),
     };
     let loser = "7 7 7 7 7 8 8 8 8 9 9 9 9 T T T J J J J SJ SJ BJ BJ";

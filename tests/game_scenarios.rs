@@ -11,36 +11,6 @@ use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::rules::Rules;
 
-/// Plain hooks, but seat 0 always leads and nobody swaps: scenarios control the table.
-struct Fixed(PlainHooks);
-
-impl VariantHooks for Fixed {
-    fn rules(&self) -> &Rules {
-        self.0.rules()
-    }
-    fn partners_see_hands(&self) -> bool {
-        self.0.partners_see_hands()
-    }
-    fn sum_rule(&self) -> SumRule {
-        SumRule::Zero
-    }
-    fn seating(&self, _: &SeatingFacts) -> Result<SeatingDecision, HookError> {
-        Ok(SeatingDecision {
-            leader: 0,
-            swap: None,
-        })
-    }
-    fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
-        self.0.settle(f)
-    }
-    fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
-        self.0.settle_escape(f)
-    }
-    fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
-        self.0.timeout_is_escape(f)
-    }
-}
-
 fn config(deals: u32, turn_ms: Option<u64>) -> GameConfig {
     GameConfig {
         variant: "test".into(),
@@ -65,8 +35,10 @@ fn hands(spec: &[&str]) -> Vec<CardSet> {
         .collect()
 }
 
-fn start(spec: &[&str], rules: Rules) -> (Game, Fixed) {
-    let hooks = Fixed(PlainHooks::new(rules));
+/// A game of `spec`'s hands under plain hooks where seat 0 always leads and nobody swaps:
+/// scenarios control the table.
+fn start(spec: &[&str], rules: Rules) -> (Game, PlainHooks) {
+    let hooks = PlainHooks::new(rules).led_by(0);
     let (g, _) = Game::new(config(1, None), &hooks, [7; 32], Some(hands(spec)), 0).unwrap();
     (g, hooks)
 }
@@ -242,7 +214,7 @@ fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
 
 #[test]
 fn escape_mid_trick_ends_the_deal_and_the_match() {
-    let hooks = Fixed(PlainHooks::new(Rules::BAIBIAN));
+    let hooks = PlainHooks::new(Rules::BAIBIAN).led_by(0);
     let (mut g, _) = Game::new(config(4, None), &hooks, [1; 32], None, 0).unwrap();
     let seat = g.turn().unwrap();
     let (plays, _) = g.legal_plays(seat);
@@ -574,10 +546,10 @@ fn two_player_outcome_by_cards_left() {
     }
 }
 
-/// Fixed hooks whose timeout hook says "escape" whenever it is asked, and records what it was
+/// Plain hooks (seat 0 leads) whose timeout hook says "escape" whenever it is asked, and records what it was
 /// told: the engine alone decides when to ask (`max_consecutive_timeouts`).
 struct EscapeWhenAsked {
-    inner: Fixed,
+    inner: PlainHooks,
     asked: std::sync::Mutex<Vec<TimeoutFacts>>,
 }
 
@@ -609,7 +581,7 @@ impl VariantHooks for EscapeWhenAsked {
 #[test]
 fn timeouts_auto_play_then_escape() {
     let hooks = EscapeWhenAsked {
-        inner: Fixed(PlainHooks::new(Rules::CLASSIC)),
+        inner: PlainHooks::new(Rules::CLASSIC).led_by(0),
         asked: std::sync::Mutex::new(Vec::new()),
     };
     let mut cfg = config(1, Some(1_000));

@@ -20,6 +20,9 @@ pub struct PlainHooks {
     pub partners_see_hands: bool,
     /// Shown-card seating (true) or the classic previous-winner rule (false).
     pub shown_card_seating: bool,
+    /// A seat that leads every deal, nobody swapping (scenario tests that control the table);
+    /// `None`: the seating rule above.
+    pub fixed_leader: Option<u8>,
 }
 
 impl PlainHooks {
@@ -29,6 +32,15 @@ impl PlainHooks {
             partners_see_hands: false,
             shown_card_seating: rules.players == 2
                 || rules.wild_jokers != crate::rules::WildJokers::None,
+            fixed_leader: None,
+        }
+    }
+
+    /// These hooks with `seat` leading every deal and nobody swapping.
+    pub fn led_by(self, seat: u8) -> PlainHooks {
+        PlainHooks {
+            fixed_leader: Some(seat),
+            ..self
         }
     }
 }
@@ -56,6 +68,9 @@ impl VariantHooks for PlainHooks {
     }
 
     fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        if let Some(leader) = self.fixed_leader {
+            return Ok(SeatingDecision { leader, swap: None });
+        }
         let n = f.players;
         let random = (f.random % u64::from(n)) as u8;
         if !self.shown_card_seating {

@@ -25,7 +25,7 @@ pub struct Table {
 impl Table {
     pub fn new(rules: Rules) -> Table {
         Table {
-            plain: PlainHooks::new(rules),
+            plain: PlainHooks::new(rules).led_by(0),
             bomb_bonus: 0,
         }
     }
@@ -41,11 +41,8 @@ impl VariantHooks for Table {
     fn sum_rule(&self) -> SumRule {
         SumRule::Zero
     }
-    fn seating(&self, _: &SeatingFacts) -> Result<SeatingDecision, HookError> {
-        Ok(SeatingDecision {
-            leader: 0,
-            swap: None,
-        })
+    fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        self.plain.seating(f)
     }
     fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
         let mut s = self.plain.settle(f)?;
