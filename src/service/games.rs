@@ -22,7 +22,7 @@ use super::clock::now_ms;
 use super::record::Record;
 use super::session::{Prepared, Session, Submitted};
 use super::status::{ApiError, Reason};
-use crate::store::{Appended, Created, GameRecord, Store, StoreKind};
+use crate::store::{Appended, Created, GameRecord, PinnedScript, Store};
 use crate::variants::Registry;
 
 /// A game shared between the rpcs acting on it; one lock per game.
@@ -180,22 +180,19 @@ impl Games {
         request_id: Option<String>,
     ) -> Result<Created, ApiError> {
         let live = Session::create(&self.registry, record.clone(), self.config.no_turn_timers)?;
+        // The script text goes to the store's script table (once per version), not into the
+        // record's body (≈ 17 KB per game otherwise).
+        let mut record = record;
+        let text = std::mem::take(&mut record.script);
         let stored = GameRecord {
             id: record.id.clone(),
             platform: record.platform.clone(),
             request_id,
-            body: if self.store.kind() != StoreKind::Memory {
-                record.encode()?
-            } else {
-                // Nothing in the memory store survives this process, and while a game lives here
-                // its version is held (compiled) by the registry: its copy of the record leaves
-                // out the script text (~17 KB per game).
-                Record {
-                    script: String::new(),
-                    ..record
-                }
-                .encode()?
-            },
+            body: record.encode()?,
+            script: Some(PinnedScript {
+                hash: record.version,
+                text: Arc::from(text),
+            }),
         };
         let created = self.store.create(&stored).await?;
         if created == Created::New {
