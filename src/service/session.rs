@@ -443,6 +443,12 @@ impl Prepared {
     pub fn finished(&self) -> bool {
         self.game.phase() == Phase::Finished
     }
+
+    /// The player and request id of the action, if it came with one.
+    pub fn request(&self) -> Option<(u8, &str)> {
+        let rid = self.stored.request_id.as_deref()?;
+        Some((self.stored.entry.player, rid))
+    }
 }
 
 fn outcome_name(o: Option<Outcome>) -> &'static str {
