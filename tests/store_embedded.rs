@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use shuangkou::store::embedded::{EmbeddedStore, FILE_NAME, Faults, IoStep, legacy};
 use shuangkou::store::{Appended, Created, Store};
-use store_contract::{Fixture, entry, record};
+use store_contract::{Fixture, entry, pinned, record, script};
 use store_contract_durable::Durable;
 
 /// A fresh directory under Cargo's per-test temp dir (on the target disk, not tmpfs), removed
@@ -168,6 +168,43 @@ async fn many_games_group_commit() {
         assert_eq!(seqs, (1..=LEN).collect::<Vec<_>>());
     }
     assert_eq!(store.unfinished().await.unwrap().len(), GAMES / 2);
+}
+
+/// The script table holds a text once however many games pin it, and compaction keeps it in the
+/// journal (not in each archived game): with ten finished games pinning one 16 KiB script, the
+/// compacted journal holds one copy and the archive none.
+#[tokio::test]
+async fn a_script_is_written_once_and_compaction_keeps_it_once() {
+    const GAMES: usize = 10;
+    let dir = temp_dir("script-once");
+    let v1 = script("v1", 16);
+    let text = v1.text.len() as u64;
+    let store = open(&dir).await;
+    for g in 0..GAMES {
+        let id = format!("g{g}");
+        store.create(&pinned(&id, &v1)).await.unwrap();
+        store.append(&id, &entry(1, &id)).await.unwrap();
+        store.finish(&id).await.unwrap();
+    }
+    let Store::Embedded(embedded) = &store else {
+        panic!("not embedded")
+    };
+    embedded.compact_now().await.unwrap();
+    let (journal, archive) = embedded.disk_usage().unwrap();
+    assert!(
+        (text..2 * text).contains(&journal),
+        "journal {journal} B for one {text} B script"
+    );
+    assert!(
+        archive < text,
+        "archive {archive} B holds a {text} B script"
+    );
+    drop(store);
+    let store = open(&dir).await;
+    for g in 0..GAMES {
+        let id = format!("g{g}");
+        assert_eq!(store.load(&id).await.unwrap().unwrap().0, pinned(&id, &v1));
+    }
 }
 
 /// Opening `dir` fails; returns the error text.

@@ -34,6 +34,7 @@ fn record(id: &str, rid: Option<&str>) -> GameRecord {
         platform: Some("p".into()),
         request_id: rid.map(Into::into),
         body: format!("{{\"game\":\"{id}\",\"pad\":\"{}\"}}", "x".repeat(300)).into_bytes(),
+        script: None,
     }
 }
 

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use shuangkou::store::{Appended, Created, Store};
-use store_contract::{Fixture, entry, record};
+use store_contract::{Fixture, entry, pinned, record, script};
 use store_contract_durable::Durable;
 
 /// A `redis-server` child process, killed when dropped.
@@ -349,6 +349,52 @@ async fn idempotent_create_across_replicas() {
     let mut unfinished = replicas[1].unfinished().await.unwrap();
     unfinished.sort();
     assert_eq!(unfinished, vec!["g1".to_string(), new[0].clone()]);
+}
+
+/// The script table is one key per version, the game's hash names it, and a table that lost the
+/// text (a flushed key) gets it again from the next create of that version, even from a process
+/// that had stored it before (and so sends the hash alone first). Another replica reads it.
+#[tokio::test]
+async fn a_script_is_one_key_per_version_and_is_restored_when_lost() {
+    let server = redis_or_skip!("scripts");
+    let mut raw = server.raw().await;
+    let store = server.open("").await;
+    let v1 = script("v1", 16);
+    for id in ["a", "b", "c"] {
+        assert_eq!(store.create(&pinned(id, &v1)).await, Ok(Created::New));
+    }
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("sk:script:*")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(keys, vec!["sk:script:v1".to_string()]);
+    let named: Option<String> = redis::cmd("HGET")
+        .arg("sk:game:b")
+        .arg("script")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(named.as_deref(), Some("v1"));
+    let body: Vec<u8> = redis::cmd("HGET")
+        .arg("sk:game:b")
+        .arg("body")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert!(body.len() < 100, "the body holds no script text");
+
+    let _: i64 = redis::cmd("DEL")
+        .arg("sk:script:v1")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(store.create(&pinned("d", &v1)).await, Ok(Created::New));
+    let other = server.open("").await;
+    for id in ["a", "d"] {
+        let (rec, _) = other.load(id).await.unwrap().unwrap();
+        assert_eq!(rec, pinned(id, &v1), "game {id} read by another replica");
+    }
 }
 
 async fn ttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {

@@ -22,7 +22,7 @@ use super::clock::now_ms;
 use super::record::Record;
 use super::session::{Prepared, Session, Submitted};
 use super::status::{ApiError, Reason};
-use crate::store::{Appended, Created, GameRecord, Store, StoreKind};
+use crate::store::{AppendOrRead, Created, GameRecord, LogEntry, PinnedScript, Store};
 use crate::variants::Registry;
 
 /// A game shared between the rpcs acting on it; one lock per game.
@@ -180,22 +180,19 @@ impl Games {
         request_id: Option<String>,
     ) -> Result<Created, ApiError> {
         let live = Session::create(&self.registry, record.clone(), self.config.no_turn_timers)?;
+        // The script text goes to the store's script table (once per version), not into the
+        // record's body (≈ 17 KB per game otherwise).
+        let mut record = record;
+        let text = std::mem::take(&mut record.script);
         let stored = GameRecord {
             id: record.id.clone(),
             platform: record.platform.clone(),
             request_id,
-            body: if self.store.kind() != StoreKind::Memory {
-                record.encode()?
-            } else {
-                // Nothing in the memory store survives this process, and while a game lives here
-                // its version is held (compiled) by the registry: its copy of the record leaves
-                // out the script text (~17 KB per game).
-                Record {
-                    script: String::new(),
-                    ..record
-                }
-                .encode()?
-            },
+            body: record.encode()?,
+            script: Some(PinnedScript {
+                hash: record.version,
+                text: Arc::from(text),
+            }),
         };
         let created = self.store.create(&stored).await?;
         if created == Created::New {
@@ -290,41 +287,95 @@ impl Games {
         Ok(live)
     }
 
+    /// Locks a game without reading the store, for an action committed with
+    /// [`Games::commit_cached`], whose compare-and-append is the catch-up: one store round trip
+    /// per action when the copy is current, on a shared store too.
+    pub async fn locked<'a>(&self, game: &'a Shared) -> MutexGuard<'a, Session> {
+        game.lock().await
+    }
+
     /// Applies an action to a game the caller holds from [`Games::current`] (caught up under
     /// the same lock): prepared on a copy of the engine state, appended to the store
-    /// (compare-and-append), then made current. A concurrent append by another replica reloads
-    /// the game and reports a stale seq.
+    /// (compare-and-append), then made current. A concurrent append by another replica brings
+    /// the missing entries in the same store call; the copy applies them and the action is
+    /// refused as a stale seq.
     pub async fn commit(
         &self,
         live: &mut Session,
-        prepare: impl FnOnce(&Session) -> Result<Prepared, ApiError>,
+        prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
     ) -> Result<Submitted, ApiError> {
-        let prepared = prepare(live)?;
+        self.commit_with(live, prepare, false).await
+    }
+
+    /// [`Games::commit`] for a game held from [`Games::locked`], which may be behind the store
+    /// (shared stores): a rejection, or entries the compare-and-append brings back, are judged
+    /// again once on the caught-up copy, as if it had been caught up first. `prepare` must refuse
+    /// an action whose request is already in the log it is given (or the caller must check after
+    /// an error): an action whose request id the catch-up brought in is never prepared again.
+    pub async fn commit_cached(
+        &self,
+        live: &mut Session,
+        prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
+    ) -> Result<Submitted, ApiError> {
+        let behind = self.store.is_shared();
+        self.commit_with(live, prepare, behind).await
+    }
+
+    async fn commit_with(
+        &self,
+        live: &mut Session,
+        mut prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
+        mut may_be_behind: bool,
+    ) -> Result<Submitted, ApiError> {
+        let prepared = loop {
+            let prepared = match prepare(live) {
+                Ok(p) => p,
+                Err(e) if may_be_behind => {
+                    may_be_behind = false;
+                    if self.refresh(live).await? {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            };
+            match self
+                .store
+                .append_or_read(&live.record.id, &prepared.log)
+                .await
+            {
+                Ok(AppendOrRead::Appended) => break prepared,
+                Ok(AppendOrRead::Behind { current, entries }) => {
+                    // Read even with an unshared store: after an append whose outcome was unknown
+                    // (a failed commit that did reach the disk) this copy is behind, and without
+                    // this every later append would conflict again.
+                    self.apply_entries(live, &entries)?;
+                    let repeated = prepared
+                        .request()
+                        .is_some_and(|(p, rid)| live.request_seq(p, rid).is_some());
+                    if may_be_behind && !entries.is_empty() && !repeated {
+                        may_be_behind = false;
+                        continue;
+                    }
+                    return Err(ApiError::new(
+                        Reason::StaleSeq,
+                        format!("the game moved on (seq {current}); read the state and retry"),
+                    )
+                    .with("current_seq", current.to_string()));
+                }
+                Err(e) => {
+                    tracing::error!(game = %live.record.id, error = %e, "append failed; action not acknowledged");
+                    // Not "it did not happen": a write cut off mid-way (a Redis timeout, a failed
+                    // commit) may still have been stored, and a retry with the same request id
+                    // returns it.
+                    return Err(ApiError::new(
+                        Reason::StoreFailed,
+                        "the action could not be stored and is not acknowledged; retry with the same request_id",
+                    ));
+                }
+            }
+        };
         let finished = prepared.finished();
-        match self.store.append(&live.record.id, &prepared.log).await {
-            Ok(Appended::Ok) => {}
-            Ok(Appended::Conflict { current }) => {
-                // Read what the log has even with an unshared store: after an append whose
-                // outcome was unknown (a failed commit that did reach the disk) this copy is
-                // behind, and without this every later append would conflict again.
-                self.refresh(live).await?;
-                return Err(ApiError::new(
-                    Reason::StaleSeq,
-                    format!("the game moved on (seq {current}); read the state and retry"),
-                )
-                .with("current_seq", current.to_string()));
-            }
-            Err(e) => {
-                tracing::error!(game = %live.record.id, error = %e, "append failed; action not acknowledged");
-                // Not "it did not happen": a write cut off mid-way (a Redis timeout, a failed
-                // commit) may still have been stored, and a retry with the same request id
-                // returns it.
-                return Err(ApiError::new(
-                    Reason::StoreFailed,
-                    "the action could not be stored and is not acknowledged; retry with the same request_id",
-                ));
-            }
-        }
         let submitted = live.accept(prepared);
         if finished {
             self.count_out(&live.record.variant);
@@ -344,21 +395,27 @@ impl Games {
         if !self.store.is_shared() {
             return Ok(());
         }
-        self.refresh(live).await
+        self.refresh(live).await.map(drop)
     }
 
-    /// Applies the log entries after this copy's seq, whatever the store.
-    async fn refresh(&self, live: &mut Session) -> Result<(), ApiError> {
+    /// Applies the log entries after this copy's seq, whatever the store; true if there were any.
+    async fn refresh(&self, live: &mut Session) -> Result<bool, ApiError> {
         let entries = self
             .store
             .entries_after(&live.record.id, live.seq())
             .await?;
+        self.apply_entries(live, &entries)?;
+        Ok(!entries.is_empty())
+    }
+
+    /// Applies log entries read from the store (those at or before this copy's seq are skipped).
+    fn apply_entries(&self, live: &mut Session, entries: &[LogEntry]) -> Result<(), ApiError> {
         if entries.is_empty() {
             return Ok(());
         }
         let was_finished = live.finished();
         for e in entries {
-            live.apply_entry(&e)?;
+            live.apply_entry(e)?;
         }
         if !was_finished && live.finished() {
             // Finished by another replica (or by an append whose reply was lost): no longer

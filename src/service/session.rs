@@ -153,7 +153,15 @@ impl Session {
         log: &[LogEntry],
         no_timers: bool,
     ) -> Result<Session, ApiError> {
-        let record = Record::decode(&record.body)?;
+        let stored = record;
+        let mut record = Record::decode(&stored.body)?;
+        // The text of the pinned version is in the store's script table (records written before
+        // it carry the text themselves); needed only when this registry lacks the version.
+        if record.script.is_empty() && registry.get(&record.variant, &record.version).is_none() {
+            if let Some(script) = &stored.script {
+                record.script = script.text.to_string();
+            }
+        }
         let mut live = Session::create(registry, record, no_timers)?;
         for e in log {
             live.apply_entry(e)?;
@@ -434,6 +442,12 @@ pub struct Prepared {
 impl Prepared {
     pub fn finished(&self) -> bool {
         self.game.phase() == Phase::Finished
+    }
+
+    /// The player and request id of the action, if it came with one.
+    pub fn request(&self) -> Option<(u8, &str)> {
+        let rid = self.stored.request_id.as_deref()?;
+        Some((self.stored.entry.player, rid))
     }
 }
 

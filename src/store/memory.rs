@@ -1,11 +1,11 @@
 //! The in-memory store: nothing survives a restart. For tests, benchmarks and `--store memory`.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use super::{Appended, Created, GameRecord, LogEntry, StoreError};
+use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 struct Stored {
     record: GameRecord,
@@ -19,6 +19,8 @@ struct Stored {
 pub struct MemoryStore {
     games: Mutex<HashMap<String, Stored>>,
     by_request: Mutex<HashMap<(Option<String>, String), String>>,
+    /// The script table: one text per version hash, shared by every record that pins it.
+    scripts: Mutex<HashMap<String, Arc<str>>>,
 }
 
 fn poisoned(op: &'static str) -> StoreError {
@@ -49,13 +51,29 @@ impl MemoryStore {
                 message: format!("game {} exists", record.id),
             });
         }
+        let script = match &record.script {
+            Some(s) => {
+                let mut scripts = self.scripts.lock().map_err(|_| poisoned("create"))?;
+                let text = scripts
+                    .entry(s.hash.clone())
+                    .or_insert_with(|| Arc::clone(&s.text));
+                Some(PinnedScript {
+                    hash: s.hash.clone(),
+                    text: Arc::clone(text),
+                })
+            }
+            None => None,
+        };
         // Every game has its channel from the start, so its buffer is per-game memory (~48 B a
         // slot): 16 slots, like a live game's own notifier (a lagging watcher re-reads the log).
         let (notify, _) = broadcast::channel(16);
         games.insert(
             record.id.clone(),
             Stored {
-                record: record.clone(),
+                record: GameRecord {
+                    script,
+                    ..record.clone()
+                },
                 log: Vec::new(),
                 finished: false,
                 notify,

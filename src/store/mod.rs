@@ -6,6 +6,11 @@
 //! The store never interprets either: both are opaque bytes (JSON written by the service), so the
 //! store depends on no game type.
 //!
+//! The variant script a record pins ([`PinnedScript`], ≈ 17 KB of text) is not in the record's
+//! body: every store keeps one copy per version in its script table, the create record refers to
+//! it by its hash, and a load brings it back with the record. Records written before the table
+//! (the script text inside the body, `script: None`) still load as they are.
+//!
 //! `append` is compare-and-append: it succeeds only if the log has exactly `expected_len`
 //! entries, which is how one writer per game is guaranteed across replicas.
 //!
@@ -20,6 +25,7 @@ pub mod embedded;
 pub mod memory;
 pub mod redis;
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::broadcast;
@@ -35,6 +41,18 @@ pub struct GameRecord {
     pub request_id: Option<String>,
     /// Everything else, as written by the service (JSON).
     pub body: Vec<u8>,
+    /// The variant script the game pins, kept once per `hash` in the store's script table
+    /// (`None`: the record carries no reference, as before the table).
+    pub script: Option<PinnedScript>,
+}
+
+/// A variant script at one version: the text and the content hash that names it. The store
+/// treats both as opaque and keeps the first text stored under a hash (the service's version
+/// hashes are content hashes, checked again when a game is rebuilt).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PinnedScript {
+    pub hash: String,
+    pub text: Arc<str>,
 }
 
 /// One entry of a game's action log.

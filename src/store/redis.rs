@@ -1,8 +1,10 @@
 //! The Redis store, for several replicas sharing one Redis (`redis://host:port/db`).
 //!
 //! # Keys (prefix `sk:` by default)
-//! - `sk:game:<id>`: hash with `body`, `platform` and `request_id` (when set), and
-//!   `finished_at` once finished;
+//! - `sk:game:<id>`: hash with `body`, `platform`, `request_id` and `script` (the pinned
+//!   script's hash; each when set), and `finished_at` once finished;
+//! - `sk:script:<hash>`: a variant script's text, once per version (the script table; never
+//!   expires: a handful of versions);
 //! - `sk:log:<id>`: list of log entry bodies (entry `n` at index `n - 1`);
 //! - `sk:req:<len>:<platform>:<request id>` (or `sk:req:-:<request id>` without a platform)
 //!   → id, for idempotent creates (the platform's byte length keeps the key unambiguous);
@@ -34,7 +36,7 @@ use redis::{Client, Script};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::StreamExt;
 
-use super::{AppendOrRead, Appended, Created, GameRecord, LogEntry, StoreError};
+use super::{AppendOrRead, Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 /// Default retention of finished games.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -70,19 +72,26 @@ redis.call('PUBLISH', ARGV[3], tostring(n + 1))
 return {0, n + 1, {}}
 "#;
 
-/// Idempotent create. KEYS: game, unfinished set, [request key].
-/// ARGV: id, body, has platform (0/1), platform, has request id (0/1), request id.
-/// Returns {0, ''} (created) | {1, existing id} | {2, ''} (id taken).
+/// Idempotent create. KEYS: game, unfinished set, script key, [request key].
+/// ARGV: id, body, has platform (0/1), platform, has request id (0/1), request id,
+/// script: 0 (none) | 1 (hash only) | 2 (hash and text), script hash, script text.
+/// Returns {0, ''} (created) | {1, existing id} | {2, ''} (id taken) | {3, ''} (the script table
+/// lacks the hash sent without its text: send it again with the text).
 const CREATE_LUA: &str = r#"
-if KEYS[3] then
-  local existing = redis.call('GET', KEYS[3])
+if KEYS[4] then
+  local existing = redis.call('GET', KEYS[4])
   if existing then return {1, existing} end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {2, ''} end
+if ARGV[7] ~= '0' and redis.call('EXISTS', KEYS[3]) == 0 then
+  if ARGV[7] ~= '2' then return {3, ''} end
+  redis.call('SET', KEYS[3], ARGV[9])
+end
 redis.call('HSET', KEYS[1], 'body', ARGV[2])
 if ARGV[3] == '1' then redis.call('HSET', KEYS[1], 'platform', ARGV[4]) end
 if ARGV[5] == '1' then redis.call('HSET', KEYS[1], 'request_id', ARGV[6]) end
-if KEYS[3] then redis.call('SET', KEYS[3], ARGV[1]) end
+if ARGV[7] ~= '0' then redis.call('HSET', KEYS[1], 'script', ARGV[8]) end
+if KEYS[4] then redis.call('SET', KEYS[4], ARGV[1]) end
 redis.call('SADD', KEYS[2], ARGV[1])
 return {0, ''}
 "#;
@@ -187,6 +196,9 @@ impl Keys {
     fn log(&self, id: &str) -> String {
         format!("{}log:{id}", self.prefix)
     }
+    fn script(&self, hash: &str) -> String {
+        format!("{}script:{hash}", self.prefix)
+    }
     fn unfinished(&self) -> String {
         format!("{}unfinished", self.prefix)
     }
@@ -255,6 +267,9 @@ pub struct RedisStore {
     finish_script: Script,
     watchers: Arc<Watchers>,
     pubsub: tokio::task::JoinHandle<()>,
+    /// The script table's entries this process has stored or read (the server has them): a
+    /// create then sends the hash alone, a load reads no text.
+    scripts: Mutex<HashMap<String, Arc<str>>>,
 }
 
 fn store_error(op: &'static str, message: impl Into<String>) -> StoreError {
@@ -318,6 +333,7 @@ impl RedisStore {
             finish_script: Script::new(FINISH_LUA),
             watchers,
             pubsub,
+            scripts: Mutex::new(HashMap::new()),
         })
     }
 
@@ -355,30 +371,92 @@ impl RedisStore {
     }
 
     pub async fn create(&self, record: &GameRecord) -> Result<Created, StoreError> {
+        let known = record
+            .script
+            .as_ref()
+            .is_some_and(|s| self.known_script(&s.hash).is_some());
+        let mut code = self.create_call(record, !known).await?;
+        if code.0 == 3 {
+            // The table lost the text this process had stored (a flushed database): again, with it.
+            code = self.create_call(record, true).await?;
+        }
+        match code {
+            (0, _) => {
+                if let Some(s) = &record.script {
+                    self.remember_script(&s.hash, &s.text);
+                }
+                Ok(Created::New)
+            }
+            (1, existing) => Ok(Created::Existing(existing)),
+            (2, _) => Err(store_error("create", format!("game {} exists", record.id))),
+            (c, _) => Err(store_error(
+                "create",
+                format!("unexpected script reply {c}"),
+            )),
+        }
+    }
+
+    /// One call of the create script; the script text is sent only `with_text`.
+    async fn create_call(
+        &self,
+        record: &GameRecord,
+        with_text: bool,
+    ) -> Result<(i64, String), StoreError> {
         let mut conn = self.conn.clone();
         let mut inv = self.create_script.prepare_invoke();
+        let script = record.script.as_ref();
         inv.key(self.keys.game(&record.id))
-            .key(self.keys.unfinished());
+            .key(self.keys.unfinished())
+            .key(self.keys.script(script.map_or("-", |s| s.hash.as_str())));
         if let Some(rid) = &record.request_id {
             inv.key(self.keys.request(record.platform.as_deref(), rid));
         }
+        let mode = match script {
+            None => "0",
+            Some(_) if with_text => "2",
+            Some(_) => "1",
+        };
         inv.arg(&record.id)
             .arg(record.body.as_slice())
             .arg(u8::from(record.platform.is_some()))
             .arg(record.platform.as_deref().unwrap_or(""))
             .arg(u8::from(record.request_id.is_some()))
-            .arg(record.request_id.as_deref().unwrap_or(""));
-        let (code, existing): (i64, String) =
-            self.call("create", inv.invoke_async(&mut conn)).await?;
-        match code {
-            0 => Ok(Created::New),
-            1 => Ok(Created::Existing(existing)),
-            2 => Err(store_error("create", format!("game {} exists", record.id))),
-            c => Err(store_error(
-                "create",
-                format!("unexpected script reply {c}"),
-            )),
+            .arg(record.request_id.as_deref().unwrap_or(""))
+            .arg(mode)
+            .arg(script.map_or("", |s| s.hash.as_str()))
+            .arg(script.filter(|_| with_text).map_or("", |s| &*s.text));
+        self.call("create", inv.invoke_async(&mut conn)).await
+    }
+
+    fn known_script(&self, hash: &str) -> Option<Arc<str>> {
+        self.scripts.lock().ok()?.get(hash).cloned()
+    }
+
+    fn remember_script(&self, hash: &str, text: &Arc<str>) {
+        if let Ok(mut scripts) = self.scripts.lock() {
+            scripts
+                .entry(hash.to_string())
+                .or_insert_with(|| Arc::clone(text));
         }
+    }
+
+    /// The script table's entry for `hash` (from this process's copy, or read once).
+    async fn script(&self, id: &str, hash: String) -> Result<PinnedScript, StoreError> {
+        if let Some(text) = self.known_script(&hash) {
+            return Ok(PinnedScript { hash, text });
+        }
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.keys.script(&hash));
+        let text: Option<String> = self.call("load", cmd.query_async(&mut conn)).await?;
+        let text: Arc<str> = Arc::from(text.ok_or_else(|| {
+            store_error(
+                "load",
+                format!("game {id}: script {hash} is not in the script table"),
+            )
+        })?);
+        self.remember_script(&hash, &text);
+        Ok(PinnedScript { hash, text })
     }
 
     pub async fn load(&self, id: &str) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
@@ -408,11 +486,16 @@ impl RedisStore {
             .remove("request_id")
             .map(|v| text("request_id", v))
             .transpose()?;
+        let script = match fields.remove("script").map(|v| text("script", v)) {
+            Some(hash) => Some(self.script(id, hash?).await?),
+            None => None,
+        };
         let record = GameRecord {
             id: id.to_string(),
             platform,
             request_id,
             body,
+            script,
         };
         Ok(Some((record, numbered(bodies, 0))))
     }

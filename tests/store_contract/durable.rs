@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use shuangkou::store::{Appended, Created, LogEntry};
 
-use crate::store_contract::{Fixture, entry, record};
+use crate::store_contract::{Fixture, entry, pinned, record, script};
 
 /// A backend whose data outlives the store instance.
 pub trait Durable: Fixture {
@@ -64,4 +64,37 @@ pub async fn everything_survives_reopen<F: Durable>() {
         .collect();
     let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
     assert_eq!(unfinished, expected);
+}
+
+/// Records pinning scripts, in progress and finished, get them back after a reopen, and a new
+/// game after it pins a known version.
+pub async fn scripts_survive_reopen<F: Durable>() {
+    let Some(mut f) = F::start("scripts-reopen").await else {
+        return;
+    };
+    let scripts = [script("v1", 16), script("v2", 2)];
+    for g in 0..6usize {
+        let store = f.store();
+        let id = format!("g{g}");
+        let s = &scripts[g % 2];
+        assert_eq!(store.create(&pinned(&id, s)).await, Ok(Created::New));
+        store.append(&id, &entry(1, &id)).await.unwrap();
+        if g % 3 == 0 {
+            store.finish(&id).await.unwrap();
+        }
+    }
+    f.reopen().await;
+    let store = f.store();
+    assert_eq!(
+        store.create(&pinned("late", &scripts[0])).await,
+        Ok(Created::New)
+    );
+    for g in 0..6usize {
+        let id = format!("g{g}");
+        let (rec, log) = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(rec, pinned(&id, &scripts[g % 2]), "game {id}");
+        assert_eq!(log, vec![entry(1, &id)]);
+    }
+    let (late, _) = store.load("late").await.unwrap().unwrap();
+    assert_eq!(late, pinned("late", &scripts[0]));
 }

@@ -6,7 +6,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use shuangkou::store::{AppendOrRead, Appended, Created, GameRecord, LogEntry, Store};
+use shuangkou::store::{
+    AppendOrRead, Appended, Created, GameRecord, LogEntry, PinnedScript, Store,
+};
 
 /// One backend under test.
 pub trait Fixture: Sized {
@@ -41,6 +43,10 @@ macro_rules! store_contract {
                 crate::store_contract::a_conflict_brings_the_missing_entries::<$fixture>().await
             }
             #[tokio::test]
+            async fn scripts_are_kept_once_per_version() {
+                crate::store_contract::scripts_are_kept_once_per_version::<$fixture>().await
+            }
+            #[tokio::test]
             async fn subscribers_see_every_length() {
                 crate::store_contract::subscribers_see_every_length::<$fixture>().await
             }
@@ -54,6 +60,10 @@ macro_rules! store_contract {
             async fn everything_survives_reopen() {
                 crate::store_contract_durable::everything_survives_reopen::<$fixture>().await
             }
+            #[tokio::test]
+            async fn scripts_survive_reopen() {
+                crate::store_contract_durable::scripts_survive_reopen::<$fixture>().await
+            }
         }
     };
 }
@@ -64,7 +74,63 @@ pub fn record(id: &str, platform: Option<&str>, request_id: Option<&str>) -> Gam
         platform: platform.map(Into::into),
         request_id: request_id.map(Into::into),
         body: format!("{{\"game\":\"{id}\"}}").into_bytes(),
+        script: None,
     }
+}
+
+/// A script text of `kb` KiB for version `hash` (distinct per hash).
+pub fn script(hash: &str, kb: usize) -> PinnedScript {
+    PinnedScript {
+        hash: hash.into(),
+        text: format!(
+            "// version {hash}\n{}",
+            "let x = 1;\n".repeat(kb * 1024 / 11)
+        )
+        .into(),
+    }
+}
+
+/// `record` pinning `script`.
+pub fn pinned(id: &str, script: &PinnedScript) -> GameRecord {
+    GameRecord {
+        script: Some(script.clone()),
+        ..record(id, None, None)
+    }
+}
+
+/// Records pinning a script get it back on load; the table is keyed by the version's hash (a
+/// second text under a known hash is not stored: the first comes back), and a record without a
+/// script (as written before the table) loads without one.
+pub async fn scripts_are_kept_once_per_version<F: Fixture>() {
+    let Some(f) = F::start("scripts").await else {
+        return;
+    };
+    let store = f.store();
+    let (v1, v2) = (script("v1", 16), script("v2", 4));
+    let other_text = PinnedScript {
+        text: "another text under v1".into(),
+        ..v1.clone()
+    };
+    for (id, s) in [("a", &v1), ("b", &v1), ("c", &v2), ("d", &other_text)] {
+        assert_eq!(store.create(&pinned(id, s)).await, Ok(Created::New));
+    }
+    assert_eq!(
+        store.create(&record("old", None, None)).await,
+        Ok(Created::New)
+    );
+    for (id, s) in [("a", &v1), ("b", &v1), ("c", &v2), ("d", &v1)] {
+        let (rec, _) = store.load(id).await.unwrap().unwrap();
+        assert_eq!(rec, pinned(id, s), "game {id}");
+    }
+    let (old, _) = store.load("old").await.unwrap().unwrap();
+    assert_eq!(old.script, None);
+    // Finished games keep theirs.
+    store.append("a", &entry(1, "a/1")).await.unwrap();
+    store.finish("a").await.unwrap();
+    assert_eq!(
+        store.load("a").await.unwrap().unwrap().0.script,
+        Some(v1.clone())
+    );
 }
 
 pub fn entry(seq: u64, body: &str) -> LogEntry {

@@ -233,9 +233,10 @@ impl GameApi {
                 "the server is shutting down; retry elsewhere",
             ));
         }
-        // The one read of the store for this play (shared stores): the idempotency check and
-        // the commit both act on this state.
-        let mut live = games.current(&game).await?;
+        // No read of the store before the commit: its compare-and-append catches the copy up
+        // (one round trip per play on a shared store), and the commit judges again on the
+        // caught-up copy what this one refused or the store did not take.
+        let mut live = games.locked(&game).await;
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
         if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
             return respond(&live, seq, player);
@@ -246,7 +247,14 @@ impl GameApi {
         // catching up with other replicas), so a request that lost a race is STALE_SEQ, never
         // judged on a newer state (NOT_YOUR_TURN…).
         let committed = games
-            .commit(&mut live, |l| {
+            .commit_cached(&mut live, |l| {
+                // Applied meanwhile by another replica (seen once caught up): answered below.
+                if rid.is_some_and(|r| l.request_seq(player, r).is_some()) {
+                    return Err(ApiError::new(
+                        Reason::StaleSeq,
+                        "the request was applied meanwhile",
+                    ));
+                }
                 if expected != 0 && expected != l.seq() {
                     return Err(ApiError::new(
                         Reason::StaleSeq,

@@ -4,8 +4,8 @@
 //! be kept, the writer thread (between batches, so the index cannot change meanwhile):
 //! 1. appends each finished game still in the journal to the archive as one frame (its record and
 //!    whole log) and fsyncs the archive;
-//! 2. writes a new journal beside the old one: one small `Archived` frame per finished game, and
-//!    the frames of each game in progress copied as they are; fsyncs it and renames it over the
+//! 2. writes a new journal beside the old one: the script table's frames, one small `Archived`
+//!    frame per finished game, and the frames of each game in progress copied as they are; fsyncs it and renames it over the
 //!    old one (the commit point), then fsyncs the directory;
 //! 3. swaps the index and the file handle.
 //!
@@ -58,17 +58,16 @@ pub(super) fn maybe(shared: &Shared, w: &mut Writer, force: bool) {
     }
 }
 
-/// Reads a game's create body and log bodies from the journal.
-fn read_log(
-    journal: &File,
-    record: Span,
-    entries: &[Span],
-) -> Result<(Vec<u8>, Vec<Vec<u8>>), String> {
+/// A game's create body, the hash of the script it pins, and its log bodies.
+type GameLog = (Vec<u8>, Option<String>, Vec<Vec<u8>>);
+
+/// Reads a game's create body, script hash and log bodies from the journal.
+fn read_log(journal: &File, record: Span, entries: &[Span]) -> Result<GameLog, String> {
     let payload = journal::read_frame(journal, record)?;
-    let Rec::Create { body, .. } = journal::decode(&payload)? else {
+    let Rec::Create { body, script, .. } = journal::decode(&payload)? else {
         return Err("the record frame is not a create".into());
     };
-    let body = body.to_vec();
+    let (body, script) = (body.to_vec(), script.map(str::to_string));
     let mut bodies = Vec::with_capacity(entries.len());
     for span in entries {
         let payload = journal::read_frame(journal, *span)?;
@@ -77,7 +76,7 @@ fn read_log(
         };
         bodies.push(body.to_vec());
     }
-    Ok((body, bodies))
+    Ok((body, script, bodies))
 }
 
 /// Runs one compaction; returns the games kept in progress and the games archived now.
@@ -97,7 +96,7 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
         let (Place::Journal { record, entries }, Some(at)) = (&g.place, g.finished) else {
             continue;
         };
-        let (body, bodies) =
+        let (body, script, bodies) =
             read_log(&journal, *record, entries).map_err(|m| format!("game {id}: {m}"))?;
         let span = arc
             .push(&Rec::Game {
@@ -106,6 +105,7 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
                 request_id: g.request_id.as_deref(),
                 at,
                 record: &body,
+                script: script.as_deref(),
                 entries: bodies.iter().map(Vec::as_slice).collect(),
             })
             .map_err(|e| io("write the archive", e))?;
@@ -121,6 +121,11 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
     journal::check_magic(&tmp, journal::JOURNAL_MAGIC)?;
     let mut out = FrameWriter::new(&tmp, 16);
     let mut index = Index::default();
+    for (hash, text) in &st.index.scripts {
+        let rec = Rec::Script { hash, text };
+        let span = out.push(&rec).map_err(|e| io("write the new journal", e))?;
+        index.apply(span, &rec)?;
+    }
     let mut kept = 0;
     for (id, g) in &st.index.games {
         let archived = |span: Span, entries: u64, at: u64, out: &mut FrameWriter<'_>| {

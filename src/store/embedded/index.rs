@@ -1,10 +1,12 @@
 //! The embedded store's in-memory index: where each game's frames are, its log length, and the
 //! idempotency keys. Rebuilt from the journal at open ([`Index::replay`]); changed only by the
-//! writer thread after a durable commit. Holds positions, never bodies.
+//! writer thread after a durable commit. Holds positions, never bodies; the one exception is the
+//! script table (one text per variant version, a handful in all), which every load needs.
 //!
 //! Must not do I/O beyond decoding payloads handed to it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::journal::{self, Rec, Span};
 
@@ -47,6 +49,8 @@ pub type RequestKey = (Option<Box<str>>, Box<str>);
 pub struct Index {
     pub games: HashMap<Box<str>, Game>,
     pub requests: HashMap<RequestKey, Box<str>>,
+    /// The script table: each version hash's text.
+    pub scripts: HashMap<Box<str>, Arc<str>>,
     /// Journal bytes a compaction folds away: finished games still in the journal.
     pub garbage: u64,
     /// Journal bytes a compaction keeps: games in progress, and one frame per archived game.
@@ -68,10 +72,14 @@ impl Index {
                 id,
                 platform,
                 request_id,
+                script,
                 ..
             } => {
                 if self.games.contains_key(id) {
                     return Err(format!("second create of game {id}"));
+                }
+                if let Some(hash) = script.filter(|h| !self.scripts.contains_key(*h)) {
+                    return Err(format!("game {id} pins script {hash}, not in the journal"));
                 }
                 self.put(
                     id,
@@ -86,6 +94,13 @@ impl Index {
                         journal_bytes: bytes,
                     },
                 );
+            }
+            Rec::Script { hash, text } => {
+                if self.scripts.contains_key(hash) {
+                    return Err(format!("second script frame for version {hash}"));
+                }
+                self.scripts.insert(Box::from(hash), Arc::from(text));
+                self.kept += bytes;
             }
             Rec::Append { id, seq, .. } => {
                 let g = self

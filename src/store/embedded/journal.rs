@@ -6,7 +6,12 @@
 //! - `shuangkou.archive`: one `Game` frame per finished game (its record and whole log), only
 //!   ever read by offset.
 //!
-//! Both start with a 16-byte magic. A frame is `len: u32 LE`, `crc32(payload): u32 LE`, then
+//! A `Script` frame in the journal holds a variant script text once per version hash; `Create`
+//! and `Game` frames name it by that hash (their `script` field). Frames written before the
+//! script table have no such field (their own tags, still read).
+//!
+//! Both start with a 16-byte magic (version 3; a version-2 file, the same frames without scripts,
+//! is upgraded in place by rewriting its magic: [`check_magic`]). A frame is `len: u32 LE`, `crc32(payload): u32 LE`, then
 //! `len` payload bytes: a tag byte and the fields (integers little-endian, byte strings with a
 //! `u32` length, optional strings with a presence byte). A frame that is short, too long or whose
 //! checksum fails ends the valid data: only the tail written after the last fsync can be torn.
@@ -21,10 +26,16 @@ use std::os::unix::fs::FileExt;
 pub const JOURNAL: &str = "shuangkou.log";
 /// The archive's file name inside the data directory.
 pub const ARCHIVE: &str = "shuangkou.archive";
-/// First bytes of the journal (format version 2; version 1 was the redb file).
-pub const JOURNAL_MAGIC: &[u8; 16] = b"SHUANGKOU-LOG-v2";
+/// First bytes of the journal (format version 3; version 1 was the redb file, version 2 the same
+/// frames without the script table).
+pub const JOURNAL_MAGIC: &[u8; 16] = b"SHUANGKOU-LOG-v3";
 /// First bytes of the archive.
-pub const ARCHIVE_MAGIC: &[u8; 16] = b"SHUANGKOU-ARC-v2";
+pub const ARCHIVE_MAGIC: &[u8; 16] = b"SHUANGKOU-ARC-v3";
+/// The version-2 magics, upgraded in place at open.
+const OLDER_MAGICS: [(&[u8; 16], &[u8; 16]); 2] = [
+    (b"SHUANGKOU-LOG-v2", JOURNAL_MAGIC),
+    (b"SHUANGKOU-ARC-v2", ARCHIVE_MAGIC),
+];
 /// Bytes of a frame header (length and checksum).
 pub const HEADER: usize = 8;
 /// Largest payload accepted when reading (a longer length is a torn or foreign frame).
@@ -35,6 +46,9 @@ const T_APPEND: u8 = 2;
 const T_FINISH: u8 = 3;
 const T_ARCHIVED: u8 = 4;
 const T_GAME: u8 = 5;
+const T_CREATE_SCRIPTED: u8 = 6;
+const T_SCRIPT: u8 = 7;
+const T_GAME_SCRIPTED: u8 = 8;
 
 /// Where a frame is: its first byte (the header) and its length including the header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +66,11 @@ pub enum Rec<'a> {
         platform: Option<&'a str>,
         request_id: Option<&'a str>,
         body: &'a [u8],
+        /// The hash of the script it pins (in a `Script` frame before it).
+        script: Option<&'a str>,
     },
+    /// A variant script's text, once per version hash.
+    Script { hash: &'a str, text: &'a str },
     /// Entry `seq` of a game's log.
     Append {
         id: &'a str,
@@ -77,6 +95,7 @@ pub enum Rec<'a> {
         request_id: Option<&'a str>,
         at: u64,
         record: &'a [u8],
+        script: Option<&'a str>,
         entries: Vec<&'a [u8]>,
     },
 }
@@ -116,12 +135,25 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             platform,
             request_id,
             body,
+            script,
         } => {
-            out.push(T_CREATE);
+            out.push(if script.is_some() {
+                T_CREATE_SCRIPTED
+            } else {
+                T_CREATE
+            });
             put_bytes(out, id.as_bytes());
             put_opt(out, *platform);
             put_opt(out, *request_id);
             put_bytes(out, body);
+            if script.is_some() {
+                put_opt(out, *script);
+            }
+        }
+        Rec::Script { hash, text } => {
+            out.push(T_SCRIPT);
+            put_bytes(out, hash.as_bytes());
+            put_bytes(out, text.as_bytes());
         }
         Rec::Append { id, seq, body } => {
             out.push(T_APPEND);
@@ -157,14 +189,22 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             request_id,
             at,
             record,
+            script,
             entries,
         } => {
-            out.push(T_GAME);
+            out.push(if script.is_some() {
+                T_GAME_SCRIPTED
+            } else {
+                T_GAME
+            });
             put_bytes(out, id.as_bytes());
             put_opt(out, *platform);
             put_opt(out, *request_id);
             put_u64(out, *at);
             put_bytes(out, record);
+            if script.is_some() {
+                put_opt(out, *script);
+            }
             put_u64(out, entries.len() as u64);
             for e in entries {
                 put_bytes(out, e);
@@ -227,11 +267,20 @@ impl<'a> Cur<'a> {
 pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
     let mut c = Cur(payload);
     let rec = match c.u8()? {
-        T_CREATE => Rec::Create {
+        tag @ (T_CREATE | T_CREATE_SCRIPTED) => Rec::Create {
             id: c.str()?,
             platform: c.opt()?,
             request_id: c.opt()?,
             body: c.bytes()?,
+            script: if tag == T_CREATE_SCRIPTED {
+                c.opt()?
+            } else {
+                None
+            },
+        },
+        T_SCRIPT => Rec::Script {
+            hash: c.str()?,
+            text: c.str()?,
         },
         T_APPEND => Rec::Append {
             id: c.str()?,
@@ -253,9 +302,14 @@ pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
                 len: c.u32()?,
             },
         },
-        T_GAME => {
+        tag @ (T_GAME | T_GAME_SCRIPTED) => {
             let (id, platform, request_id, at, record) =
                 (c.str()?, c.opt()?, c.opt()?, c.u64()?, c.bytes()?);
+            let script = if tag == T_GAME_SCRIPTED {
+                c.opt()?
+            } else {
+                None
+            };
             let n = c.u64()?;
             let mut entries = Vec::new();
             for _ in 0..n {
@@ -267,6 +321,7 @@ pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
                 request_id,
                 at,
                 record,
+                script,
                 entries,
             }
         }
@@ -303,7 +358,10 @@ pub fn read_frame(file: &File, span: Span) -> Result<Vec<u8>, String> {
     Ok(payload)
 }
 
-/// Checks (or, for an empty file, writes) a file's magic. `Err` names what is wrong.
+/// Checks (or, for an empty file, writes) a file's magic; a version-2 file (whose frames are all
+/// valid version-3 frames) gets the version-3 magic, fsynced before anything else is written, so
+/// an older binary refuses the file instead of cutting off frames it does not know. `Err` names
+/// what is wrong.
 pub fn check_magic(file: &File, magic: &[u8; 16]) -> Result<(), String> {
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     if len == 0 {
@@ -311,10 +369,17 @@ pub fn check_magic(file: &File, magic: &[u8; 16]) -> Result<(), String> {
         return file.sync_data().map_err(|e| e.to_string());
     }
     let mut got = [0; 16];
-    if len < 16 || file.read_exact_at(&mut got, 0).is_err() || &got != magic {
+    if len < 16 || file.read_exact_at(&mut got, 0).is_err() {
         return Err("not a shuangkou store file (bad magic)".into());
     }
-    Ok(())
+    if &got == magic {
+        return Ok(());
+    }
+    if OLDER_MAGICS.contains(&(&got, magic)) {
+        file.write_all_at(magic, 0).map_err(|e| e.to_string())?;
+        return file.sync_data().map_err(|e| e.to_string());
+    }
+    Err("not a shuangkou store file (bad magic)".into())
 }
 
 /// Reads every valid frame of `file` after its magic, in order, calling `each` with its span and
@@ -465,6 +530,18 @@ mod tests {
                 platform: Some("p"),
                 request_id: None,
                 body: b"{}",
+                script: None,
+            },
+            Rec::Create {
+                id: "g",
+                platform: None,
+                request_id: Some("r"),
+                body: b"{}",
+                script: Some("h1"),
+            },
+            Rec::Script {
+                hash: "h1",
+                text: "fn deal() {}",
             },
             Rec::Append {
                 id: "g",
@@ -486,7 +563,17 @@ mod tests {
                 request_id: Some("r"),
                 at: 5,
                 record: b"rec",
+                script: None,
                 entries: vec![b"a", b"bb"],
+            },
+            Rec::Game {
+                id: "g",
+                platform: None,
+                request_id: None,
+                at: 6,
+                record: b"rec",
+                script: Some("h1"),
+                entries: vec![b"a"],
             },
         ];
         let mut out = Vec::new();

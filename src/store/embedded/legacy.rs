@@ -198,6 +198,7 @@ fn convert(db: &Database, dir: &Path, label: &str) -> Result<usize, String> {
                         request_id,
                         at,
                         record,
+                        script: None,
                         entries: bodies.iter().map(Vec::as_slice).collect(),
                     })
                     .map_err(|x| io_err("write the archive", x))?;
@@ -216,6 +217,7 @@ fn convert(db: &Database, dir: &Path, label: &str) -> Result<usize, String> {
                     platform,
                     request_id,
                     body: record,
+                    script: None,
                 })
                 .map_err(|x| io_err("write the journal", x))?;
                 for (i, body) in bodies.iter().enumerate() {

@@ -4,6 +4,8 @@
 //! # Layout ([`journal`])
 //! - `shuangkou.log`: every write in commit order (create, append, finish), checksummed frames;
 //! - `shuangkou.archive`: finished games, one frame each (moved there by compaction);
+//! - the script table: one `Script` frame per variant version in the journal, named by hash from
+//!   the records that pin it (kept by compaction, held in memory by the index);
 //! - `shuangkou.lock`: held (`flock`) while a process has the store open.
 //!
 //! The index ([`index`]) maps each game to the positions of its frames; it holds no bodies, and
@@ -50,7 +52,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use self::index::{Index, Place};
 use self::journal::Rec;
 use self::writer::{Op, Reply, Writer, run_writer};
-use super::{Appended, Created, GameRecord, LogEntry, StoreError};
+use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 /// The journal's file name inside the data directory (the file whose presence marks a store).
 pub const FILE_NAME: &str = journal::JOURNAL;
@@ -181,6 +183,21 @@ impl Shared {
         }
     }
 
+    /// The script table's entry for `hash`, as the record pinning it gets it back.
+    fn script(&self, op: &'static str, hash: Option<&str>) -> Result<Option<PinnedScript>, String> {
+        let Some(hash) = hash else { return Ok(None) };
+        let st = self.state(op).map_err(|e| e.message)?;
+        let text = st
+            .index
+            .scripts
+            .get(hash)
+            .ok_or_else(|| format!("script {hash} is not in the script table"))?;
+        Ok(Some(PinnedScript {
+            hash: hash.to_string(),
+            text: Arc::clone(text),
+        }))
+    }
+
     /// A game's record and log (`after` skips the first entries), read by position.
     fn read_game(
         &self,
@@ -196,11 +213,14 @@ impl Shared {
             (g.clone(), Arc::clone(&st.journal), Arc::clone(&st.archive))
         };
         let fail = |m: String| store_error(op, format!("{}: game {id}: {m}", self.label));
-        let record = |body: &[u8]| GameRecord {
-            id: id.to_string(),
-            platform: game.platform.as_deref().map(str::to_string),
-            request_id: game.request_id.as_deref().map(str::to_string),
-            body: body.to_vec(),
+        let record = |body: &[u8], script: Option<&str>| {
+            Ok::<_, StoreError>(GameRecord {
+                id: id.to_string(),
+                platform: game.platform.as_deref().map(str::to_string),
+                request_id: game.request_id.as_deref().map(str::to_string),
+                body: body.to_vec(),
+                script: self.script(op, script).map_err(fail)?,
+            })
         };
         match &game.place {
             Place::Journal {
@@ -210,11 +230,11 @@ impl Shared {
                 let rec = if op == "load" {
                     let payload = journal::read_frame(&journal, *at).map_err(fail)?;
                     match journal::decode(&payload).map_err(fail)? {
-                        Rec::Create { body, .. } => record(body),
+                        Rec::Create { body, script, .. } => record(body, script)?,
                         _ => return Err(fail("the record frame is not a create".into())),
                     }
                 } else {
-                    record(&[])
+                    record(&[], None)?
                 };
                 let mut log = Vec::new();
                 for (i, span) in entries.iter().enumerate().skip(clamp(after)) {
@@ -237,6 +257,7 @@ impl Shared {
                     Rec::Game {
                         id: got,
                         record: body,
+                        script,
                         entries,
                         ..
                     } if got == id => {
@@ -249,7 +270,7 @@ impl Shared {
                                 body: b.to_vec(),
                             })
                             .collect();
-                        Ok(Some((record(body), log)))
+                        Ok(Some((record(body, script)?, log)))
                     }
                     _ => Err(fail("the archive frame is not this game".into())),
                 }

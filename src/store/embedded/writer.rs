@@ -92,15 +92,24 @@ enum Plan {
     Done,
 }
 
+/// A script frame a batch writes (before the create of op `op`, the first to pin it).
+struct NewScript {
+    span: Span,
+    op: usize,
+}
+
 /// Decides every operation of a batch against the index and the batch's earlier operations,
-/// encoding the frames to write into `buf` (whose first byte goes at `base`).
-fn plan(index: &Index, batch: &[Op], base: u64, buf: &mut Vec<u8>) -> Vec<Plan> {
+/// encoding the frames to write into `buf` (whose first byte goes at `base`): a create pinning a
+/// script not yet in the table writes the script's frame first.
+fn plan(index: &Index, batch: &[Op], base: u64, buf: &mut Vec<u8>) -> (Vec<Plan>, Vec<NewScript>) {
     let mut lens: HashMap<&str, u64> = HashMap::new();
+    let mut new_scripts: Vec<NewScript> = Vec::new();
+    let mut scripts: HashSet<&str> = HashSet::new();
     let mut requests: HashMap<(Option<&str>, &str), &str> = HashMap::new();
     let mut finished: HashSet<&str> = HashSet::new();
     let now = now_secs();
     let mut plans = Vec::with_capacity(batch.len());
-    for op in batch {
+    for (i, op) in batch.iter().enumerate() {
         let plan = match op {
             Op::Create { record, .. } => {
                 let platform = record.platform.as_deref();
@@ -125,11 +134,25 @@ fn plan(index: &Index, batch: &[Op], base: u64, buf: &mut Vec<u8>) -> Vec<Plan> 
                     if let Some(rid) = record.request_id.as_deref() {
                         requests.insert((platform, rid), id);
                     }
+                    let script = record.script.as_ref();
+                    if let Some(s) = script.filter(|s| {
+                        !index.scripts.contains_key(s.hash.as_str())
+                            && !scripts.contains(s.hash.as_str())
+                    }) {
+                        scripts.insert(&s.hash);
+                        let rec = Rec::Script {
+                            hash: &s.hash,
+                            text: &s.text,
+                        };
+                        let span = journal::encode(&rec, base, buf);
+                        new_scripts.push(NewScript { span, op: i });
+                    }
                     let rec = Rec::Create {
                         id,
                         platform,
                         request_id: record.request_id.as_deref(),
                         body: &record.body,
+                        script: script.map(|s| s.hash.as_str()),
                     };
                     Plan::Written(journal::encode(&rec, base, buf), 0)
                 }
@@ -174,7 +197,7 @@ fn plan(index: &Index, batch: &[Op], base: u64, buf: &mut Vec<u8>) -> Vec<Plan> 
         };
         plans.push(plan);
     }
-    plans
+    (plans, new_scripts)
 }
 
 /// The frame an operation wrote, for the index.
@@ -185,6 +208,7 @@ fn written<'a>(op: &'a Op, at: u64) -> Option<Rec<'a>> {
             platform: record.platform.as_deref(),
             request_id: record.request_id.as_deref(),
             body: &record.body,
+            script: record.script.as_ref().map(|s| s.hash.as_str()),
         }),
         Op::Append { id, entry, .. } => Some(Rec::Append {
             id,
@@ -272,7 +296,7 @@ fn commit_batch(shared: &Shared, w: &mut Writer, batch: &mut Vec<Op>, buf: &mut 
         }
     }
     buf.clear();
-    let (plans, journal) = match shared.state("commit") {
+    let ((plans, new_scripts), journal) = match shared.state("commit") {
         Ok(st) => (plan(&st.index, batch, w.end, buf), Arc::clone(&st.journal)),
         Err(e) => {
             batch.drain(..).for_each(|op| op.fail(&e.message));
@@ -301,6 +325,19 @@ fn commit_batch(shared: &Shared, w: &mut Writer, batch: &mut Vec<Op>, buf: &mut 
         w.end += buf.len() as u64;
         match shared.state.write() {
             Ok(mut st) => {
+                for new in &new_scripts {
+                    if let Some(Op::Create { record, .. }) = batch.get(new.op) {
+                        if let Some(s) = &record.script {
+                            let rec = Rec::Script {
+                                hash: &s.hash,
+                                text: &s.text,
+                            };
+                            if let Err(m) = st.index.apply(new.span, &rec) {
+                                tracing::error!(store = "embedded", error = %m, "index out of step");
+                            }
+                        }
+                    }
+                }
                 for (op, plan) in batch.iter().zip(&plans) {
                     let Plan::Written(span, at) = plan else {
                         continue;
