@@ -44,7 +44,7 @@ async fn submit(
 fn cards_req(g: &pb::CreateGameResponse, player: u32, cards: Vec<u32>) -> pb::SubmitPlayRequest {
     pb::SubmitPlayRequest {
         game_id: g.game_id.clone(),
-        seat: player,
+        seat: Some(player),
         cards,
         ..Default::default()
     }
@@ -274,6 +274,7 @@ async fn game_over_after_the_match_ends() {
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &g.seat_tokens[leaver as usize],
         ))
@@ -292,6 +293,7 @@ async fn game_over_after_the_match_ends() {
         c.get_hints(authed(
             pb::GetHintsRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))
@@ -303,6 +305,7 @@ async fn game_over_after_the_match_ends() {
         c.leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))
@@ -351,6 +354,7 @@ async fn no_such_game_is_not_found() {
         c.get_replay(authed(
             pb::GetReplayRequest {
                 game_id: "0123456789abcdef01234567".into(),
+                ..Default::default()
             },
             "",
         ))
@@ -366,6 +370,7 @@ async fn replay_is_game_in_progress_until_the_match_ends() {
     let g = new_game(&mut c, "classic", 106).await;
     let req = || pb::GetReplayRequest {
         game_id: g.game_id.clone(),
+        ..Default::default()
     };
     expect_reject(
         c.get_replay(authed(req(), "")).await,
@@ -410,6 +415,7 @@ async fn open_mode_and_the_games_limit() {
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: a.game_id.clone(),
+                ..Default::default()
             },
             &a.seat_tokens[p as usize],
         ))
@@ -464,14 +470,26 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, foreign))
-            .await,
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            foreign,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.leave_game(authed(pb::LeaveGameRequest { game_id: gid() }, foreign))
-            .await,
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            foreign,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -497,14 +515,26 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, spec))
-            .await,
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            spec,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.leave_game(authed(pb::LeaveGameRequest { game_id: gid() }, spec))
-            .await,
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            spec,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -513,7 +543,7 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn missing_or_unknown_tokens_are_unauthenticated() {
+async fn missing_or_invalid_tokens_are_unauthenticated_and_told_apart() {
     let mut c = shared_client().await;
     let g = new_game(&mut c, "classic", 203).await;
     let other_game = new_game(&mut c, "classic", 204).await;
@@ -529,6 +559,11 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         no_game.as_str(),
         bad_seat.as_str(),
     ] {
+        // No credential is UNAUTHENTICATED_TOKEN; one that is not valid, INVALID_TOKEN.
+        let reason = match token.is_empty() {
+            true => "UNAUTHENTICATED_TOKEN",
+            false => "INVALID_TOKEN",
+        };
         let s = expect_reject(
             c.get_state(authed(
                 pb::GetStateRequest {
@@ -538,7 +573,7 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
             ))
             .await,
             Code::Unauthenticated,
-            "UNAUTHENTICATED_TOKEN",
+            reason,
         );
         assert!(
             token.is_empty() || !s.message().contains(token),
@@ -547,7 +582,19 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         expect_reject(
             submit(&mut c, token, pass_req(&g.game_id, 0, 0)).await,
             Code::Unauthenticated,
-            "UNAUTHENTICATED_TOKEN",
+            reason,
+        );
+        // An unknown game is NOT_FOUND whatever the credential.
+        expect_reject(
+            c.get_state(authed(
+                pb::GetStateRequest {
+                    game_id: "0123456789abcdef01234567".into(),
+                },
+                token,
+            ))
+            .await,
+            Code::NotFound,
+            "NO_SUCH_GAME",
         );
     }
     // A token with a wrong secret is unknown even for its own seat.
@@ -558,12 +605,13 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         c.get_hints(authed(
             pb::GetHintsRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &wrong_secret,
         ))
         .await,
         Code::Unauthenticated,
-        "UNAUTHENTICATED_TOKEN",
+        "INVALID_TOKEN",
     );
 }
 
@@ -584,7 +632,7 @@ async fn creating_games_needs_a_platform_key_when_keys_are_configured() {
         ))
         .await,
         Code::Unauthenticated,
-        "UNAUTHENTICATED_TOKEN",
+        "INVALID_TOKEN",
     );
     expect_reject(
         c.create_game(authed(create_req("classic", 1, None), &g.seat_tokens[0]))
@@ -684,7 +732,10 @@ async fn games_of_one_platform_are_invisible_to_another() {
             .all(|t| !acme.seat_tokens.contains(t))
     );
 
-    let replay = |id: &str| pb::GetReplayRequest { game_id: id.into() };
+    let replay = |id: &str| pb::GetReplayRequest {
+        game_id: id.into(),
+        ..Default::default()
+    };
     let unknown = "00aa00aa00aa00aa00aa00aa";
     // In progress: the owner hears GAME_IN_PROGRESS; the other platform hears exactly what it
     // hears for a game that does not exist.
@@ -703,15 +754,23 @@ async fn games_of_one_platform_are_invisible_to_another() {
         Code::NotFound,
         "NO_SUCH_GAME",
     );
-    for id in [acme.game_id.as_str(), unknown] {
+    // A platform key reads no state; an unknown game is NOT_FOUND whatever the credential.
+    for (id, code, reason) in [
+        (
+            acme.game_id.as_str(),
+            Code::PermissionDenied,
+            "PERMISSION_DENIED_TOKEN",
+        ),
+        (unknown, Code::NotFound, "NO_SUCH_GAME"),
+    ] {
         expect_reject(
             c.get_state(authed(
                 pb::GetStateRequest { game_id: id.into() },
                 OTHER_KEY,
             ))
             .await,
-            Code::PermissionDenied,
-            "PERMISSION_DENIED_TOKEN",
+            code,
+            reason,
         );
     }
     // Finished: the owner reads the replay, the other platform still sees nothing.
@@ -720,6 +779,7 @@ async fn games_of_one_platform_are_invisible_to_another() {
     c.leave_game(authed(
         pb::LeaveGameRequest {
             game_id: acme.game_id.clone(),
+            ..Default::default()
         },
         &acme.seat_tokens[p as usize],
     ))
@@ -773,8 +833,8 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
     assert_eq!(retry, first);
     assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, first.seq);
 
-    // The game moves on; the retry still answers the original, even with other cards and a
-    // stale expected_seq, and acts on nothing.
+    // The game moves on; the retry still answers the original (its expected_seq is stale by
+    // now) and acts on nothing.
     let st2 = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let next = turn_player(&st2);
     let next_token = &g.seat_tokens[next as usize];
@@ -790,19 +850,51 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
         first.seq + 1,
         "another seat's request with the same key must act"
     );
-    let mut changed = req.clone();
-    changed.cards = h.plays.last().expect("a hint").cards.clone();
-    changed.declared = None;
-    let late = submit(&mut c, token, changed)
+    let late = submit(&mut c, token, req.clone())
         .await
         .expect("late retry")
         .into_inner();
     assert_eq!(late, first);
+    // The same key with other cards is another request: refused, and nothing acts.
+    let mut changed = req.clone();
+    changed.cards = h.plays.last().expect("a hint").cards.clone();
+    changed.declared = None;
+    let s = expect_reject(
+        submit(&mut c, token, changed).await,
+        Code::AlreadyExists,
+        "IDEMPOTENCY_CONFLICT",
+    );
+    assert!(
+        !s.message().contains("same-key"),
+        "the key is not echoed: {s:?}"
+    );
+    // Leaving under the key of a play is another request too.
+    expect_reject(
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: g.game_id.clone(),
+                request_id: "same-key".into(),
+            },
+            token,
+        ))
+        .await,
+        Code::AlreadyExists,
+        "IDEMPOTENCY_CONFLICT",
+    );
+    // Without `seat`, the same request: the token decides the player.
+    let mut seatless = req.clone();
+    seatless.seat = None;
+    let again = submit(&mut c, token, seatless)
+        .await
+        .expect("a retry without seat")
+        .into_inner();
+    assert_eq!(again, first);
     assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
     let replay = c
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))
