@@ -96,7 +96,17 @@ impl GameApi {
         let (game, p) = self
             .seat(&caller, &req.game_id, "hints need a seat token")
             .await?;
-        let query = wire::request::hint_query(&req)?;
+        let mut query = wire::request::hint_query(&req)?;
+        // A page fits half the message limit whatever the limit is configured to: a play is at
+        // most ~300 bytes on the wire (27 card ids, four wild substitutions, its notations).
+        let fits = (self.app.config().max_message_bytes / 2 / 300).max(1);
+        let asked = match query.limit {
+            0 => crate::hints::DEFAULT_LIMIT,
+            n => n,
+        };
+        if asked <= crate::hints::MAX_LIMIT {
+            query.limit = asked.min(fits);
+        }
         let live = games.current(&game).await?;
         let h = live.hints(p, &query)?;
         Ok(wire::hints(&h.plays, h.can_pass, h.your_turn, &h.page))
