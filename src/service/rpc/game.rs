@@ -273,7 +273,6 @@ impl GameApi {
             .seat(&caller, &req.game_id, "playing needs a seat token")
             .await?;
         check_request_id(&req.request_id)?;
-        let action = wire::action(&req)?;
         if self.app.draining() {
             return Err(ApiError::new(
                 Reason::Unavailable,
@@ -293,6 +292,7 @@ impl GameApi {
                 ),
             ));
         }
+        let action = wire::action(&req)?;
         let expected = req.expected_seq;
         let digest = submit_digest(&action, expected);
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
