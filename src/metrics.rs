@@ -45,6 +45,11 @@ pub const STORE_DURATION: &str = "shuangkou_store_duration_seconds";
 pub const STORE_ERRORS: &str = "shuangkou_store_errors_total";
 /// 1 while the store is reachable, by `store`.
 pub const STORE_UP: &str = "shuangkou_store_up";
+/// Requests carrying an idempotency key already used, by `rpc` and `outcome` (`replayed`: the
+/// same request, answered with the first result; `conflict`: a different request, refused).
+pub const IDEMPOTENT_REQUESTS: &str = "shuangkou_idempotent_requests_total";
+/// Requests refused for their size before decoding (over the message size limit).
+pub const OVERSIZED_REQUESTS: &str = "shuangkou_oversized_requests_total";
 
 /// Latency buckets in seconds, from 50 µs to 10 s.
 const LATENCY_BUCKETS: [f64; 16] = [
@@ -92,6 +97,14 @@ fn describe() {
     );
     describe_counter!(STORE_ERRORS, "Store errors by operation");
     describe_gauge!(STORE_UP, "1 while the store is reachable");
+    describe_counter!(
+        IDEMPOTENT_REQUESTS,
+        "Requests with a reused idempotency key, by rpc and outcome (replayed, conflict)"
+    );
+    describe_counter!(
+        OVERSIZED_REQUESTS,
+        "Requests refused over the message size limit"
+    );
 }
 
 /// Records one rpc.
@@ -176,4 +189,14 @@ pub fn store_op(store: &'static str, op: &'static str, seconds: f64, ok: bool) {
 /// Sets the store reachability gauge.
 pub fn store_up(store: &'static str, up: bool) {
     gauge!(STORE_UP, "store" => store).set(if up { 1.0 } else { 0.0 });
+}
+
+/// Records a request whose idempotency key was used before (`replayed` or `conflict`).
+pub fn idempotent(rpc: &'static str, outcome: &'static str) {
+    counter!(IDEMPOTENT_REQUESTS, "rpc" => rpc, "outcome" => outcome).increment(1);
+}
+
+/// Records a request refused over the message size limit.
+pub fn oversized() {
+    counter!(OVERSIZED_REQUESTS).increment(1);
 }

@@ -78,6 +78,7 @@ async fn play_first_hint(game: &mut Game, created: &pb::CreateGameResponse) -> u
             token,
             pb::GetHintsRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
         ))
         .await
@@ -88,9 +89,9 @@ async fn play_first_hint(game: &mut Game, created: &pb::CreateGameResponse) -> u
         token,
         pb::SubmitPlayRequest {
             game_id: created.game_id.clone(),
-            seat: player,
+            seat: Some(player),
             cards: first.cards.clone(),
-            expected_seq: state.seq,
+            expected_seq: Some(state.seq),
             request_id: format!("deploy-test-{}", state.seq),
             ..Default::default()
         },

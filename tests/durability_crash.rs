@@ -240,7 +240,8 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
             "GetHints",
             c.get_hints(authed(
                 pb::GetHintsRequest {
-                    game_id: game_id.clone()
+                    game_id: game_id.clone(),
+                    ..Default::default()
                 },
                 &token
             ))
@@ -310,7 +311,8 @@ async fn verify(
             "GetReplay",
             c.get_replay(authed(
                 pb::GetReplayRequest {
-                    game_id: t.game_id.clone()
+                    game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 ADMIN_KEY
             ))
@@ -338,7 +340,8 @@ async fn verify(
             );
             let action = &replay.actions[a.seq as usize - 1];
             assert_eq!(
-                action.player, a.req.seat,
+                Some(action.player),
+                a.req.seat,
                 "seed {seed} {when}: seq {} player",
                 a.seq
             );

@@ -142,7 +142,7 @@ fn check_replay(
     );
     for a in &replay.actions {
         let req = &acks[&a.seq];
-        assert_eq!(a.player, req.seat, "{what}: seq {} player", a.seq);
+        assert_eq!(Some(a.player), req.seat, "{what}: seq {} player", a.seq);
         if req.pass {
             assert_eq!(a.kind, "pass", "{what}: seq {}", a.seq);
         } else {
@@ -160,6 +160,7 @@ async fn replay_of(c: &mut Client, game_id: &str) -> pb::GetReplayResponse {
     c.get_replay(authed(
         pb::GetReplayRequest {
             game_id: game_id.into(),
+            ..Default::default()
         },
         ADMIN_KEY,
     ))
@@ -259,6 +260,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
             .get_hints(authed(
                 pb::GetHintsRequest {
                     game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &token,
             ))
@@ -456,7 +458,8 @@ async fn failover_player(
         let token = t.seat_tokens[player as usize].clone();
         let hints = call!("GetHints", |c| c.get_hints(authed(
             pb::GetHintsRequest {
-                game_id: t.game_id.clone()
+                game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &token
         )));
@@ -509,6 +512,7 @@ async fn readiness_follows_the_store() {
         .get_hints(authed(
             pb::GetHintsRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))

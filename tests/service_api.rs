@@ -44,7 +44,7 @@ async fn submit(
 fn cards_req(g: &pb::CreateGameResponse, player: u32, cards: Vec<u32>) -> pb::SubmitPlayRequest {
     pb::SubmitPlayRequest {
         game_id: g.game_id.clone(),
-        seat: player,
+        seat: Some(player),
         cards,
         ..Default::default()
     }
@@ -274,6 +274,7 @@ async fn game_over_after_the_match_ends() {
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &g.seat_tokens[leaver as usize],
         ))
@@ -292,6 +293,7 @@ async fn game_over_after_the_match_ends() {
         c.get_hints(authed(
             pb::GetHintsRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))
@@ -303,6 +305,7 @@ async fn game_over_after_the_match_ends() {
         c.leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))
@@ -351,6 +354,7 @@ async fn no_such_game_is_not_found() {
         c.get_replay(authed(
             pb::GetReplayRequest {
                 game_id: "0123456789abcdef01234567".into(),
+                ..Default::default()
             },
             "",
         ))
@@ -366,6 +370,7 @@ async fn replay_is_game_in_progress_until_the_match_ends() {
     let g = new_game(&mut c, "classic", 106).await;
     let req = || pb::GetReplayRequest {
         game_id: g.game_id.clone(),
+        ..Default::default()
     };
     expect_reject(
         c.get_replay(authed(req(), "")).await,
@@ -410,6 +415,7 @@ async fn open_mode_and_the_games_limit() {
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: a.game_id.clone(),
+                ..Default::default()
             },
             &a.seat_tokens[p as usize],
         ))
@@ -464,14 +470,26 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, foreign))
-            .await,
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            foreign,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.leave_game(authed(pb::LeaveGameRequest { game_id: gid() }, foreign))
-            .await,
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            foreign,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -497,14 +515,26 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, spec))
-            .await,
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            spec,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.leave_game(authed(pb::LeaveGameRequest { game_id: gid() }, spec))
-            .await,
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            spec,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -513,7 +543,7 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn missing_or_unknown_tokens_are_unauthenticated() {
+async fn missing_or_invalid_tokens_are_unauthenticated_and_told_apart() {
     let mut c = shared_client().await;
     let g = new_game(&mut c, "classic", 203).await;
     let other_game = new_game(&mut c, "classic", 204).await;
@@ -529,6 +559,11 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         no_game.as_str(),
         bad_seat.as_str(),
     ] {
+        // No credential is UNAUTHENTICATED_TOKEN; one that is not valid, INVALID_TOKEN.
+        let reason = match token.is_empty() {
+            true => "UNAUTHENTICATED_TOKEN",
+            false => "INVALID_TOKEN",
+        };
         let s = expect_reject(
             c.get_state(authed(
                 pb::GetStateRequest {
@@ -538,7 +573,7 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
             ))
             .await,
             Code::Unauthenticated,
-            "UNAUTHENTICATED_TOKEN",
+            reason,
         );
         assert!(
             token.is_empty() || !s.message().contains(token),
@@ -547,7 +582,19 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         expect_reject(
             submit(&mut c, token, pass_req(&g.game_id, 0, 0)).await,
             Code::Unauthenticated,
-            "UNAUTHENTICATED_TOKEN",
+            reason,
+        );
+        // An unknown game is NOT_FOUND whatever the credential.
+        expect_reject(
+            c.get_state(authed(
+                pb::GetStateRequest {
+                    game_id: "0123456789abcdef01234567".into(),
+                },
+                token,
+            ))
+            .await,
+            Code::NotFound,
+            "NO_SUCH_GAME",
         );
     }
     // A token with a wrong secret is unknown even for its own seat.
@@ -558,12 +605,13 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         c.get_hints(authed(
             pb::GetHintsRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &wrong_secret,
         ))
         .await,
         Code::Unauthenticated,
-        "UNAUTHENTICATED_TOKEN",
+        "INVALID_TOKEN",
     );
 }
 
@@ -584,7 +632,7 @@ async fn creating_games_needs_a_platform_key_when_keys_are_configured() {
         ))
         .await,
         Code::Unauthenticated,
-        "UNAUTHENTICATED_TOKEN",
+        "INVALID_TOKEN",
     );
     expect_reject(
         c.create_game(authed(create_req("classic", 1, None), &g.seat_tokens[0]))
@@ -684,7 +732,10 @@ async fn games_of_one_platform_are_invisible_to_another() {
             .all(|t| !acme.seat_tokens.contains(t))
     );
 
-    let replay = |id: &str| pb::GetReplayRequest { game_id: id.into() };
+    let replay = |id: &str| pb::GetReplayRequest {
+        game_id: id.into(),
+        ..Default::default()
+    };
     let unknown = "00aa00aa00aa00aa00aa00aa";
     // In progress: the owner hears GAME_IN_PROGRESS; the other platform hears exactly what it
     // hears for a game that does not exist.
@@ -703,15 +754,23 @@ async fn games_of_one_platform_are_invisible_to_another() {
         Code::NotFound,
         "NO_SUCH_GAME",
     );
-    for id in [acme.game_id.as_str(), unknown] {
+    // A platform key reads no state; an unknown game is NOT_FOUND whatever the credential.
+    for (id, code, reason) in [
+        (
+            acme.game_id.as_str(),
+            Code::PermissionDenied,
+            "PERMISSION_DENIED_TOKEN",
+        ),
+        (unknown, Code::NotFound, "NO_SUCH_GAME"),
+    ] {
         expect_reject(
             c.get_state(authed(
                 pb::GetStateRequest { game_id: id.into() },
                 OTHER_KEY,
             ))
             .await,
-            Code::PermissionDenied,
-            "PERMISSION_DENIED_TOKEN",
+            code,
+            reason,
         );
     }
     // Finished: the owner reads the replay, the other platform still sees nothing.
@@ -720,6 +779,7 @@ async fn games_of_one_platform_are_invisible_to_another() {
     c.leave_game(authed(
         pb::LeaveGameRequest {
             game_id: acme.game_id.clone(),
+            ..Default::default()
         },
         &acme.seat_tokens[p as usize],
     ))
@@ -773,8 +833,8 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
     assert_eq!(retry, first);
     assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, first.seq);
 
-    // The game moves on; the retry still answers the original, even with other cards and a
-    // stale expected_seq, and acts on nothing.
+    // The game moves on; the retry still answers the original (its expected_seq is stale by
+    // now) and acts on nothing.
     let st2 = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let next = turn_player(&st2);
     let next_token = &g.seat_tokens[next as usize];
@@ -790,19 +850,51 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
         first.seq + 1,
         "another seat's request with the same key must act"
     );
-    let mut changed = req.clone();
-    changed.cards = h.plays.last().expect("a hint").cards.clone();
-    changed.declared = None;
-    let late = submit(&mut c, token, changed)
+    let late = submit(&mut c, token, req.clone())
         .await
         .expect("late retry")
         .into_inner();
     assert_eq!(late, first);
+    // The same key with other cards is another request: refused, and nothing acts.
+    let mut changed = req.clone();
+    changed.cards = h.plays.last().expect("a hint").cards.clone();
+    changed.declared = None;
+    let s = expect_reject(
+        submit(&mut c, token, changed).await,
+        Code::AlreadyExists,
+        "IDEMPOTENCY_CONFLICT",
+    );
+    assert!(
+        !s.message().contains("same-key"),
+        "the key is not echoed: {s:?}"
+    );
+    // Leaving under the key of a play is another request too.
+    expect_reject(
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: g.game_id.clone(),
+                request_id: "same-key".into(),
+            },
+            token,
+        ))
+        .await,
+        Code::AlreadyExists,
+        "IDEMPOTENCY_CONFLICT",
+    );
+    // Without `seat`, the same request: the token decides the player.
+    let mut seatless = req.clone();
+    seatless.seat = None;
+    let again = submit(&mut c, token, seatless)
+        .await
+        .expect("a retry without seat")
+        .into_inner();
+    assert_eq!(again, first);
     assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
     let replay = c
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))
@@ -1056,4 +1148,330 @@ async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
         "seed {seed}: resumed after {last}"
     );
     assert_eq!(joined, full, "seed {seed}: dropped after seq {last}");
+}
+
+// ---------------------------------------------------------------- no seat↔player translation
+
+/// A 雙明 (jj) game whose first deal does not seat player i at seat i, and its state.
+async fn shuffled_seating(c: &mut Client) -> (pb::CreateGameResponse, pb::GetStateResponse) {
+    for seed in 400..460 {
+        let g = new_game(c, "jj", seed).await;
+        let st = state(c, &g.game_id, ADMIN_KEY).await;
+        if st.seats.iter().any(|s| s.seat != s.player) {
+            return (g, st);
+        }
+    }
+    panic!("no jj seed in 400..460 seats a player away from its index");
+}
+
+/// The token decides the player: a play without `seat` acts for the token's player; a `seat`
+/// that names another player is refused naming the token's player and its seat; a play out of
+/// turn names both players and their seats — all read against GetState's seating (the oracle),
+/// in a game whose seats are not the player indexes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_play_needs_no_seat_and_errors_name_the_player_and_its_seat() {
+    let mut c = shared_client().await;
+    let (g, st) = shuffled_seating(&mut c).await;
+    let seat_of = |p: u32| {
+        st.seats
+            .iter()
+            .find(|s| s.player == p)
+            .expect("seated")
+            .seat
+    };
+    let to_act = turn_player(&st);
+    let waiting = (0..4).find(|&p| p != to_act).expect("another player");
+    let own = state(&mut c, &g.game_id, &g.seat_tokens[waiting as usize])
+        .await
+        .hand;
+    let mut req = cards_req(&g, waiting, vec![own[0]]);
+    req.seat = None;
+    let s = expect_reject(
+        submit(&mut c, &g.seat_tokens[waiting as usize], req).await,
+        Code::FailedPrecondition,
+        "NOT_YOUR_TURN",
+    );
+    let expected = format!(
+        "it is player {to_act}'s turn (seat {}), not player {waiting}'s (seat {})",
+        st.turn_seat.expect("a seat to act"),
+        seat_of(waiting)
+    );
+    assert!(s.message().contains(&expected), "{s:?} lacks {expected:?}");
+
+    // A `seat` naming another player than the token's.
+    let t = &g.seat_tokens[to_act as usize];
+    let h = hints(&mut c, &g.game_id, t).await;
+    let mut wrong = play_req(&g.game_id, waiting, &h.plays[0], st.seq);
+    let s = expect_reject(
+        submit(&mut c, t, wrong.clone()).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+    let expected = format!("player {to_act} (seat {})", seat_of(to_act));
+    assert!(s.message().contains(&expected), "{s:?} lacks {expected:?}");
+
+    // Without `seat`, the token's player plays.
+    wrong.seat = None;
+    let r = submit(&mut c, t, wrong)
+        .await
+        .expect("a seatless play")
+        .into_inner();
+    assert_eq!(r.seq, st.seq + 1);
+    let Some(pb::game_event::Event::Played(played)) = r.events.iter().find_map(|e| e.event.clone())
+    else {
+        panic!("the play's first event is Played: {:?}", r.events);
+    };
+    assert_eq!(played.seat, seat_of(to_act));
+}
+
+/// `expected_seq` present and 0 guards the first action: at seq 0 it acts, and the same guard
+/// again (the game is at seq 1 now) is STALE_SEQ; absent, nothing is checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_present_expected_seq_of_zero_guards_the_first_action() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 310).await;
+    let (st, p) = turn(&mut c, &g).await;
+    assert_eq!(st.seq, 0);
+    let t = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, t).await;
+    let mut req = play_req(&g.game_id, p, &h.plays[0], 0);
+    req.seat = None;
+    req.expected_seq = Some(1);
+    let s = expect_reject(
+        submit(&mut c, t, req.clone()).await,
+        Code::Aborted,
+        "STALE_SEQ",
+    );
+    assert_eq!(metadata(&s, "current_seq").as_deref(), Some("0"));
+    req.expected_seq = Some(0);
+    let first = submit(&mut c, t, req)
+        .await
+        .expect("the guarded first play");
+    assert_eq!(first.into_inner().seq, 1);
+    // Another first action, guarded by seq 0, lost the race.
+    let (st, n) = turn(&mut c, &g).await;
+    let mut late = pass_req(&g.game_id, n, 0);
+    late.expected_seq = Some(0);
+    let s = expect_reject(
+        submit(&mut c, &g.seat_tokens[n as usize], late.clone()).await,
+        Code::Aborted,
+        "STALE_SEQ",
+    );
+    assert_eq!(metadata(&s, "current_seq").as_deref(), Some("1"));
+    // Absent: no check.
+    late.expected_seq = None;
+    let r = submit(&mut c, &g.seat_tokens[n as usize], late).await;
+    assert_eq!(r.expect("an unguarded pass").into_inner().seq, st.seq + 1);
+}
+
+/// A request id is at most 128 bytes on every rpc that takes one: 129 is BAD_REQUEST and acts
+/// on nothing, 128 is accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_ids_are_at_most_128_bytes() {
+    let mut c = shared_client().await;
+    let long = "r".repeat(129);
+    let mut req = create_req("classic", 1, None);
+    req.request_id = long.clone();
+    expect_reject(
+        c.create_game(authed(req.clone(), ADMIN_KEY)).await,
+        Code::InvalidArgument,
+        "BAD_REQUEST",
+    );
+    req.request_id = "c".repeat(128);
+    let g = create(&mut c, ADMIN_KEY, req).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let t = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, t).await;
+    let mut play = play_req(&g.game_id, p, &h.plays[0], st.seq);
+    play.request_id = long.clone();
+    let s = expect_reject(
+        submit(&mut c, t, play.clone()).await,
+        Code::InvalidArgument,
+        "BAD_REQUEST",
+    );
+    assert!(s.message().contains("129 bytes"), "{s:?}");
+    expect_reject(
+        c.leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: g.game_id.clone(),
+                request_id: long,
+            },
+            t,
+        ))
+        .await,
+        Code::InvalidArgument,
+        "BAD_REQUEST",
+    );
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+    play.request_id = "p".repeat(128);
+    submit(&mut c, t, play)
+        .await
+        .expect("a 128-byte request id");
+}
+
+/// CreateGame under a used request id: the same request gets the same game and tokens; another
+/// request (another variant, other deals) is IDEMPOTENCY_CONFLICT and creates nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_reusing_a_request_id_for_another_request_is_a_conflict() {
+    let mut c = shared_client().await;
+    let mut req = create_req("classic", 2, None);
+    req.request_id = "create-conflict-1".into();
+    let first = create(&mut c, ACME_KEY, req.clone()).await;
+    let again = create(&mut c, ACME_KEY, req.clone()).await;
+    assert_eq!(again, first);
+    let changes: [fn(&mut pb::CreateGameRequest); 3] = [
+        |r: &mut pb::CreateGameRequest| r.variant = "jj".into(),
+        |r: &mut pb::CreateGameRequest| r.deals = 3,
+        |r: &mut pb::CreateGameRequest| {
+            r.options.insert("deals_per_match".into(), "2".into());
+        },
+    ];
+    for change in changes {
+        let mut other = req.clone();
+        change(&mut other);
+        expect_reject(
+            c.create_game(authed(other, ACME_KEY)).await,
+            Code::AlreadyExists,
+            "IDEMPOTENCY_CONFLICT",
+        );
+    }
+    // Another platform's same key is another request.
+    let theirs = create(&mut c, OTHER_KEY, req).await;
+    assert_ne!(theirs.game_id, first.game_id);
+}
+
+/// A retried LeaveGame under its request id answers the first result and does not act again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_leave_returns_the_first_result() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 311).await;
+    let req = pb::LeaveGameRequest {
+        game_id: g.game_id.clone(),
+        request_id: "leave-1".into(),
+    };
+    let first = c
+        .leave_game(authed(req.clone(), &g.seat_tokens[2]))
+        .await
+        .expect("leave")
+        .into_inner();
+    let again = c
+        .leave_game(authed(req, &g.seat_tokens[2]))
+        .await
+        .expect("the retried leave")
+        .into_inner();
+    assert_eq!(again, first);
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, first.seq);
+}
+
+/// Results by player as well as by seat: the escape settlement of a leave, re-indexed through
+/// the deal's seating, names the leaver (a player the test chose) as the escaped player.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deal_results_carry_by_player_scores_and_places() {
+    let mut c = shared_client().await;
+    let (g, st) = shuffled_seating(&mut c).await;
+    let leaver = st
+        .seats
+        .iter()
+        .find(|s| s.seat != s.player)
+        .expect("a player away from its index")
+        .player;
+    let r = c
+        .leave_game(authed(
+            pb::LeaveGameRequest {
+                game_id: g.game_id.clone(),
+                ..Default::default()
+            },
+            &g.seat_tokens[leaver as usize],
+        ))
+        .await
+        .expect("leave")
+        .into_inner();
+    let d = r.deal_result.expect("the escape settlement");
+    assert_eq!(d.escaped_player, Some(leaver));
+    let seat = d.escaped.expect("the escaped seat");
+    assert_eq!(d.players[seat as usize], leaver);
+    assert_ne!(
+        seat, leaver,
+        "the test needs a seat that is not the player index"
+    );
+    assert_eq!(d.player_scores.len(), d.scores.len());
+    for (s, &p) in d.players.iter().enumerate() {
+        assert_eq!(
+            d.player_scores[p as usize], d.scores[s],
+            "seat {s}, player {p}"
+        );
+    }
+    let places: Vec<u32> = d.places.iter().map(|&s| d.players[s as usize]).collect();
+    assert_eq!(d.player_places, places);
+}
+
+/// GetState carries the options the game was created with.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_state_carries_the_games_options() {
+    let mut c = shared_client().await;
+    let mut req = create_req("classic", 1, None);
+    req.options.insert("deals_per_match".into(), "3".into());
+    let g = create(&mut c, ADMIN_KEY, req.clone()).await;
+    let st = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(st.options, req.options);
+}
+
+/// ListVariants' option schema is structured: every option's type is one of the script types,
+/// a choice lists its choices (the default among them), numbers and lists have their range, a
+/// list its length (the default within both), read back against what the variant accepts: each
+/// option's default, sent as CreateGame would send it, creates a game.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_variants_gives_a_structured_option_schema() {
+    let mut c = shared_client().await;
+    let list = c
+        .list_variants(authed(pb::ListVariantsRequest {}, ""))
+        .await
+        .expect("ListVariants")
+        .into_inner();
+    let (mut choices, mut lists) = (0, 0);
+    for v in &list.variants {
+        for o in &v.options {
+            let what = format!("{}.{}", v.id, o.name);
+            let num = |s: &str| s.parse::<f64>().unwrap_or_else(|_| panic!("{what}: {s:?}"));
+            match o.r#type.as_str() {
+                "choice" => {
+                    choices += 1;
+                    assert!(o.choices.contains(&o.default_value), "{what}: {o:?}");
+                }
+                "int_list" => {
+                    lists += 1;
+                    let inner = o
+                        .default_value
+                        .trim_start_matches('[')
+                        .trim_end_matches(']');
+                    let items: Vec<f64> = inner.split(',').map(num).collect();
+                    let n = items.len() as u32;
+                    assert!(o.min_length <= n && n <= o.max_length, "{what}: {o:?}");
+                    assert!(
+                        items.iter().all(|&x| num(&o.min) <= x && x <= num(&o.max)),
+                        "{what}"
+                    );
+                }
+                "int" | "float" => {
+                    let d = num(&o.default_value);
+                    assert!(num(&o.min) <= d && d <= num(&o.max), "{what}: {o:?}");
+                    assert!(o.choices.is_empty() && o.max_length == 0, "{what}");
+                }
+                "bool" => assert!(
+                    ["true", "false"].contains(&o.default_value.as_str()),
+                    "{what}"
+                ),
+                other => panic!("{what}: type {other:?}"),
+            }
+            let mut req = create_req(&v.id, 1, None);
+            req.options.insert(o.name.clone(), o.default_value.clone());
+            c.create_game(authed(req, ADMIN_KEY))
+                .await
+                .unwrap_or_else(|s| panic!("{what}: the default {:?}: {s:?}", o.default_value));
+        }
+    }
+    assert!(
+        choices > 0 && lists > 0,
+        "the variants have choice and int_list options"
+    );
 }

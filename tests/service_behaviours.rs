@@ -23,6 +23,7 @@ async fn replay(c: &mut Client, game_id: &str, token: &str) -> pb::GetReplayResp
     c.get_replay(authed(
         pb::GetReplayRequest {
             game_id: game_id.into(),
+            ..Default::default()
         },
         token,
     ))

@@ -216,6 +216,7 @@ async fn full_match(variant: &'static str, seed: u64) -> Result<String, String> 
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
             "",
         ))
@@ -340,6 +341,7 @@ async fn a_match_ended_by_leaving_replays_exactly() {
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))
@@ -359,6 +361,7 @@ async fn a_match_ended_by_leaving_replays_exactly() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
             "",
         ))

@@ -48,6 +48,7 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
     c.leave_game(authed(
         pb::LeaveGameRequest {
             game_id: g.game_id.clone(),
+            ..Default::default()
         },
         &g.seat_tokens[turn_player(&after) as usize],
     ))
@@ -57,6 +58,7 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))
@@ -94,6 +96,7 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
     c.leave_game(authed(
         pb::LeaveGameRequest {
             game_id: g.game_id.clone(),
+            ..Default::default()
         },
         &g.seat_tokens[leaver as usize],
     ))
@@ -105,6 +108,7 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &g.spectator_token,
         ))
@@ -130,6 +134,7 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &g.spectator_token,
         ))

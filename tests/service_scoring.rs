@@ -136,9 +136,9 @@ async fn play_case(c: &mut Client, case: &Value) -> Result<Vec<f64>, String> {
                 next.next();
                 pb::SubmitPlayRequest {
                     game_id: g.game_id.clone(),
-                    seat,
+                    seat: Some(seat),
                     cards: take(&hand, cards)?,
-                    expected_seq: st.seq,
+                    expected_seq: Some(st.seq),
                     ..Default::default()
                 }
             }

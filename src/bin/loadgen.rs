@@ -540,8 +540,11 @@ impl Worker {
         // The choice: (cards, declared) or None to pass; the chosen interpretation (local).
         let (choice, chosen): (Option<(Vec<u32>, pb::Declared)>, Option<Hand>) = match hints {
             Hints::Server => {
+                // Every legal play in one page, as the policies choose among all of them.
                 let req = pb::GetHintsRequest {
                     game_id: run.id.clone(),
+                    limit: 500,
+                    ..Default::default()
                 };
                 let h = self
                     .stats
@@ -615,18 +618,18 @@ impl Worker {
         let req = match choice {
             Some((cards, declared)) => pb::SubmitPlayRequest {
                 game_id: run.id.clone(),
-                seat: u32::from(player),
+                seat: None,
                 cards,
                 pass: false,
                 declared: Some(declared),
-                expected_seq: run.seq,
+                expected_seq: Some(run.seq),
                 request_id,
             },
             None => pb::SubmitPlayRequest {
                 game_id: run.id.clone(),
-                seat: u32::from(player),
+                seat: None,
                 pass: true,
-                expected_seq: run.seq,
+                expected_seq: Some(run.seq),
                 request_id,
                 ..Default::default()
             },
@@ -652,8 +655,12 @@ impl Worker {
     }
 
     async fn finish(&mut self, run: Run) {
+        // One page of the most actions: a load game is far shorter (verify refuses a partial
+        // replay).
         let req = pb::GetReplayRequest {
             game_id: run.id.clone(),
+            max_actions: 5_000,
+            ..Default::default()
         };
         let r = self
             .stats

@@ -5,6 +5,8 @@
 //! Depends on `auth` (credentials), `games` (to verify a game token against its game) and
 //! `status`; never on the wire types.
 
+use std::sync::Arc;
+
 use tonic::metadata::MetadataMap;
 
 use super::auth::{self, GameToken, Keys, Role};
@@ -23,6 +25,9 @@ pub enum Caller {
     Admin,
     /// A game token (not yet verified against the game's digests).
     Game(GameToken),
+    /// A credential was sent but it is none of the above: not a configured key, not shaped like a
+    /// game token (INVALID_TOKEN wherever a credential is needed, unlike no credential at all).
+    Invalid,
 }
 
 /// The caller of a request with these headers.
@@ -38,8 +43,16 @@ pub fn caller(keys: &Keys, metadata: &MetadataMap) -> Caller {
     }
     match GameToken::parse(token) {
         Some(t) => Caller::Game(t),
-        None => Caller::Anonymous,
+        None => Caller::Invalid,
     }
+}
+
+/// The rejection of a credential that was sent but is not valid.
+fn invalid_token() -> ApiError {
+    ApiError::new(
+        Reason::InvalidToken,
+        "the bearer credential is not a valid key or token (malformed, unknown or expired)",
+    )
 }
 
 /// A caller that may create games: a platform key (its name), the admin key, or anyone when
@@ -57,6 +70,7 @@ pub fn creator(keys: &Keys, caller: &Caller) -> Result<Option<String>, ApiError>
             Reason::Unauthenticated,
             "CreateGame needs a platform API key (authorization: Bearer <key>)",
         )),
+        Caller::Invalid => Err(invalid_token()),
     }
 }
 
@@ -69,6 +83,7 @@ pub fn admin(keys: &Keys, caller: &Caller) -> Result<(), ApiError> {
             Reason::Unauthenticated,
             "the admin key is required",
         )),
+        Caller::Invalid => Err(invalid_token()),
         _ => Err(ApiError::new(
             Reason::PermissionDenied,
             "the admin key is required",
@@ -85,6 +100,11 @@ pub fn player(viewer: Viewer, refusal: &'static str) -> Result<u8, ApiError> {
 }
 
 /// Resolves the game a request is about and how the caller sees it.
+///
+/// An unknown game is NOT_FOUND/NO_SUCH_GAME whatever the credential (game ids are 96 random
+/// bits: knowing that one does not exist tells nothing). Then a game token is verified against
+/// the game it names: a forged or expired one is INVALID_TOKEN whatever game it is used on, and
+/// only a genuine token for another game is PERMISSION_DENIED.
 pub async fn authorize(
     games: &Games,
     caller: &Caller,
@@ -93,31 +113,27 @@ pub async fn authorize(
     if game_id.is_empty() {
         return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
     }
+    let game = games.load(game_id).await?;
     match caller {
-        Caller::Admin => Ok((games.load(game_id).await?, Viewer::Admin)),
+        Caller::Admin => Ok((game, Viewer::Admin)),
         Caller::Game(token) => {
-            // The token is verified against the game it names first: an unknown (forged,
-            // expired) token is UNAUTHENTICATED whatever game it is used on, and only a
-            // genuine token for another game is PERMISSION_DENIED, which says nothing about
-            // whether the requested game exists.
-            let game = games
-                .load(&token.game_id)
-                .await
-                .map_err(|e| match e.reason {
-                    Reason::NoSuchGame => {
-                        ApiError::new(Reason::Unauthenticated, "unknown or expired token")
-                    }
-                    _ => e,
-                })?;
+            let own = if token.game_id == game_id {
+                Arc::clone(&game)
+            } else {
+                games
+                    .load(&token.game_id)
+                    .await
+                    .map_err(|e| match e.reason {
+                        Reason::NoSuchGame => invalid_token(),
+                        _ => e,
+                    })?
+            };
             let ok = {
-                let live = game.lock().await;
+                let live = own.lock().await;
                 live.record.verify(token)
             };
             if !ok {
-                return Err(ApiError::new(
-                    Reason::Unauthenticated,
-                    "unknown or expired token",
-                ));
+                return Err(invalid_token());
             }
             if token.game_id != game_id {
                 return Err(ApiError::new(
@@ -139,5 +155,6 @@ pub async fn authorize(
             Reason::Unauthenticated,
             "missing token (authorization: Bearer <token>)",
         )),
+        Caller::Invalid => Err(invalid_token()),
     }
 }

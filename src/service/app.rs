@@ -42,6 +42,9 @@ fn token_key(config: &ServeConfig) -> Result<[u8; 32], String> {
                 .map_err(|_| "SHUANGKOU_TOKEN_KEY must be 64 hex digits".to_string())
         }
         None => {
+            tracing::warn!(
+                "no SHUANGKOU_TOKEN_KEY: a random token key for this process only; after a restart (or on another replica) seat tokens stop verifying and an idempotent CreateGame retry is FAILED_PRECONDITION/TOKEN_KEY_CHANGED. Set a fixed key in production"
+            );
             let mut k = [0u8; 32];
             getrandom::fill(&mut k).map_err(|e| format!("no OS randomness: {e}"))?;
             Ok(k)

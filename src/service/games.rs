@@ -522,7 +522,7 @@ mod tests {
                 let game = second.load("g1").await.unwrap();
                 let mut live = second.current(&game).await.unwrap();
                 second
-                    .commit(&mut live, |l| l.prepare_leave(0, now_ms()))
+                    .commit(&mut live, |l| l.prepare_leave(0, now_ms(), None))
                     .await
                     .unwrap();
                 assert!(live.finished(), "a leave (escape) ends a one-deal match");

@@ -47,6 +47,50 @@ pub struct Record {
     /// before the compact scheme have no such field and verify with the JSON one.
     #[serde(default)]
     pub hash_scheme: crate::game::HashScheme,
+    /// The digest of the CreateGame request ([`NewGame::digest`]) when it had a request id: a
+    /// retry with the same id must be the same request (records written before have none, and
+    /// any retry of them is taken as the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_digest: Option<String>,
+}
+
+/// Longest idempotency key accepted (bytes): a key is stored with what it caused.
+pub const MAX_REQUEST_ID_BYTES: usize = 128;
+
+/// Checks an idempotency key's length.
+pub fn check_request_id(request_id: &str) -> Result<(), ApiError> {
+    if request_id.len() > MAX_REQUEST_ID_BYTES {
+        return Err(bad(
+            Reason::BadRequest,
+            format!(
+                "request_id is {} bytes; at most {MAX_REQUEST_ID_BYTES}",
+                request_id.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The digest of a request for its idempotency key: hex SHA-256 over its parts, each
+/// length-prefixed (so no two different part lists share a digest).
+pub fn request_digest(parts: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update((p.len() as u64).to_le_bytes());
+        h.update(p);
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+/// The rejection of an idempotency key reused for another request.
+pub fn idempotency_conflict(request_id_len: usize, what: &str) -> ApiError {
+    bad(
+        Reason::IdempotencyConflict,
+        format!(
+            "this request_id ({request_id_len} bytes) was already used for a different {what}; \
+             the first request's result stands (use a new request_id for a new request)"
+        ),
+    )
 }
 
 /// The tokens of a new game (returned once, never stored).
@@ -71,6 +115,25 @@ pub struct NewGame {
     pub preset_hands: Option<Vec<Vec<u32>>>,
     /// The idempotency key; empty = none.
     pub request_id: String,
+}
+
+impl NewGame {
+    /// The digest of what the request asks for (not its key): a retry under the same key must
+    /// have the same one.
+    pub fn digest(&self) -> String {
+        let options: Vec<u8> = serde_json::to_vec(&self.options).unwrap_or_default();
+        let players = self.players.join("\u{1f}");
+        let hands = serde_json::to_vec(&self.preset_hands).unwrap_or_default();
+        request_digest(&[
+            b"create",
+            self.variant.as_bytes(),
+            &options,
+            &self.deals.to_le_bytes(),
+            players.as_bytes(),
+            self.seed.as_bytes(),
+            &hands,
+        ])
+    }
 }
 
 fn derive_secret(key: &[u8; 32], game_id: &str, role: Role) -> Result<String, ApiError> {
@@ -210,6 +273,7 @@ impl Record {
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Compact,
+            request_digest: (!req.request_id.is_empty()).then(|| req.digest()),
         };
         Ok((record, tokens))
     }
@@ -219,8 +283,8 @@ impl Record {
         let (tokens, digests, spec) = tokens_for(token_key, &self.id, self.players.len())?;
         if digests != self.seat_digests || spec != self.spectator_digest {
             return Err(bad(
-                Reason::Unavailable,
-                "the game exists but its tokens cannot be re-issued (the server token key changed); use the tokens of the first response",
+                Reason::TokenKeyChanged,
+                "the game exists but its tokens cannot be re-issued (the server token key changed: set a fixed SHUANGKOU_TOKEN_KEY); use the tokens of the first response",
             ));
         }
         Ok(tokens)
@@ -292,6 +356,7 @@ mod tests {
             seat_digests: vec![String::new(); 4],
             spectator_digest: String::new(),
             hash_scheme: HashScheme::Compact,
+            request_digest: None,
         }
     }
 

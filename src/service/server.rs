@@ -165,6 +165,7 @@ pub async fn serve(
         .concurrency_limit_per_connection(config.max_concurrent)
         .load_shed(true)
         .layer(tonic_web::GrpcWebLayer::new())
+        .layer(rpc::limit::OversizeLayer)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

@@ -34,6 +34,10 @@ pub struct Stored {
     /// The idempotency key of the request that caused it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// The digest of that request (`record::request_digest`): a retry under the same key must be
+    /// the same request. Entries written before have none (any retry is taken as the same).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_digest: Option<String>,
     /// The engine's state hash after it.
     pub hash: String,
 }
@@ -53,8 +57,9 @@ pub struct Session {
     events: Vec<(u64, Vec<Event>)>,
     entries: Vec<Stored>,
     /// Idempotency keys: (player, request id) → the seq of the action it caused. Keys are the
-    /// sending player's: another seat that happens to use the same key is another request.
-    requests: HashMap<(u8, String), u64>,
+    /// sending player's: another seat that happens to use the same key is another request. The
+    /// value also holds the request's digest, when it was stored.
+    requests: HashMap<(u8, String), (u64, Option<String>)>,
     notify: broadcast::Sender<u64>,
 }
 
@@ -209,8 +214,10 @@ impl Session {
 
     fn push(&mut self, stored: Stored, events: Vec<Event>) {
         if let Some(r) = &stored.request_id {
-            self.requests
-                .insert((stored.entry.player, r.clone()), self.game.seq());
+            self.requests.insert(
+                (stored.entry.player, r.clone()),
+                (self.game.seq(), stored.request_digest.clone()),
+            );
         }
         self.events.push((stored.entry.at, events));
         self.entries.push(stored);
@@ -241,11 +248,12 @@ impl Session {
         let _ = self.notify.send(self.game.seq());
     }
 
-    /// The seq of the action `player` caused with `request_id`, if any.
-    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<u64> {
+    /// The seq of the action `player` caused with `request_id`, if any, and the digest of that
+    /// request (when stored).
+    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<(u64, Option<&str>)> {
         self.requests
             .get(&(player, request_id.to_string()))
-            .copied()
+            .map(|(seq, digest)| (*seq, digest.as_deref()))
     }
 
     /// Applies a player's action: on a copy of the engine state, returning the new state, its
@@ -255,7 +263,7 @@ impl Session {
         player: u8,
         action: WireAction,
         now: u64,
-        request_id: Option<&str>,
+        request: Option<Idempotent<'_>>,
     ) -> Result<Prepared, ApiError> {
         let action = match action {
             WireAction::Play { cards, declared } => Action::Play { cards, declared },
@@ -267,19 +275,24 @@ impl Session {
                 action,
                 at: now,
             },
-            request_id,
+            request,
         )
     }
 
     /// The player leaves (escape).
-    pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
+    pub fn prepare_leave(
+        &self,
+        player: u8,
+        now: u64,
+        request: Option<Idempotent<'_>>,
+    ) -> Result<Prepared, ApiError> {
         self.prepare_entry(
             Entry {
                 player,
                 action: Action::Leave,
                 at: now,
             },
-            None,
+            request,
         )
     }
 
@@ -305,12 +318,17 @@ impl Session {
         )
     }
 
-    fn prepare_entry(&self, entry: Entry, request_id: Option<&str>) -> Result<Prepared, ApiError> {
+    fn prepare_entry(
+        &self,
+        entry: Entry,
+        request: Option<Idempotent<'_>>,
+    ) -> Result<Prepared, ApiError> {
         let mut game = self.game.clone();
         let events = game.apply(self.hooks.as_ref(), entry)?;
         let stored = Stored {
             entry,
-            request_id: request_id.map(str::to_string),
+            request_id: request.map(|r| r.id.to_string()),
+            request_digest: request.map(|r| r.digest.to_string()),
             hash: game.state_hash_with(self.record.hash_scheme),
         };
         let body = serde_json::to_vec(&stored)
@@ -371,9 +389,9 @@ impl Session {
             .flat_map(|(seq, (at, events))| events.iter().map(move |e| (seq as u64, *at, e)))
     }
 
-    /// GetHints for a player: the legal plays with their physical cards, whether passing is legal
-    /// now, whether it is the player's turn.
-    pub fn hints(&self, player: u8) -> Result<Hints, ApiError> {
+    /// GetHints for a player: one page of the legal plays (`hints::page`) with their physical
+    /// cards, whether passing is legal now, whether it is the player's turn.
+    pub fn hints(&self, player: u8, query: &crate::hints::Query) -> Result<Hints, ApiError> {
         if self.finished() {
             return Err(ApiError::new(Reason::GameOver, "the match is over"));
         }
@@ -382,16 +400,20 @@ impl Session {
             .seat_of(player)
             .ok_or_else(|| ApiError::new(Reason::BadRequest, "no such player"))?;
         let your_turn = self.game.turn() == Some(seat);
-        let (plays, can_pass) = self.game.legal_plays(seat);
         let hand = self.game.hand(seat);
-        let plays = plays
-            .into_iter()
+        let previous = self.game.top().map(|t| &t.hand);
+        let page = crate::hints::page(hand.rank_counts(), previous, self.game.rules(), query)
+            .map_err(|e| ApiError::new(Reason::BadRequest, format!("hints: {e}")))?;
+        let plays = page
+            .plays
+            .iter()
             .filter_map(|p| hand.take(p.cards).map(|cards| (cards, p.hand)))
             .collect();
         Ok(Hints {
             plays,
-            can_pass: can_pass && your_turn,
+            can_pass: previous.is_some() && your_turn,
             your_turn,
+            page,
         })
     }
 
@@ -422,6 +444,13 @@ impl Session {
     }
 }
 
+/// An idempotency key and the digest of the request it was sent with.
+#[derive(Clone, Copy, Debug)]
+pub struct Idempotent<'a> {
+    pub id: &'a str,
+    pub digest: &'a str,
+}
+
 /// A player's legal plays now.
 pub struct Hints {
     /// Each legal play with the physical cards of the player's hand it takes.
@@ -429,6 +458,8 @@ pub struct Hints {
     /// Passing is legal now (and it is the player's turn).
     pub can_pass: bool,
     pub your_turn: bool,
+    /// The page's counts and next token (its `plays` are the rank-level plays of `plays`).
+    pub page: crate::hints::Page,
 }
 
 /// An action applied to a copy, waiting for the store.
@@ -495,6 +526,7 @@ mod tests {
                     at: 1_700_000_000_000 + i as u64,
                 },
                 request_id: (i % 2 == 0).then(|| format!("r{i}")),
+                request_digest: (i % 4 == 0).then(|| format!("d{i}")),
                 hash: "ab".repeat(32),
             };
             let bytes = serde_json::to_vec(&stored).unwrap();
@@ -502,6 +534,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
             assert_eq!(back.entry, stored.entry);
             assert_eq!(back.request_id, stored.request_id);
+            assert_eq!(back.request_digest, stored.request_digest);
             assert_eq!(back.hash, stored.hash);
         }
         let bad: Result<Stored, _> = serde_json::from_slice(

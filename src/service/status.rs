@@ -50,11 +50,14 @@ pub enum Reason {
     ScriptFailed,
     StoreFailed,
     Unavailable,
+    IdempotencyConflict,
+    InvalidToken,
+    TokenKeyChanged,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 22] = [
+    pub const ALL: [Reason; 25] = [
         Reason::BadCardId,
         Reason::DuplicateCard,
         Reason::NotACombination,
@@ -77,6 +80,9 @@ impl Reason {
         Reason::ScriptFailed,
         Reason::StoreFailed,
         Reason::Unavailable,
+        Reason::IdempotencyConflict,
+        Reason::InvalidToken,
+        Reason::TokenKeyChanged,
     ];
 
     /// The stable name: the name of the proto's `ErrorReason` value (with `_TOKEN`/`_SERVER`
@@ -105,6 +111,9 @@ impl Reason {
             Reason::ScriptFailed => "SCRIPT_FAILED",
             Reason::StoreFailed => "STORE_FAILED",
             Reason::Unavailable => "UNAVAILABLE_SERVER",
+            Reason::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
+            Reason::InvalidToken => "INVALID_TOKEN",
+            Reason::TokenKeyChanged => "TOKEN_KEY_CHANGED",
         }
     }
 
@@ -124,10 +133,12 @@ impl Reason {
             | Reason::DoesNotBeat
             | Reason::MustLead
             | Reason::GameOver
-            | Reason::GameInProgress => Code::FailedPrecondition,
+            | Reason::GameInProgress
+            | Reason::TokenKeyChanged => Code::FailedPrecondition,
+            Reason::IdempotencyConflict => Code::AlreadyExists,
             Reason::StaleSeq => Code::Aborted,
             Reason::NoSuchGame => Code::NotFound,
-            Reason::Unauthenticated => Code::Unauthenticated,
+            Reason::Unauthenticated | Reason::InvalidToken => Code::Unauthenticated,
             Reason::PermissionDenied => Code::PermissionDenied,
             Reason::LimitExceeded => Code::ResourceExhausted,
             Reason::ScriptFailed | Reason::StoreFailed => Code::Internal,

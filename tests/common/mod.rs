@@ -315,24 +315,30 @@ pub fn play_req(
 ) -> pb::SubmitPlayRequest {
     pb::SubmitPlayRequest {
         game_id: game_id.into(),
-        seat: player,
+        seat: Some(player),
         cards: play.cards.clone(),
         pass: false,
         declared: Some(pb::Declared {
             r#type: play.r#type,
             key: play.key.clone(),
         }),
-        expected_seq,
+        expected_seq: guard(expected_seq),
         request_id: String::new(),
     }
+}
+
+/// The `expected_seq` of the helpers: 0 sends none (no check), as these helpers always did; a
+/// test of the guarded first action sets `Some(0)` itself.
+pub fn guard(expected_seq: u64) -> Option<u64> {
+    Some(expected_seq).filter(|&s| s != 0)
 }
 
 pub fn pass_req(game_id: &str, player: u32, expected_seq: u64) -> pb::SubmitPlayRequest {
     pb::SubmitPlayRequest {
         game_id: game_id.into(),
-        seat: player,
+        seat: Some(player),
         pass: true,
-        expected_seq,
+        expected_seq: guard(expected_seq),
         ..Default::default()
     }
 }
@@ -406,6 +412,7 @@ async fn viewer_hints(
 ) -> Result<pb::GetHintsResponse, String> {
     let req = pb::GetHintsRequest {
         game_id: game_id.into(),
+        ..Default::default()
     };
     answer(client.get_hints(authed(req, token)).await, who, "GetHints")
 }
@@ -665,6 +672,7 @@ pub async fn leave(
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: game_id.into(),
+                ..Default::default()
             },
             token,
         ))

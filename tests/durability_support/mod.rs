@@ -385,8 +385,8 @@ pub fn choose(
 ) -> pb::SubmitPlayRequest {
     let mut req = pb::SubmitPlayRequest {
         game_id: game_id.to_string(),
-        seat: player,
-        expected_seq,
+        seat: Some(player),
+        expected_seq: Some(expected_seq).filter(|&s| s != 0),
         request_id,
         ..Default::default()
     };

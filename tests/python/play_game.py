@@ -3,7 +3,9 @@
 
 Generated from proto/ by grpc_tools.protoc (not by anything in this repository), it uses only
 what a platform frontend has: the seat tokens CreateGame returns, GetState, GetHints and
-SubmitPlay. It checks what it sees (its own hand only, turn order, seq growth) and, at the end,
+SubmitPlay. It never translates between seats and players to act: the player to act is the one
+whose own view says the turn is its seat, and SubmitPlay names no seat (the token decides).
+It checks what it sees (its own hand only, turn order, seq growth) and, at the end,
 that GetReplay reveals a seed matching the commitment, that each deal's lines add up to its
 scores, that the totals add up the deals, and that every deal obeys the variant's sum rule
 (docs/rules/RULES.md §6; `check_scores`).
@@ -67,19 +69,24 @@ def play_match(stub, pb, variant: str, rng: random.Random) -> None:
         for p, s in enumerate(states):
             mine = [x for x in s.seats if x.player == p][0]
             assert mine.card_count == len(s.hand), "card count differs from own hand"
-        turn = state.turn_seat
-        player = [x.player for x in state.seats if x.seat == turn][0]
-        hints = stub.GetHints(pb.GetHintsRequest(game_id=game_id), metadata=meta[player])
+        # The player to act: the one whose own view has the turn at its own seat.
+        acting = [p for p, s in enumerate(states) if s.HasField("your_seat")
+                  and s.your_seat == s.turn_seat]
+        assert len(acting) == 1, f"players to act: {acting}"
+        player = acting[0]
+        hints = stub.GetHints(pb.GetHintsRequest(game_id=game_id, limit=50),
+                              metadata=meta[player])
+        assert hints.your_turn and len(hints.plays) <= 50 and hints.total >= len(hints.plays)
         if hints.can_pass and (not hints.plays or rng.random() < 0.5):
-            # `pass` is a Python keyword: set the field by name.
+            # `pass` is a Python keyword: set the field by name. No seat: the token decides.
             req = pb.SubmitPlayRequest(
-                game_id=game_id, seat=player, expected_seq=state.seq,
+                game_id=game_id, expected_seq=state.seq,
                 request_id=f"{game_id}-{state.seq}", **{"pass": True},
             )
         else:
             play = hints.plays[rng.randrange(len(hints.plays))]
             req = pb.SubmitPlayRequest(
-                game_id=game_id, seat=player, cards=list(play.cards),
+                game_id=game_id, cards=list(play.cards),
                 expected_seq=state.seq, request_id=f"{game_id}-{state.seq}",
             )
             if play.type:
@@ -92,19 +99,39 @@ def play_match(stub, pb, variant: str, rng: random.Random) -> None:
         assert again == resp, f"retry answered {again} after {resp}"
         after = stub.GetState(pb.GetStateRequest(game_id=game_id), metadata=meta[player])
         assert after.seq == resp.seq, f"the retry acted again: seq {after.seq} after {resp.seq}"
-        # Acting for another seat with this token is refused.
+        # Naming another player with this token is refused, naming the token's player.
         other = (player + 1) % players
         try:
             stub.SubmitPlay(pb.SubmitPlayRequest(game_id=game_id, seat=other, expected_seq=0),
                             metadata=meta[player])
-            raise AssertionError("acting for another seat was accepted")
+            raise AssertionError("acting for another player was accepted")
         except grpc.RpcError as e:
             assert e.code() == grpc.StatusCode.PERMISSION_DENIED, e
+            assert f"player {player} (seat " in e.details(), e.details()
+        # The same request id with another request is a conflict.
+        try:
+            stub.SubmitPlay(pb.SubmitPlayRequest(game_id=game_id, expected_seq=resp.seq,
+                                                 request_id=req.request_id, cards=[107]),
+                            metadata=meta[player])
+            raise AssertionError("a reused request id for another request was accepted")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.ALREADY_EXISTS, e
         steps += 1
         assert steps < 5000, "match did not end"
-    replay = stub.GetReplay(pb.GetReplayRequest(game_id=game_id), metadata=meta[0])
+    # The replay, page by page (small pages, so a match takes several).
+    pages, token = [], ""
+    while True:
+        page = stub.GetReplay(pb.GetReplayRequest(game_id=game_id, max_actions=40,
+                                                  page_token=token), metadata=meta[0])
+        pages.append(page)
+        token = page.next_page_token
+        if not token:
+            break
+    replay = pages[0]
+    actions = [a for p in pages for a in p.actions]
+    assert [a.seq for a in actions] == list(range(1, last_seq + 1)), "pages lose or repeat"
+    assert all(p.total_actions == last_seq for p in pages)
     assert hashlib.sha256(bytes.fromhex(replay.seed)).hexdigest() == created.seed_commitment
-    assert len(replay.actions) == last_seq
     final = stub.GetState(pb.GetStateRequest(game_id=game_id), metadata=meta[0])
     check_scores(pb, variant, players, final.scores)
     total = sum(final.scores.total)
@@ -131,6 +158,8 @@ def check_scores(pb, variant: str, players: int, scores) -> None:
             lines = sum(x.amount for x in d.lines if x.seat == seat)
             assert abs(lines - d.scores[seat]) < 1e-6, f"{where}: seat {seat} lines {lines}"
             totals[d.players[seat]] += d.scores[seat]
+            # By player as well as by seat.
+            assert abs(d.player_scores[d.players[seat]] - d.scores[seat]) < 1e-6, where
         s = sum(d.scores)
         if variant in ZERO_SUM or (variant in BAIBIAN_FAMILY and d.outcome != pb.OUTCOME_DRAW):
             assert abs(s) < 1e-6, f"{where}: scores {list(d.scores)} sum to {s}, not 0"

@@ -6,14 +6,15 @@
 use std::sync::Arc;
 
 use super::watch::{self, EventStream};
+use crate::game::Game;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::auth;
 use crate::service::clock::now_ms;
 use crate::service::games::Shared;
 use crate::service::pb;
-use crate::service::record::Record;
-use crate::service::session::Session;
+use crate::service::record::{Record, check_request_id, idempotency_conflict, request_digest};
+use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire;
 use crate::store::Created;
@@ -95,9 +96,20 @@ impl GameApi {
         let (game, p) = self
             .seat(&caller, &req.game_id, "hints need a seat token")
             .await?;
+        let mut query = wire::request::hint_query(&req)?;
+        // A page fits half the message limit whatever the limit is configured to: a play is at
+        // most ~300 bytes on the wire (27 card ids, four wild substitutions, its notations).
+        let fits = (self.app.config().max_message_bytes / 2 / 300).max(1);
+        let asked = match query.limit {
+            0 => crate::hints::DEFAULT_LIMIT,
+            n => n,
+        };
+        if asked <= crate::hints::MAX_LIMIT {
+            query.limit = asked.min(fits);
+        }
         let live = games.current(&game).await?;
-        let h = live.hints(p)?;
-        Ok(wire::hints(&h.plays, h.can_pass, h.your_turn))
+        let h = live.hints(p, &query)?;
+        Ok(wire::hints(&h.plays, h.can_pass, h.your_turn, &h.page))
     }
 
     async fn leave(
@@ -109,9 +121,21 @@ impl GameApi {
         let (game, p) = self
             .seat(&caller, &req.game_id, "leaving needs a seat token")
             .await?;
+        check_request_id(&req.request_id)?;
         let mut live = games.current(&game).await?;
+        let digest = request_digest(&[b"leave"]);
+        let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        if let Some(seq) = again(&live, p, rid, &digest, "LeaveGame")? {
+            return Ok(wire::leave_response(respond(&live, seq, p)?));
+        }
+        let request = rid.map(|id| Idempotent {
+            id,
+            digest: &digest,
+        });
         let now = now_ms();
-        let submitted = games.commit(&mut live, |l| l.prepare_leave(p, now)).await?;
+        let submitted = games
+            .commit(&mut live, |l| l.prepare_leave(p, now, request))
+            .await?;
         Ok(wire::leave_response(respond(&live, submitted.seq, p)?))
     }
 
@@ -142,7 +166,24 @@ impl GameApi {
                 "the replay (with the seed) is available when the match is over",
             ));
         }
-        Ok(pb::GetReplayResponse::from(&live.replay()?))
+        let replay = live.replay()?;
+        if req.max_actions as usize > wire::replay::MAX_PAGE_ACTIONS {
+            return Err(ApiError::new(
+                Reason::BadRequest,
+                format!("max_actions is at most {}", wire::replay::MAX_PAGE_ACTIONS),
+            ));
+        }
+        let first = wire::replay::page_start(&req.page_token, replay.entries.len())
+            .map_err(|e| ApiError::new(Reason::BadRequest, e))?;
+        // Half the message limit for the actions: the header (options, preset hands, scores)
+        // and the framing stay far below the other half.
+        let budget = self.app.config().max_message_bytes / 2;
+        Ok(wire::replay::page(
+            &replay,
+            first,
+            req.max_actions as usize,
+            budget,
+        ))
     }
 
     async fn create(
@@ -168,6 +209,7 @@ impl GameApi {
                 ),
             ));
         }
+        check_request_id(&req.request_id)?;
         let req = wire::new_game(req);
         let compiled = app.registry().active(&req.variant).ok_or_else(|| {
             ApiError::new(
@@ -205,6 +247,16 @@ impl GameApi {
                 // The same request again: the same game and the same (derived) tokens.
                 let game = app.games().load(&existing).await?;
                 let live = game.lock().await;
+                if live
+                    .record
+                    .request_digest
+                    .as_ref()
+                    .is_some_and(|d| *d != req.digest())
+                {
+                    crate::metrics::idempotent("CreateGame", "conflict");
+                    return Err(idempotency_conflict(req.request_id.len(), "CreateGame"));
+                }
+                crate::metrics::idempotent("CreateGame", "replayed");
                 let again = live.record.tokens_again(app.token_key())?;
                 Ok(wire::created(&again, &live.record))
             }
@@ -220,13 +272,7 @@ impl GameApi {
         let (game, player) = self
             .seat(&caller, &req.game_id, "playing needs a seat token")
             .await?;
-        if req.seat != u32::from(player) {
-            return Err(ApiError::new(
-                Reason::PermissionDenied,
-                format!("the token is for player {player}, not {}", req.seat),
-            ));
-        }
-        let action = wire::action(&req)?;
+        check_request_id(&req.request_id)?;
         if self.app.draining() {
             return Err(ApiError::new(
                 Reason::Unavailable,
@@ -237,15 +283,31 @@ impl GameApi {
         // (one round trip per play on a shared store), and the commit judges again on the
         // caught-up copy what this one refused or the store did not take.
         let mut live = games.locked(&game).await;
+        // The token decides the player; a `seat` that is sent must name the same one.
+        if let Some(sent) = req.seat.filter(|&s| s != u32::from(player)) {
+            return Err(ApiError::new(
+                Reason::PermissionDenied,
+                format!(
+                    "the token is for player {player} ({}), not player {sent}; leave `seat` out",
+                    seat_text(live.game(), player)
+                ),
+            ));
+        }
+        let action = wire::action(&req)?;
+        let expected = req.expected_seq;
+        let digest = submit_digest(&action, expected);
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
+        if let Some(seq) = again(&live, player, rid, &digest, "SubmitPlay")? {
             return respond(&live, seq, player);
         }
+        let request = rid.map(|id| Idempotent {
+            id,
+            digest: &digest,
+        });
         let now = now_ms();
-        let expected = req.expected_seq;
         // `expected_seq` is checked inside the commit, against the state it acts on (after
         // catching up with other replicas), so a request that lost a race is STALE_SEQ, never
-        // judged on a newer state (NOT_YOUR_TURN…).
+        // judged on a newer state (NOT_YOUR_TURN…). Present 0 guards the first action.
         let committed = games
             .commit_cached(&mut live, |l| {
                 // Applied meanwhile by another replica (seen once caught up): answered below.
@@ -255,23 +317,23 @@ impl GameApi {
                         "the request was applied meanwhile",
                     ));
                 }
-                if expected != 0 && expected != l.seq() {
+                if let Some(expected) = expected.filter(|&e| e != l.seq()) {
                     return Err(ApiError::new(
                         Reason::StaleSeq,
                         format!("expected seq {expected} but the game is at {}", l.seq()),
                     )
                     .with("current_seq", l.seq().to_string()));
                 }
-                l.prepare(player, action, now, rid)
+                l.prepare(player, action, now, request)
             })
             .await;
         match committed {
             Ok(submitted) => respond(&live, submitted.seq, player),
             // The same request, applied meanwhile by another replica (a retry racing its
             // original): the original result.
-            Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
+            Err(e) => match again(&live, player, rid, &digest, "SubmitPlay")? {
                 Some(seq) => respond(&live, seq, player),
-                None => Err(e),
+                None => Err(naming_players(e, live.game(), player)),
             },
         }
     }
@@ -281,4 +343,83 @@ impl GameApi {
 fn respond(live: &Session, seq: u64, player: u8) -> Result<pb::SubmitPlayResponse, ApiError> {
     let (at, events) = live.action_at(seq)?;
     Ok(wire::submit_response(live.game(), seq, at, events, player))
+}
+
+/// The seq of the action `player` already caused with this idempotency key, if it did (the same
+/// request again: answered with its first result), or IDEMPOTENCY_CONFLICT when the key was used
+/// for a different request.
+fn again(
+    live: &Session,
+    player: u8,
+    request_id: Option<&str>,
+    digest: &str,
+    rpc: &'static str,
+) -> Result<Option<u64>, ApiError> {
+    let Some((seq, stored)) = request_id.and_then(|r| live.request_seq(player, r)) else {
+        return Ok(None);
+    };
+    if stored.is_some_and(|d| d != digest) {
+        crate::metrics::idempotent(rpc, "conflict");
+        let len = request_id.map_or(0, str::len);
+        return Err(idempotency_conflict(len, "request of this player"));
+    }
+    crate::metrics::idempotent(rpc, "replayed");
+    Ok(Some(seq))
+}
+
+/// The digest of a SubmitPlay's request: its action (cards, declaration or pass) and its
+/// `expected_seq`, not its optional `seat` (the token's player either way).
+fn submit_digest(action: &wire::Action, expected: Option<u64>) -> String {
+    let (kind, cards, declared) = match action {
+        wire::Action::Pass => ("pass", Vec::new(), String::new()),
+        wire::Action::Play { cards, declared } => (
+            "play",
+            cards.ids(),
+            declared.map_or(String::new(), |d| {
+                format!(
+                    "{}:{}",
+                    d.kind.name(),
+                    d.key.map(|k| k.symbol()).unwrap_or_default()
+                )
+            }),
+        ),
+    };
+    let cards: Vec<u8> = cards.iter().flat_map(|c| c.to_le_bytes()).collect();
+    let expected = expected.map_or("-".to_string(), |e| e.to_string());
+    request_digest(&[
+        kind.as_bytes(),
+        &cards,
+        declared.as_bytes(),
+        expected.as_bytes(),
+    ])
+}
+
+/// "seat 3" for the seat a player sits at this deal.
+fn seat_text(game: &Game, player: u8) -> String {
+    game.seat_of(player)
+        .map_or_else(|| "no seat".to_string(), |s| format!("seat {s}"))
+}
+
+/// A rejection of a player's action that names the player and its seat: the engine speaks of
+/// seats only ("it is seat 1's turn"), a client acts as a player.
+fn naming_players(e: ApiError, game: &Game, player: u8) -> ApiError {
+    let message = match e.reason {
+        Reason::NotYourTurn => match game.turn() {
+            Some(seat) => {
+                let to_act = game.seating().get(seat as usize).copied().unwrap_or(seat);
+                format!(
+                    "it is player {to_act}'s turn (seat {seat}), not player {player}'s ({})",
+                    seat_text(game, player)
+                )
+            }
+            None => return e,
+        },
+        Reason::CardsNotHeld | Reason::MustLead | Reason::DoesNotBeat => format!(
+            "player {player} ({}): {}",
+            seat_text(game, player),
+            e.message
+        ),
+        _ => return e,
+    };
+    ApiError { message, ..e }
 }

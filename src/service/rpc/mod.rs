@@ -6,7 +6,8 @@
 //! metrics, the rejection counted by reason, and the [`ApiError`] turned into a gRPC status.
 //!
 //! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream;
-//! - [`admin`]: the `VariantAdmin` service.
+//! - [`admin`]: the `VariantAdmin` service;
+//! - [`limit`]: requests over the message size limit as RESOURCE_EXHAUSTED/LIMIT_EXCEEDED.
 //!
 //! The top of the service's dependencies: nothing else in the service imports these modules
 //! but `server`.
@@ -40,6 +41,7 @@ macro_rules! rpcs {
 
 pub mod admin;
 pub mod game;
+pub mod limit;
 pub mod watch;
 
 use std::future::Future;

@@ -1,5 +1,11 @@
-//! A [`Replay`] on the wire: `GetReplayResponse` from a replay, and a replay from a
-//! `GetReplayResponse` (what a client reads and verifies with [`crate::service::replay::verify`]).
+//! A [`Replay`] on the wire: `GetReplayResponse` pages from a replay ([`page`]), and a replay
+//! from its pages ([`assemble`], or `Replay::try_from` a one-page response): what a client reads
+//! and verifies with [`crate::service::replay::verify`].
+//!
+//! A page holds the replay's header (seed, variant, options, timing, final scores) and a run of
+//! actions from `first` on, at most `max_actions` of them and at most `max_bytes` of encoded
+//! actions (at least one action, so paging always advances): a match of any allowed length is
+//! read in pages each within the message limit. The page token is the next seq (`s<seq>`).
 
 use crate::cards::CardSet;
 use crate::game::{Action, Entry, GameConfig};
@@ -29,50 +35,137 @@ fn kind_name(a: &Action) -> &'static str {
     }
 }
 
+/// Actions per page when the request does not say (`max_actions` 0).
+pub const DEFAULT_PAGE_ACTIONS: usize = 2_000;
+/// Most actions per page.
+pub const MAX_PAGE_ACTIONS: usize = 5_000;
+
+fn action(seq: u64, e: &Entry, hash: &str) -> pb::ReplayAction {
+    let (cards, declared) = match e.action {
+        Action::Play { cards, declared } => (cards.ids(), declared.map(declared_to)),
+        _ => (Vec::new(), None),
+    };
+    pb::ReplayAction {
+        seq,
+        player: u32::from(e.player),
+        kind: kind_name(&e.action).into(),
+        cards,
+        declared,
+        at: e.at as i64,
+        state_hash: hash.to_string(),
+    }
+}
+
+/// The index (0-based) of the first action of the page a token names: `s<seq>`, with
+/// `1 <= seq <= total` (an empty token: the first page).
+pub fn page_start(token: &str, total: usize) -> Result<usize, String> {
+    if token.is_empty() {
+        return Ok(0);
+    }
+    let seq = token
+        .strip_prefix('s')
+        .filter(|t| t.len() <= 20)
+        .and_then(|t| t.parse::<u64>().ok())
+        .ok_or("the page token is malformed")?;
+    if seq == 0 || seq > total as u64 {
+        return Err(format!(
+            "the page token names seq {seq}; the log has {total} actions"
+        ));
+    }
+    Ok(seq as usize - 1)
+}
+
+/// The page of `r` from action index `first`: at most `max_actions` actions (0 = the default)
+/// and `max_bytes` of encoded actions, but at least one when any is left.
+pub fn page(
+    r: &Replay,
+    first: usize,
+    max_actions: usize,
+    max_bytes: usize,
+) -> pb::GetReplayResponse {
+    use prost::Message;
+    let max_actions = match max_actions {
+        0 => DEFAULT_PAGE_ACTIONS,
+        n => n.min(MAX_PAGE_ACTIONS),
+    };
+    let mut actions = Vec::new();
+    let mut bytes = 0usize;
+    for (i, (e, hash)) in r.entries.iter().zip(&r.hashes).enumerate().skip(first) {
+        let a = action(i as u64 + 1, e, hash);
+        // The field's tag and length prefix: at most 4 bytes for an action.
+        bytes += a.encoded_len() + 4;
+        if !actions.is_empty() && (actions.len() >= max_actions || bytes > max_bytes) {
+            break;
+        }
+        actions.push(a);
+    }
+    let next = first + actions.len();
+    pb::GetReplayResponse {
+        seed: hex::encode(r.seed),
+        variant: r.config.variant.clone(),
+        variant_version: r.config.version.clone(),
+        actions,
+        options: r.options.clone().into_iter().collect(),
+        deals: r.config.deals,
+        preset_hands: r.preset_hands.as_ref().map(|h| pb::PresetHands {
+            hands: h
+                .iter()
+                .map(|c| pb::CardList { cards: c.clone() })
+                .collect(),
+        }),
+        final_scores: r.final_totals.iter().map(|c| points(*c)).collect(),
+        engine_version: r.engine_version.clone(),
+        created_at: r.created_at as i64,
+        turn_ms: r.config.turn_ms.unwrap_or(0),
+        max_consecutive_timeouts: r.config.max_consecutive_timeouts,
+        reconnect_ms: r.config.reconnect_ms,
+        next_page_token: match next < r.entries.len() {
+            true => format!("s{}", next + 1),
+            false => String::new(),
+        },
+        total_actions: r.entries.len() as u64,
+    }
+}
+
+/// The whole replay as one response (every action in one page; for tests and tools, not the
+/// wire: a long match exceeds the message limit).
 impl From<&Replay> for pb::GetReplayResponse {
     fn from(r: &Replay) -> pb::GetReplayResponse {
-        let actions = r
-            .entries
-            .iter()
-            .zip(&r.hashes)
-            .enumerate()
-            .map(|(i, (e, hash))| {
-                let (cards, declared) = match e.action {
-                    Action::Play { cards, declared } => (cards.ids(), declared.map(declared_to)),
-                    _ => (Vec::new(), None),
-                };
-                pb::ReplayAction {
-                    seq: i as u64 + 1,
-                    player: u32::from(e.player),
-                    kind: kind_name(&e.action).into(),
-                    cards,
-                    declared,
-                    at: e.at as i64,
-                    state_hash: hash.clone(),
-                }
-            })
-            .collect();
-        pb::GetReplayResponse {
-            seed: hex::encode(r.seed),
-            variant: r.config.variant.clone(),
-            variant_version: r.config.version.clone(),
-            actions,
-            options: r.options.clone().into_iter().collect(),
-            deals: r.config.deals,
-            preset_hands: r.preset_hands.as_ref().map(|h| pb::PresetHands {
-                hands: h
-                    .iter()
-                    .map(|c| pb::CardList { cards: c.clone() })
-                    .collect(),
-            }),
-            final_scores: r.final_totals.iter().map(|c| points(*c)).collect(),
-            engine_version: r.engine_version.clone(),
-            created_at: r.created_at as i64,
-            turn_ms: r.config.turn_ms.unwrap_or(0),
-            max_consecutive_timeouts: r.config.max_consecutive_timeouts,
-            reconnect_ms: r.config.reconnect_ms,
-        }
+        page(r, 0, usize::MAX, usize::MAX)
     }
+}
+
+/// A replay from its pages, in order: the first page's header with every page's actions. The
+/// pages must be of one replay (same header), chain (each page starts where the previous one's
+/// token points) and end with the last page (no next token).
+pub fn assemble(pages: &[pb::GetReplayResponse]) -> Result<Replay, String> {
+    let (first, rest) = pages.split_first().ok_or("no page")?;
+    let mut whole = first.clone();
+    let mut token = first.next_page_token.clone();
+    for p in rest {
+        if token.is_empty() {
+            return Err("a page after the last one".into());
+        }
+        let header = |r: &pb::GetReplayResponse| {
+            let mut h = r.clone();
+            h.actions.clear();
+            h.next_page_token.clear();
+            h
+        };
+        if header(p) != header(first) {
+            return Err("pages of different replays".into());
+        }
+        let expected = whole.actions.len() as u64 + 1;
+        if token != format!("s{expected}") || p.actions.first().map(|a| a.seq) != Some(expected) {
+            return Err(format!(
+                "the page after {token:?} does not start at seq {expected}"
+            ));
+        }
+        whole.actions.extend(p.actions.iter().cloned());
+        token = p.next_page_token.clone();
+    }
+    whole.next_page_token = token;
+    Replay::try_from(&whole)
 }
 
 fn entry(a: &pb::ReplayAction) -> Result<Entry, String> {
@@ -98,6 +191,18 @@ impl TryFrom<&pb::GetReplayResponse> for Replay {
     type Error = String;
 
     fn try_from(r: &pb::GetReplayResponse) -> Result<Replay, String> {
+        if !r.next_page_token.is_empty() {
+            return Err(
+                "a page of a longer replay: assemble every page (wire::replay::assemble)".into(),
+            );
+        }
+        if r.total_actions != r.actions.len() as u64 {
+            return Err(format!(
+                "{} actions of a log of {}",
+                r.actions.len(),
+                r.total_actions
+            ));
+        }
         let seed: [u8; 32] = hex::decode(&r.seed)
             .map_err(|e| format!("seed: {e}"))?
             .try_into()

@@ -1,5 +1,5 @@
-//! Requests in: a SubmitPlay's action, a CreateGame's parameters, a declared interpretation,
-//! and the wire enum of hand types (both directions).
+//! Requests in: a SubmitPlay's action, a CreateGame's parameters, a GetHints page query, a
+//! declared interpretation, and the wire enum of hand types (both directions).
 
 use crate::cards::{CardSet, Rank};
 use crate::hand::{Declared, HandType};
@@ -92,6 +92,37 @@ pub fn hand_type(t: HandType) -> pb::HandType {
 fn hand_type_from(v: i32) -> Option<HandType> {
     let t = pb::HandType::try_from(v).ok()?;
     HandType::ALL.into_iter().find(|h| hand_type(*h) == t)
+}
+
+/// A GetHints request's page query (`hints::Query`): the limit, the page token, the type
+/// filter by stable type names.
+pub fn hint_query(req: &pb::GetHintsRequest) -> Result<crate::hints::Query, ApiError> {
+    if req.types.len() > HandType::ALL.len() {
+        return Err(ApiError::new(Reason::BadRequest, "too many types"));
+    }
+    let types = req
+        .types
+        .iter()
+        .map(|t| {
+            t.parse::<HandType>().map_err(|_| {
+                ApiError::new(
+                    Reason::BadRequest,
+                    format!(
+                        "unknown type {t:?} (known: {})",
+                        HandType::ALL.map(|h| h.name()).join(", ")
+                    ),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::hints::Query {
+        limit: req.limit as usize,
+        start: match req.page_token.is_empty() {
+            true => crate::hints::Start::Offset(0),
+            false => crate::hints::Start::Token(req.page_token.clone()),
+        },
+        types,
+    })
 }
 
 /// A CreateGame request's parameters (checked against the variant by `Record::new`).

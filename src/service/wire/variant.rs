@@ -3,30 +3,45 @@
 use std::sync::Arc;
 
 use crate::service::pb;
-use crate::variants::{CompiledVariant, OptionKind, OptionValue, ReloadReport};
+use crate::variants::schema::{Number, OptionSchema};
+use crate::variants::{CompiledVariant, OptionValue, ReloadReport};
 
-/// A loaded variant, for ListVariants.
+fn number(n: Number) -> String {
+    match n {
+        Number::Int(i) => i.to_string(),
+        Number::Float(f) => f.to_string(),
+    }
+}
+
+/// One option's schema on the wire (`OptionSchema`, the one structured view of an option).
+fn option(o: &OptionSchema) -> pb::VariantOption {
+    let (min, max) = o.range.map_or((String::new(), String::new()), |r| {
+        (number(r.min), number(r.max))
+    });
+    let (min_length, max_length) = o.length.map_or((0, 0), |l| {
+        (
+            u32::try_from(l.min).unwrap_or(u32::MAX),
+            u32::try_from(l.max).unwrap_or(u32::MAX),
+        )
+    });
+    pb::VariantOption {
+        name: o.name.clone(),
+        r#type: o.value_type.name().to_string(),
+        default_value: o.default.to_string(),
+        min,
+        max,
+        description: o.description.clone(),
+        choices: o.choices.clone(),
+        min_length,
+        max_length,
+    }
+}
+
+/// A loaded variant, for ListVariants: its option schema from `OptionSchema`.
 pub fn variant(v: &Arc<CompiledVariant>) -> pb::Variant {
-    let options = v
-        .options()
+    let options = OptionSchema::of_all(v.options())
         .iter()
-        .map(|o| {
-            let (ty, min, max) = match &o.kind {
-                OptionKind::Int { min, max, .. } => ("int", min.to_string(), max.to_string()),
-                OptionKind::Float { min, max, .. } => ("float", min.to_string(), max.to_string()),
-                OptionKind::Bool { .. } => ("bool", String::new(), String::new()),
-                OptionKind::Choice { .. } => ("string", String::new(), String::new()),
-                OptionKind::IntList { min, max, .. } => ("list", min.to_string(), max.to_string()),
-            };
-            pb::VariantOption {
-                name: o.name.clone(),
-                r#type: ty.to_string(),
-                default_value: o.default_value().to_string(),
-                min,
-                max,
-                description: format!("{} ({})", o.doc, o.range_text()),
-            }
-        })
+        .map(option)
         .collect::<Vec<_>>();
     let default_deals = v
         .options()

@@ -247,12 +247,19 @@ pub fn state(game: &Game, record: &Record, viewer: Viewer) -> pb::GetStateRespon
         shown_card: Some(v.shown_card.id()),
         finishing_order: v.finishing_order.iter().map(|&s| u32::from(s)).collect(),
         deals: v.deals,
+        options: record.options.clone().into_iter().collect(),
     }
 }
 
-/// GetHints: the legal plays (with their physical cards), whether passing is legal now, and
-/// whether it is the player's turn.
-pub fn hints(plays: &[(CardSet, Hand)], can_pass: bool, your_turn: bool) -> pb::GetHintsResponse {
+/// GetHints: one page of the legal plays (with their physical cards), whether passing is legal
+/// now, whether it is the player's turn, the counts and the next page's token.
+pub fn hints(
+    plays: &[(CardSet, Hand)],
+    can_pass: bool,
+    your_turn: bool,
+    page: &crate::hints::Page,
+) -> pb::GetHintsResponse {
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     pb::GetHintsResponse {
         plays: plays
             .iter()
@@ -260,6 +267,10 @@ pub fn hints(plays: &[(CardSet, Hand)], can_pass: bool, your_turn: bool) -> pb::
             .collect(),
         can_pass,
         your_turn,
+        next_page_token: page.next_token.clone().unwrap_or_default(),
+        total: count(page.total),
+        total_all: count(page.total_all),
+        offset: count(page.offset),
     }
 }
 
@@ -287,5 +298,27 @@ fn deal_result(r: &DealResult) -> pb::DealResult {
             .collect(),
         players: r.players.iter().map(|&p| u32::from(p)).collect(),
         escaped: r.escaped.map(u32::from),
+        player_scores: by_player(&r.players, &all_points(&r.settlement.scores)),
+        player_places: r
+            .places
+            .iter()
+            .filter_map(|&s| r.players.get(s as usize))
+            .map(|&p| u32::from(p))
+            .collect(),
+        escaped_player: r
+            .escaped
+            .and_then(|s| r.players.get(s as usize))
+            .map(|&p| u32::from(p)),
     }
+}
+
+/// Values by seat re-indexed by player: `out[players[s]] = by_seat[s]`.
+fn by_player(players: &[u8], by_seat: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; players.len()];
+    for (seat, &p) in players.iter().enumerate() {
+        if let (Some(slot), Some(v)) = (out.get_mut(p as usize), by_seat.get(seat)) {
+            *slot = *v;
+        }
+    }
+    out
 }
