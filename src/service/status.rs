@@ -50,11 +50,12 @@ pub enum Reason {
     ScriptFailed,
     StoreFailed,
     Unavailable,
+    CursorOutOfRange,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 22] = [
+    pub const ALL: [Reason; 23] = [
         Reason::BadCardId,
         Reason::DuplicateCard,
         Reason::NotACombination,
@@ -77,6 +78,7 @@ impl Reason {
         Reason::ScriptFailed,
         Reason::StoreFailed,
         Reason::Unavailable,
+        Reason::CursorOutOfRange,
     ];
 
     /// The stable name: the name of the proto's `ErrorReason` value (with `_TOKEN`/`_SERVER`
@@ -105,6 +107,7 @@ impl Reason {
             Reason::ScriptFailed => "SCRIPT_FAILED",
             Reason::StoreFailed => "STORE_FAILED",
             Reason::Unavailable => "UNAVAILABLE_SERVER",
+            Reason::CursorOutOfRange => "CURSOR_OUT_OF_RANGE",
         }
     }
 
@@ -132,6 +135,7 @@ impl Reason {
             Reason::LimitExceeded => Code::ResourceExhausted,
             Reason::ScriptFailed | Reason::StoreFailed => Code::Internal,
             Reason::Unavailable => Code::Unavailable,
+            Reason::CursorOutOfRange => Code::OutOfRange,
         }
     }
 }
