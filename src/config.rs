@@ -79,10 +79,19 @@ pub struct ServeConfig {
     pub presence_grace_ms: u64,
     /// When the engine plays a disconnected seat's turns (托管): at its turn `deadline`, or
     /// `immediate`ly. Without turn timers always immediately.
-    #[arg(long, env = "SHUANGKOU_DISCONNECTED_TURNS", value_enum, default_value = "deadline")]
+    #[arg(
+        long,
+        env = "SHUANGKOU_DISCONNECTED_TURNS",
+        value_enum,
+        default_value = "deadline"
+    )]
     pub disconnected_turns: DisconnectedTurns,
     /// Most WatchGame streams open at once with one token (RESOURCE_EXHAUSTED beyond).
-    #[arg(long, env = "SHUANGKOU_MAX_WATCH_STREAMS_PER_TOKEN", default_value_t = 8)]
+    #[arg(
+        long,
+        env = "SHUANGKOU_MAX_WATCH_STREAMS_PER_TOKEN",
+        default_value_t = 8
+    )]
     pub max_watch_streams_per_token: usize,
 }
 

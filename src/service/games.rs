@@ -238,7 +238,10 @@ impl Games {
         } else {
             live.game().deadline().map(|d| (d, Due::Turn))
         };
-        let windows = live.open_windows().into_iter().map(|(_, at)| (at, Due::Expire));
+        let windows = live
+            .open_windows()
+            .into_iter()
+            .map(|(_, at)| (at, Due::Expire));
         if let Ok(mut q) = self.schedule.lock() {
             let id: Arc<str> = Arc::from(live.record.id.as_str());
             for (at, what) in due.into_iter().chain(windows) {

@@ -153,7 +153,9 @@ impl Presence {
             match games.commit_due(&game, now, away).await {
                 Ok(true) => tracing::info!(game = %id, player, "player disconnected"),
                 Ok(false) => {}
-                Err(e) => tracing::warn!(game = %id, player, error = %e, "logging a disconnect failed"),
+                Err(e) => {
+                    tracing::warn!(game = %id, player, error = %e, "logging a disconnect failed")
+                }
             }
         }
     }

@@ -142,10 +142,7 @@ pub async fn open(
             {
                 tracing::warn!(player = p, error = %e, "logging a reconnect failed");
             }
-            let finished = game
-                .lock()
-                .await
-                .finished_at(pos.map_or(0, |(seq, _)| seq));
+            let finished = game.lock().await.finished_at(pos.map_or(0, |(seq, _)| seq));
             if finished {
                 break;
             }
