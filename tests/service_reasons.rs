@@ -185,6 +185,7 @@ fn documented_code(name: &str) -> Code {
                 "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
                 "INTERNAL" => Code::Internal,
                 "UNAVAILABLE" => Code::Unavailable,
+                "OUT_OF_RANGE" => Code::OutOfRange,
                 other => panic!("{name}: unknown code {other} in the proto"),
             };
         } else if line.contains(" = ") {
