@@ -1,6 +1,7 @@
 //! The live games of this process, and the only owner of them: the cache of sessions, the count
 //! of games in progress (and its `games_active` gauge, both moved in one place), the schedule of
-//! turn deadlines and evictions, recovery at start, and the commit protocol.
+//! turn deadlines (托管, also of disconnected seats), reconnect windows (derived from the log, so
+//! they survive restarts) and evictions, recovery at start, and the commit protocol.
 //!
 //! The commit protocol: the caller locks a game and catches it up with the store once
 //! ([`Games::current`]: one read of the log on a shared store, none otherwise); the action is
