@@ -73,4 +73,33 @@ pub struct ServeConfig {
     /// Turn timers: when off, turn deadlines are not enforced (tests and load runs).
     #[arg(long, env = "SHUANGKOU_NO_TURN_TIMERS")]
     pub no_turn_timers: bool,
+    /// Milliseconds after a player's last WatchGame stream closed before its disconnect is
+    /// logged (rides over a network blip).
+    #[arg(long, env = "SHUANGKOU_PRESENCE_GRACE_MS", default_value_t = 3000)]
+    pub presence_grace_ms: u64,
+    /// When the engine plays a disconnected seat's turns (托管): at its turn `deadline`, or
+    /// `immediate`ly. Without turn timers always immediately.
+    #[arg(
+        long,
+        env = "SHUANGKOU_DISCONNECTED_TURNS",
+        value_enum,
+        default_value = "deadline"
+    )]
+    pub disconnected_turns: DisconnectedTurns,
+    /// Most WatchGame streams open at once with one token (RESOURCE_EXHAUSTED beyond).
+    #[arg(
+        long,
+        env = "SHUANGKOU_MAX_WATCH_STREAMS_PER_TOKEN",
+        default_value_t = 8
+    )]
+    pub max_watch_streams_per_token: usize,
+}
+
+/// When the engine plays a disconnected seat's turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DisconnectedTurns {
+    /// At the seat's turn deadline, as for a connected seat that lets it pass.
+    Deadline,
+    /// As soon as the turn comes to the seat.
+    Immediate,
 }

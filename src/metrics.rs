@@ -39,6 +39,15 @@ pub const SCRIPT_LIMIT_HITS: &str = "shuangkou_script_limit_hits_total";
 pub const VARIANT_RELOADS: &str = "shuangkou_variant_reloads_total";
 /// Open WatchGame streams.
 pub const WATCH_STREAMS: &str = "shuangkou_watch_streams_open";
+/// Turn deadlines that passed (the engine played for the seat, 托管), by `variant`.
+pub const TURN_TIMEOUTS: &str = "shuangkou_turn_timeouts_total";
+/// Plays and passes the engine made for a seat (timeouts and disconnected seats), by `variant`.
+pub const AUTO_PLAYS: &str = "shuangkou_auto_plays_total";
+/// Presence changes logged by this process, by `variant` and `change` (`disconnect`,
+/// `reconnect`).
+pub const PRESENCE: &str = "shuangkou_presence_changes_total";
+/// Escapes (逃跑) by `variant` and `reason` (`left`, `disconnected`, `timeouts`).
+pub const ESCAPES: &str = "shuangkou_escapes_total";
 /// Store operation latency by `store` and `op`.
 pub const STORE_DURATION: &str = "shuangkou_store_duration_seconds";
 /// Store errors by `store` and `op`.
@@ -90,6 +99,10 @@ fn describe() {
     describe_counter!(SCRIPT_LIMIT_HITS, "Variant script sandbox limit hits");
     describe_counter!(VARIANT_RELOADS, "Variant reloads by result");
     describe_gauge!(WATCH_STREAMS, "Open WatchGame streams");
+    describe_counter!(TURN_TIMEOUTS, "Turn deadlines passed (托管) by variant");
+    describe_counter!(AUTO_PLAYS, "Plays and passes made by the engine for a seat");
+    describe_counter!(PRESENCE, "Disconnects and reconnects logged, by change");
+    describe_counter!(ESCAPES, "Escapes by variant and reason");
     describe_histogram!(
         STORE_DURATION,
         metrics::Unit::Seconds,
@@ -132,6 +145,26 @@ pub fn game_finished(variant: &str) {
 /// +1; finished here or elsewhere: -1). Only the service's game cache calls it.
 pub fn games_active(variant: &str, delta: f64) {
     gauge!(GAMES_ACTIVE, "variant" => variant.to_string()).increment(delta);
+}
+
+/// Records a turn deadline that passed.
+pub fn turn_timeout(variant: &str) {
+    counter!(TURN_TIMEOUTS, "variant" => variant.to_string()).increment(1);
+}
+
+/// Records a play or pass the engine made for a seat.
+pub fn auto_play(variant: &str) {
+    counter!(AUTO_PLAYS, "variant" => variant.to_string()).increment(1);
+}
+
+/// Records a logged disconnect or reconnect.
+pub fn presence(variant: &str, change: &'static str) {
+    counter!(PRESENCE, "variant" => variant.to_string(), "change" => change).increment(1);
+}
+
+/// Records an escape.
+pub fn escape(variant: &str, reason: &'static str) {
+    counter!(ESCAPES, "variant" => variant.to_string(), "reason" => reason).increment(1);
 }
 
 /// Records a settled deal.

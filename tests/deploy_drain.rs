@@ -58,6 +58,7 @@ async fn sigterm_turns_health_not_serving_first_finishes_calls_and_exits_in_time
             pb::WatchGameRequest {
                 game_id: created.game_id.clone(),
                 from_seq: 0,
+                cursor: String::new(),
             },
         ))
         .await

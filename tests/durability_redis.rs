@@ -66,6 +66,7 @@ fn watch(mut c: Client, game_id: String, token: String) -> JoinHandle<Vec<pb::Ga
             pb::WatchGameRequest {
                 game_id: game_id.clone(),
                 from_seq: 0,
+                cursor: String::new(),
             },
             &token,
         );

@@ -498,6 +498,7 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
             pb::WatchGameRequest {
                 game_id: gid(),
                 from_seq: 0,
+                cursor: String::new(),
             },
             foreign,
         ))
@@ -1072,7 +1073,14 @@ async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
         let (addr, game_id, token) = (addr, g.game_id.clone(), token.clone());
         async move {
             GameEngineClient::new(channel(addr).await)
-                .watch_game(authed(pb::WatchGameRequest { game_id, from_seq }, &token))
+                .watch_game(authed(
+                    pb::WatchGameRequest {
+                        game_id,
+                        from_seq,
+                        cursor: String::new(),
+                    },
+                    &token,
+                ))
                 .await
                 .expect("WatchGame")
                 .into_inner()

@@ -158,6 +158,7 @@ async fn grpc_web_streams_watch_game_live() {
         let request = pb::WatchGameRequest {
             game_id: g.game_id.clone(),
             from_seq: 0,
+            cursor: String::new(),
         }
         .encode_to_vec();
         let token = g.spectator_token.clone();
@@ -386,6 +387,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
             pb::WatchGameRequest {
                 game_id: g.game_id.clone(),
                 from_seq: 0,
+                cursor: String::new(),
             },
             &g.spectator_token,
         ))

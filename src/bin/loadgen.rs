@@ -359,7 +359,13 @@ impl Run {
                     self.turn = t.leader as u8;
                     self.top = None;
                 }
-                Some(Ev::PlayerOut(_)) => {}
+                // The load generator never opens a stream: its seats are never disconnected.
+                Some(
+                    Ev::PlayerOut(_)
+                    | Ev::SeatDisconnected(_)
+                    | Ev::SeatReconnected(_)
+                    | Ev::AutoPlayChanged(_),
+                ) => {}
                 Some(Ev::DealEnded(_)) => stats.deals += 1,
                 Some(Ev::MatchEnded(m)) => {
                     self.finished = true;

@@ -182,11 +182,12 @@ fn play_game(
         if options.check {
             card_check(&game)?;
             // Only the seat to act can act: another seat's pass is rejected and changes nothing;
-            // so are a timeout before the deadline, a reconnect of a connected player and an
-            // expiry within the reconnect window.
+            // so are a timeout before the deadline (of a connected seat: a disconnected one may
+            // be played for at once), a reconnect of a connected player and an expiry within the
+            // reconnect window.
             let other = game.seating()[((seat + 1) % n) as usize];
             let mut refused = vec![(other, Action::Pass, now, "a pass out of turn")];
-            if game.deadline().is_some_and(|d| now < d) {
+            if game.deadline().is_some_and(|d| now < d) && !game.is_disconnected(player) {
                 refused.push((
                     player,
                     Action::Timeout,

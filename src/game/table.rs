@@ -424,9 +424,11 @@ impl Game {
         &self.bombs
     }
     pub fn is_disconnected(&self, player: u8) -> bool {
-        self.disconnected
-            .get(player as usize)
-            .is_some_and(Option::is_some)
+        self.disconnected_since(player).is_some()
+    }
+    /// When `player` disconnected (the time of its logged `Disconnect`), while it is away.
+    pub fn disconnected_since(&self, player: u8) -> Option<u64> {
+        self.disconnected.get(player as usize).copied().flatten()
     }
 
     /// The same game with the hands replaced (same seats, any cards): for testing that views do
@@ -587,16 +589,19 @@ impl Game {
                         turn: self.turn,
                     });
                 }
-                if !self.deadline_passed(now) {
+                // A disconnected seat may be played for before its deadline (托管 at once).
+                if !self.deadline_passed(now) && !self.is_disconnected(entry.player) {
                     return Err(GameError::NotDue);
                 }
                 let count = self.timeouts[seat as usize] + 1;
                 self.timeouts[seat as usize] = count;
                 if count >= self.config.max_consecutive_timeouts.max(1) {
+                    // `disconnected` means "the reconnect window ran out" (hooks.rs): a turn
+                    // timeout of a disconnected seat is not that; `ReconnectExpired` decides.
                     let facts = TimeoutFacts {
                         seat,
                         consecutive_timeouts: count,
-                        disconnected: self.is_disconnected(entry.player),
+                        disconnected: false,
                     };
                     if hooks.timeout_is_escape(&facts)? {
                         return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);

@@ -11,7 +11,7 @@ use super::table::{DealResult, Event, Game, Phase, Top};
 use crate::cards::{Card, CardSet};
 
 /// Who is looking.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Viewer {
     /// A player (index of its token).

@@ -2,8 +2,9 @@
 //! who may create games, who may use the admin service, and the game a request is about with
 //! the viewer the caller is in it (`game::Viewer`).
 //!
-//! Depends on `auth` (credentials), `games` (to verify a game token against its game) and
-//! `status`; never on the wire types.
+//! Depends on `auth` (credentials), `games` (to verify a game token against its game),
+//! `presence` (a seat call of a disconnected player reconnects it) and `status`; never on the
+//! wire types.
 
 use std::sync::Arc;
 
@@ -11,6 +12,7 @@ use tonic::metadata::MetadataMap;
 
 use super::auth::{self, GameToken, Keys, Role};
 use super::games::{Games, Shared};
+use super::presence;
 use super::status::{ApiError, Reason};
 use crate::game::Viewer;
 
@@ -128,9 +130,13 @@ pub async fn authorize(
                         _ => e,
                     })?
             };
-            let ok = {
+            let (ok, away) = {
                 let live = own.lock().await;
-                live.record.verify(token)
+                let away = match token.role {
+                    Role::Player(p) => live.game().is_disconnected(p).then_some(p),
+                    Role::Spectator => None,
+                };
+                (live.record.verify(token), away)
             };
             if !ok {
                 return Err(invalid_token());
@@ -140,6 +146,12 @@ pub async fn authorize(
                     Reason::PermissionDenied,
                     "the token is for another game",
                 ));
+            }
+            // A seat call of a disconnected player is its return (docs/OPERATIONS.md, presence).
+            if let Some(p) = away
+                && let Err(e) = presence::reconnect(games, &game, p).await
+            {
+                tracing::warn!(game = %game_id, player = p, error = %e, "logging a reconnect failed");
             }
             let viewer = match token.role {
                 Role::Player(p) => Viewer::Player(p),

@@ -17,7 +17,8 @@ use tokio::sync::watch;
 use super::auth::Keys;
 use super::clock::now_ms;
 use super::games::{Games, GamesConfig};
-use crate::config::ServeConfig;
+use super::presence::{Presence, PresenceConfig};
+use crate::config::{DisconnectedTurns, ServeConfig};
 use crate::store::{Store, StoreKind};
 use crate::variants::{DirWatcher, Registry, RegistryConfig};
 
@@ -27,6 +28,7 @@ pub struct App {
     keys: Keys,
     token_key: [u8; 32],
     games: Games,
+    presence: Arc<Presence>,
     _watcher: Option<DirWatcher>,
     draining: AtomicBool,
     close_streams: watch::Sender<bool>,
@@ -97,16 +99,23 @@ impl App {
                 no_turn_timers: config.no_turn_timers,
                 finished_linger_seconds: config.finished_linger_seconds,
                 max_games: config.max_games,
+                disconnected_turns_immediate: config.disconnected_turns
+                    == DisconnectedTurns::Immediate,
             },
             registry,
             store,
         );
+        let presence = Presence::new(PresenceConfig {
+            grace_ms: config.presence_grace_ms,
+            max_streams_per_token: config.max_watch_streams_per_token.max(1),
+        });
         let (close_streams, _) = watch::channel(false);
         let app = Arc::new(App {
             config,
             keys,
             token_key,
             games,
+            presence,
             _watcher: watcher,
             draining: AtomicBool::new(false),
             close_streams,
@@ -125,6 +134,10 @@ impl App {
 
     pub fn token_key(&self) -> &[u8; 32] {
         &self.token_key
+    }
+
+    pub fn presence(&self) -> &Arc<Presence> {
+        &self.presence
     }
 
     pub fn games(&self) -> &Games {
@@ -177,7 +190,8 @@ impl App {
     }
 
     /// Starts the background task of the schedule (`Games::run_due`): turn deadlines (托管 and
-    /// escapes, when turn timers are on) and the eviction of finished games from the cache.
+    /// escapes, when turn timers are on), reconnect windows, the eviction of finished games from
+    /// the cache, and presence (the disconnects of players whose streams closed).
     pub fn start_timers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
         tokio::spawn(async move {
@@ -189,6 +203,7 @@ impl App {
                     continue;
                 }
                 app.games.run_due(now_ms()).await;
+                app.presence.run_due(&app.games, now_ms()).await;
             }
         })
     }

@@ -1,6 +1,7 @@
 //! The live games of this process, and the only owner of them: the cache of sessions, the count
 //! of games in progress (and its `games_active` gauge, both moved in one place), the schedule of
-//! turn deadlines and evictions, recovery at start, and the commit protocol.
+//! turn deadlines (托管, also of disconnected seats), reconnect windows (derived from the log, so
+//! they survive restarts) and evictions, recovery at start, and the commit protocol.
 //!
 //! The commit protocol: the caller locks a game and catches it up with the store once
 //! ([`Games::current`]: one read of the log on a shared store, none otherwise); the action is
@@ -34,8 +35,11 @@ type Schedule = BinaryHeap<Reverse<(u64, Due, Arc<str>)>>;
 /// A scheduled task of one game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Due {
-    /// Its turn deadline: play for the seat if it has passed (托管).
+    /// Its turn deadline: play for the seat if it has passed, or at once for a disconnected
+    /// seat when so configured (托管).
     Turn,
+    /// A reconnect window runs out: log `ReconnectExpired` (the variant's escape rule).
+    Expire,
     /// Finished a while ago: drop it from the cache (the store still has it).
     Evict,
 }
@@ -49,6 +53,9 @@ pub struct GamesConfig {
     pub finished_linger_seconds: u64,
     /// Most games in progress in this process.
     pub max_games: usize,
+    /// A disconnected seat's turns are played at once, not at its turn deadline (always so
+    /// without turn timers).
+    pub disconnected_turns_immediate: bool,
 }
 
 /// The live games.
@@ -143,6 +150,11 @@ impl Games {
 
     // ---- the cache ----
 
+    /// The live game `id` if this process holds it.
+    pub fn cached(&self, id: &str) -> Option<Shared> {
+        self.cache.lock().ok().and_then(|g| g.get(id).cloned())
+    }
+
     /// The live game `id`, from the cache or rebuilt from the store (replayed and verified).
     pub async fn load(&self, id: &str) -> Result<Shared, ApiError> {
         if let Some(g) = self.cache.lock().ok().and_then(|g| g.get(id).cloned()) {
@@ -213,17 +225,70 @@ impl Games {
     /// Schedules what comes next for a game after a change: its turn deadline (when turn timers
     /// are on), or its eviction from the cache once it has finished.
     fn schedule_next(&self, live: &Session) {
+        let now = now_ms();
         let due = if live.finished() {
             let linger = self.config.finished_linger_seconds.saturating_mul(1000);
-            Some((now_ms().saturating_add(linger), Due::Evict))
+            Some((now.saturating_add(linger), Due::Evict))
+        } else if live.turn_is_away() && self.away_turns_immediate() {
+            Some((now, Due::Turn))
         } else if self.config.no_turn_timers {
             None
         } else {
             live.game().deadline().map(|d| (d, Due::Turn))
         };
-        if let (Some((at, what)), Ok(mut q)) = (due, self.schedule.lock()) {
-            q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+        let windows = live
+            .open_windows()
+            .into_iter()
+            .map(|(_, at)| (at, Due::Expire));
+        if let Ok(mut q) = self.schedule.lock() {
+            let id: Arc<str> = Arc::from(live.record.id.as_str());
+            for (at, what) in due.into_iter().chain(windows) {
+                q.push(Reverse((at, what, Arc::clone(&id))));
+            }
         }
+    }
+
+    fn away_turns_immediate(&self) -> bool {
+        self.config.disconnected_turns_immediate || self.config.no_turn_timers
+    }
+
+    /// Logs what `next` says a game needs now (a player and the service's action for it;
+    /// `None`: nothing). A concurrent append by another replica (STALE) re-reads the game and
+    /// asks `next` again, so a decision is taken once whichever replica takes it. True when
+    /// something was logged here.
+    pub async fn commit_due(
+        &self,
+        game: &Shared,
+        now: u64,
+        next: impl Fn(&Session) -> Option<(u8, crate::game::Action)>,
+    ) -> Result<bool, ApiError> {
+        for _ in 0..3 {
+            let mut live = self.current(game).await?;
+            let Some((player, action)) = next(&live) else {
+                return Ok(false);
+            };
+            match self
+                .commit(&mut live, |l| l.prepare_action(player, action, now))
+                .await
+            {
+                Ok(_) => return Ok(true),
+                Err(e) if e.reason == Reason::StaleSeq => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Logs `ReconnectExpired` for every reconnect window of the game that ran out by `now`.
+    async fn expire_windows(&self, game: &Shared, now: u64) -> Result<(), ApiError> {
+        let expired = |l: &Session| {
+            l.open_windows()
+                .into_iter()
+                .find(|&(_, at)| at <= now)
+                .map(|(p, _)| (p, crate::game::Action::ReconnectExpired))
+        };
+        while self.commit_due(game, now, expired).await? {}
+        Ok(())
     }
 
     /// The entries due at `now`, removed from the schedule.
@@ -256,14 +321,24 @@ impl Games {
                 Due::Turn => {
                     let r = async {
                         let mut live = self.current(&game).await?;
-                        if live.deadline_passed(now) {
+                        let timed_out = live.deadline_passed(now);
+                        if timed_out || (live.turn_is_away() && self.away_turns_immediate()) {
+                            // The one 托管 trigger: the engine plays the seat's turn.
                             self.commit(&mut live, |l| l.prepare_timeout(now)).await?;
+                            if timed_out {
+                                crate::metrics::turn_timeout(&live.record.variant);
+                            }
                         }
                         Ok::<_, ApiError>(())
                     }
                     .await;
                     if let Err(e) = r {
                         tracing::warn!(game = %id, error = %e, "timeout action failed");
+                    }
+                }
+                Due::Expire => {
+                    if let Err(e) = self.expire_windows(&game, now).await {
+                        tracing::warn!(game = %id, error = %e, "reconnect expiry failed");
                     }
                 }
                 Due::Evict => {
@@ -478,6 +553,7 @@ mod tests {
             no_turn_timers: true,
             finished_linger_seconds: 120,
             max_games: 1,
+            disconnected_turns_immediate: false,
         };
         Games::new(config, Arc::clone(registry), store)
     }

@@ -8,6 +8,7 @@
 //! - [`access`]: who calls and what they may do in a game;
 //! - [`games`]: the only owner of live games (cache, counts, schedule, commit protocol);
 //! - [`session`]: one game's domain state (engine, log, events, idempotency keys);
+//! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
 //! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
 //! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
@@ -20,6 +21,7 @@ pub mod auth;
 pub mod clock;
 pub mod games;
 pub mod pb;
+pub mod presence;
 pub mod record;
 pub mod replay;
 pub mod rpc;

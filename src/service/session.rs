@@ -296,6 +296,55 @@ impl Session {
         )
     }
 
+    /// An action the service takes for `player` (presence: `Disconnect`, `Reconnect`,
+    /// `ReconnectExpired`), prepared like a player's.
+    pub fn prepare_action(
+        &self,
+        player: u8,
+        action: Action,
+        now: u64,
+    ) -> Result<Prepared, ApiError> {
+        self.prepare_entry(
+            Entry {
+                player,
+                action,
+                at: now,
+            },
+            None,
+        )
+    }
+
+    /// The reconnect windows not yet decided, as (player, Unix ms when it runs out): players
+    /// disconnected whose window has no logged `ReconnectExpired` yet. Derived from the log (the
+    /// logged disconnect time), so a window keeps its deadline across restarts and replicas.
+    pub fn open_windows(&self) -> Vec<(u8, u64)> {
+        if self.finished() {
+            return Vec::new();
+        }
+        let window = self.game.config().reconnect_ms;
+        (0..self.game.players())
+            .filter_map(|p| {
+                let since = self.game.disconnected_since(p)?;
+                let last = self.entries.iter().rev().find(|s| {
+                    s.entry.player == p
+                        && matches!(
+                            s.entry.action,
+                            Action::Disconnect | Action::ReconnectExpired
+                        )
+                })?;
+                (last.entry.action == Action::Disconnect).then(|| (p, since.saturating_add(window)))
+            })
+            .collect()
+    }
+
+    /// True when the seat to act is a disconnected player's (the engine plays its turns).
+    pub fn turn_is_away(&self) -> bool {
+        self.game
+            .turn()
+            .and_then(|s| self.game.seating().get(s as usize).copied())
+            .is_some_and(|p| self.game.is_disconnected(p))
+    }
+
     /// The seat to act timed out: the engine plays for it.
     pub fn prepare_timeout(&self, now: u64) -> Result<Prepared, ApiError> {
         let seat = self
@@ -358,12 +407,21 @@ impl Session {
         let variant = &self.record.variant;
         for e in events {
             match e {
-                Event::Played { hand, .. } => {
+                Event::Played { hand, auto, .. } => {
                     crate::metrics::play(variant, hand.kind.name(), hand.stars, hand.is_bomb());
+                    if *auto {
+                        crate::metrics::auto_play(variant);
+                    }
                 }
                 Event::DealEnded(r) => {
                     crate::metrics::deal_settled(variant, outcome_name(r.outcome));
                 }
+                Event::Passed { auto: true, .. } => {
+                    crate::metrics::auto_play(variant);
+                }
+                Event::Disconnected { .. } => crate::metrics::presence(variant, "disconnect"),
+                Event::Reconnected { .. } => crate::metrics::presence(variant, "reconnect"),
+                Event::Escaped { reason, .. } => crate::metrics::escape(variant, reason.name()),
                 _ => {}
             }
         }

@@ -53,11 +53,12 @@ pub enum Reason {
     IdempotencyConflict,
     InvalidToken,
     TokenKeyChanged,
+    CursorOutOfRange,
 }
 
 impl Reason {
     /// Every reason.
-    pub const ALL: [Reason; 25] = [
+    pub const ALL: [Reason; 26] = [
         Reason::BadCardId,
         Reason::DuplicateCard,
         Reason::NotACombination,
@@ -83,6 +84,7 @@ impl Reason {
         Reason::IdempotencyConflict,
         Reason::InvalidToken,
         Reason::TokenKeyChanged,
+        Reason::CursorOutOfRange,
     ];
 
     /// The stable name: the name of the proto's `ErrorReason` value (with `_TOKEN`/`_SERVER`
@@ -114,6 +116,7 @@ impl Reason {
             Reason::IdempotencyConflict => "IDEMPOTENCY_CONFLICT",
             Reason::InvalidToken => "INVALID_TOKEN",
             Reason::TokenKeyChanged => "TOKEN_KEY_CHANGED",
+            Reason::CursorOutOfRange => "CURSOR_OUT_OF_RANGE",
         }
     }
 
@@ -143,6 +146,7 @@ impl Reason {
             Reason::LimitExceeded => Code::ResourceExhausted,
             Reason::ScriptFailed | Reason::StoreFailed => Code::Internal,
             Reason::Unavailable => Code::Unavailable,
+            Reason::CursorOutOfRange => Code::OutOfRange,
         }
     }
 }

@@ -382,6 +382,7 @@ async fn watch_from_start(
     let req = pb::WatchGameRequest {
         game_id: game_id.into(),
         from_seq: 0,
+        cursor: String::new(),
     };
     answer(
         client.watch_game(authed(req, token)).await,

@@ -133,12 +133,19 @@ pub struct Server {
     child: Option<Child>,
     /// Starts so far (each start logs to its own file).
     pub starts: u32,
+    /// Extra environment of every start (`SHUANGKOU_*` settings).
+    env: Vec<(String, String)>,
 }
 
 impl Server {
     /// Starts a server on a free port with `store` (a directory or a redis:// URL) and waits until
     /// it reports SERVING.
     pub async fn start(name: &str, store: &str, root: &Path) -> Server {
+        Server::start_with(name, store, root, &[]).await
+    }
+
+    /// [`Server::start`] with extra environment (`SHUANGKOU_*` settings) at every start.
+    pub async fn start_with(name: &str, store: &str, root: &Path, env: &[(&str, &str)]) -> Server {
         let mut s = Server {
             name: name.to_string(),
             addr: SocketAddr::from(([127, 0, 0, 1], free_port())),
@@ -147,6 +154,10 @@ impl Server {
             log_dir: root.to_path_buf(),
             child: None,
             starts: 0,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         s.restart().await;
         s
@@ -177,6 +188,7 @@ impl Server {
             .args(["--no-metrics", "--no-turn-timers", "--log-format", "json"])
             .args(["--drain-delay-seconds", "0", "--drain-seconds", "1"])
             .env("SHUANGKOU_TOKEN_KEY", TOKEN_KEY)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("SHUANGKOU_LOG", "info")
             .stdin(Stdio::null())
             .stdout(log)

@@ -16,4 +16,7 @@ pub mod variant;
 pub mod view;
 
 pub use request::{Action, action, declared, hand_type, new_game};
-pub use view::{created, event, hints, leave_response, play, points, state, submit_response};
+pub use view::{
+    action_events, created, hints, leave_response, parse_cursor, play, points, state,
+    submit_response,
+};

@@ -98,8 +98,8 @@ pub fn submit_response(
             Event::MatchEnded { totals } => resp.match_result = Some(match_result(game, totals)),
             _ => {}
         }
-        resp.events.push(event(game, seq, at, e, viewer));
     }
+    resp.events = action_events(game, seq, at, events, viewer);
     resp
 }
 
@@ -111,9 +111,50 @@ pub fn leave_response(r: pb::SubmitPlayResponse) -> pb::LeaveGameResponse {
     }
 }
 
-/// One event of the action at `seq`, as `viewer` may see it.
-pub fn event(game: &Game, seq: u64, at: u64, e: &Event, viewer: Viewer) -> pb::GameEvent {
+/// The cursor of the `index`-th event `viewer` receives of the action at `seq`.
+pub fn cursor(seq: u64, index: usize) -> String {
+    format!("{seq}.{index}")
+}
+
+/// A WatchGame cursor read back: (seq, index); `None` when malformed.
+pub fn parse_cursor(c: &str) -> Option<(u64, usize)> {
+    let (seq, index) = c.split_once('.')?;
+    Some((seq.parse().ok()?, index.parse().ok()?))
+}
+
+/// The events of the action at `seq` (accepted at `at`) as `viewer` may see them, in order,
+/// each with its cursor.
+pub fn action_events(
+    game: &Game,
+    seq: u64,
+    at: u64,
+    events: &[Event],
+    viewer: Viewer,
+) -> Vec<pb::GameEvent> {
+    events
+        .iter()
+        .flat_map(|e| event_kinds(game, at, e, viewer))
+        .enumerate()
+        .map(|(i, event)| pb::GameEvent {
+            seq,
+            at: at as i64,
+            cursor: cursor(seq, i),
+            event: Some(event),
+        })
+        .collect()
+}
+
+/// What one engine event is on the wire: one event, or two for a change of presence (the
+/// change, then the 托管 flag it turns on or off).
+fn event_kinds(game: &Game, at: u64, e: &Event, viewer: Viewer) -> Vec<pb::game_event::Event> {
     use pb::game_event::Event as E;
+    let auto = |seat: u8, on: bool, reason: &str| {
+        E::AutoPlayChanged(pb::AutoPlayChanged {
+            seat: u32::from(seat),
+            on,
+            reason: reason.into(),
+        })
+    };
     let e = game.event_view(e, viewer);
     let event = match e {
         Event::DealStarted {
@@ -185,16 +226,26 @@ pub fn event(game: &Game, seq: u64, at: u64, e: &Event, viewer: Viewer) -> pb::G
         }),
         Event::DealEnded(r) => E::DealEnded(deal_result(&r)),
         Event::MatchEnded { totals } => E::MatchEnded(match_result(game, &totals)),
-        Event::Disconnected { seat } | Event::Reconnected { seat } => E::Passed(pb::Passed {
-            seat: u32::from(seat),
-            auto: true,
-        }),
+        Event::Disconnected { seat } => {
+            let deadline = at.saturating_add(game.config().reconnect_ms);
+            return vec![
+                E::SeatDisconnected(pb::SeatDisconnected {
+                    seat: u32::from(seat),
+                    reconnect_deadline: deadline as i64,
+                }),
+                auto(seat, true, "disconnected"),
+            ];
+        }
+        Event::Reconnected { seat } => {
+            return vec![
+                E::SeatReconnected(pb::SeatReconnected {
+                    seat: u32::from(seat),
+                }),
+                auto(seat, false, "reconnected"),
+            ];
+        }
     };
-    pb::GameEvent {
-        seq,
-        at: at as i64,
-        event: Some(event),
-    }
+    vec![event]
 }
 
 /// GetState for a viewer.
@@ -216,6 +267,10 @@ pub fn state(game: &Game, record: &Record, viewer: Viewer) -> pb::GetStateRespon
             team: u32::from(s.team),
             score: points(s.total),
             auto_play: s.disconnected,
+            connected: !s.disconnected,
+            reconnect_deadline: game
+                .disconnected_since(s.player)
+                .map_or(0, |d| d.saturating_add(game.config().reconnect_ms) as i64),
         })
         .collect();
     let trick = pb::Trick {

@@ -1,0 +1,175 @@
+//! Presence: which players of this process's games are connected, and the log entries that
+//! follow from it (seed 002, 掉線逃跑: a dropped player has 90 s to come back).
+//!
+//! A player is connected while it holds at least one WatchGame stream with its seat token. Only
+//! a drop after a stream makes a player disconnected: a player that never opened one (clients
+//! that only poll, the load generator, grpcurl) never is. When a player's last stream on this
+//! process closes, [`Presence::run_due`] waits the grace (a network blip) and then logs the
+//! engine's `Disconnect`; a new stream, or any other call with the seat token, while the player
+//! is disconnected logs `Reconnect` ([`reconnect`]). The end of the window (`ReconnectExpired`)
+//! and the 托管 of a disconnected seat's turns are scheduled by `games` from the log, so they
+//! are decided once across replicas and keep their deadlines across restarts.
+//!
+//! Streams are counted per process: a replica whose watcher learns of a disconnect of a player
+//! that still holds a stream on it logs the reconnect (WatchGame calls [`reconnect`] after every
+//! batch). The number of streams per token is bounded here too.
+//!
+//! Depends on `games` (the commit protocol), `session`, `status` and the clock.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use super::clock::now_ms;
+use super::games::{Games, Shared};
+use super::status::{ApiError, Reason};
+use crate::game::{Action, Viewer};
+
+/// What presence needs from the configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct PresenceConfig {
+    /// Milliseconds after a player's last stream closed before its disconnect is logged.
+    pub grace_ms: u64,
+    /// Most WatchGame streams open at once with one token (one viewer of one game).
+    pub max_streams_per_token: usize,
+}
+
+/// A token's identity: its game and viewer (a seat or spectator token names exactly one).
+type Holder = (Arc<str>, Viewer);
+
+/// When a player's grace ends (Unix ms), its game and the player; a min-heap.
+type Graces = BinaryHeap<Reverse<(u64, Arc<str>, u8)>>;
+
+/// The streams of this process, by token, and the players whose last stream closed.
+pub struct Presence {
+    config: PresenceConfig,
+    streams: Mutex<HashMap<Holder, usize>>,
+    /// (when the grace ends, game, player), earliest first.
+    dropped: Mutex<Graces>,
+}
+
+/// An open WatchGame stream; dropping it closes it.
+pub struct StreamGuard {
+    presence: Arc<Presence>,
+    holder: Holder,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.presence.release(&self.holder);
+    }
+}
+
+impl Presence {
+    pub fn new(config: PresenceConfig) -> Arc<Presence> {
+        Arc::new(Presence {
+            config,
+            streams: Mutex::new(HashMap::new()),
+            dropped: Mutex::new(BinaryHeap::new()),
+        })
+    }
+
+    /// Counts a new stream of `viewer` in game `id`: `LIMIT_EXCEEDED` beyond the per-token
+    /// bound.
+    pub fn open(self: &Arc<Self>, id: &str, viewer: Viewer) -> Result<StreamGuard, ApiError> {
+        let holder: Holder = (Arc::from(id), viewer);
+        let mut streams = self
+            .streams
+            .lock()
+            .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
+        let n = streams.entry(holder.clone()).or_insert(0);
+        if *n >= self.config.max_streams_per_token {
+            let max = self.config.max_streams_per_token;
+            return Err(ApiError::new(
+                Reason::LimitExceeded,
+                format!("at most {max} WatchGame streams at once per token; close one first"),
+            ));
+        }
+        *n += 1;
+        Ok(StreamGuard {
+            presence: Arc::clone(self),
+            holder,
+        })
+    }
+
+    fn release(&self, holder: &Holder) {
+        let last = match self.streams.lock() {
+            Ok(mut streams) => match streams.get_mut(holder) {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    false
+                }
+                Some(_) => {
+                    streams.remove(holder);
+                    true
+                }
+                None => false,
+            },
+            Err(_) => false,
+        };
+        if let (true, Viewer::Player(p)) = (last, holder.1)
+            && let Ok(mut q) = self.dropped.lock()
+        {
+            let at = now_ms().saturating_add(self.config.grace_ms);
+            q.push(Reverse((at, Arc::clone(&holder.0), p)));
+        }
+    }
+
+    /// True while `player` holds a stream of game `id` on this process.
+    pub fn holds(&self, id: &str, player: u8) -> bool {
+        let holder: Holder = (Arc::from(id), Viewer::Player(player));
+        self.streams
+            .lock()
+            .is_ok_and(|s| s.get(&holder).is_some_and(|n| *n > 0))
+    }
+
+    fn take_due(&self, now: u64) -> Vec<(Arc<str>, u8)> {
+        let Ok(mut q) = self.dropped.lock() else {
+            return Vec::new();
+        };
+        let mut due = Vec::new();
+        while q.peek().is_some_and(|Reverse((at, _, _))| *at <= now) {
+            if let Some(Reverse((_, id, p))) = q.pop() {
+                due.push((id, p));
+            }
+        }
+        due
+    }
+
+    /// Logs the disconnect of every player whose last stream closed a grace ago and has not
+    /// come back (on this process). Games already over are left alone.
+    pub async fn run_due(&self, games: &Games, now: u64) {
+        for (id, player) in self.take_due(now) {
+            if self.holds(&id, player) {
+                continue;
+            }
+            let Some(game) = games.cached(&id) else {
+                continue;
+            };
+            let away = |l: &super::session::Session| {
+                let gone = !l.finished() && !l.game().is_disconnected(player);
+                gone.then_some((player, Action::Disconnect))
+            };
+            match games.commit_due(&game, now, away).await {
+                Ok(true) => tracing::info!(game = %id, player, "player disconnected"),
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(game = %id, player, error = %e, "logging a disconnect failed")
+                }
+            }
+        }
+    }
+}
+
+/// Logs the reconnect of `player` if the game has it disconnected (a new stream, a seat call,
+/// or a stream this process holds while another replica logged the disconnect).
+pub async fn reconnect(games: &Games, game: &Shared, player: u8) -> Result<(), ApiError> {
+    let back = |l: &super::session::Session| {
+        let away = !l.finished() && l.game().is_disconnected(player);
+        away.then_some((player, Action::Reconnect))
+    };
+    if games.commit_due(game, now_ms(), back).await? {
+        tracing::info!(player, "player reconnected");
+    }
+    Ok(())
+}
