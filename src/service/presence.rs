@@ -173,3 +173,39 @@ pub async fn reconnect(games: &Games, game: &Shared, player: u8) -> Result<(), A
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Streams are counted per token and bounded; only a player's last close starts its grace,
+    /// and a spectator's never does.
+    #[test]
+    fn the_last_close_of_a_player_starts_its_grace() {
+        let p = Presence::new(PresenceConfig {
+            grace_ms: 60_000,
+            max_streams_per_token: 2,
+        });
+        let a = p.open("g", Viewer::Player(0)).unwrap();
+        let b = p.open("g", Viewer::Player(0)).unwrap();
+        let third = p.open("g", Viewer::Player(0)).err().map(|e| e.reason);
+        assert_eq!(third, Some(Reason::LimitExceeded));
+        let spectator = p.open("g", Viewer::Spectator).unwrap();
+        let other_game = p.open("h", Viewer::Player(0)).unwrap();
+        drop(a);
+        assert!(p.holds("g", 0));
+        assert!(p.take_due(u64::MAX).is_empty(), "not the last stream");
+        drop(b);
+        assert!(!p.holds("g", 0) && p.holds("h", 0));
+        assert!(p.take_due(now_ms()).is_empty(), "within the grace");
+        assert_eq!(p.take_due(u64::MAX), vec![(Arc::from("g"), 0)]);
+        drop(spectator);
+        assert!(
+            p.take_due(u64::MAX).is_empty(),
+            "spectators have no presence"
+        );
+        // A closed stream frees its place.
+        let _again = p.open("g", Viewer::Player(0)).unwrap();
+        drop(other_game);
+    }
+}
