@@ -531,6 +531,7 @@ async fn two_replicas_on_one_redis_decide_the_expiry_once() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))

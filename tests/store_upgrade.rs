@@ -49,6 +49,7 @@ async fn games(registry: &Arc<Registry>, dir: &Path) -> Games {
         no_turn_timers: false,
         finished_linger_seconds: 120,
         max_games: 10,
+        disconnected_turns_immediate: false,
     };
     let store = Store::open(&dir.display().to_string()).await.unwrap();
     Games::new(config, Arc::clone(registry), store)
