@@ -18,14 +18,7 @@ use shuangkou::game::{Entry, Game, GameConfig, Phase};
 
 fn views(hooks: &dyn VariantHooks) -> Vec<PlayerView> {
     let bot = Bot::named("heuristic", hooks).expect("heuristic bot");
-    let config = GameConfig {
-        variant: "bench".into(),
-        version: "bench".into(),
-        deals: 1,
-        turn_ms: None,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
-    };
+    let config = GameConfig::new("bench", "bench", 1);
     let mut out = Vec::new();
     for deal in 0..40u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(deal);

@@ -21,14 +21,7 @@ const CHANGE_DETECTOR: &str = "# change detector, not an oracle: written by test
 
 fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
     let hooks = PlainHooks::new(rules);
-    let cfg = GameConfig {
-        variant: "golden".into(),
-        version: "golden".into(),
-        deals,
-        turn_ms: None,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
-    };
+    let cfg = GameConfig::new("golden", "golden", deals);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut s = [0u8; 32];
     rng.fill(&mut s);

@@ -44,12 +44,8 @@ static GLOBAL: Counting = Counting;
 
 fn config(deals: u32) -> GameConfig {
     GameConfig {
-        variant: "test".into(),
-        version: "test".into(),
-        deals,
         turn_ms: Some(30_000),
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
+        ..GameConfig::new("test", "test", deals)
     }
 }
 

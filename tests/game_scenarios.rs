@@ -13,12 +13,8 @@ use shuangkou::rules::Rules;
 
 fn config(deals: u32, turn_ms: Option<u64>) -> GameConfig {
     GameConfig {
-        variant: "test".into(),
-        version: "test".into(),
-        deals,
         turn_ms,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
+        ..GameConfig::new("test", "test", deals)
     }
 }
 

@@ -14,14 +14,7 @@ use shuangkou::rules::Rules;
 fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Vec<Event>) {
     let mut hooks = PlainHooks::new(Rules::BAIBIAN);
     hooks.partners_see_hands = double_open;
-    let cfg = GameConfig {
-        variant: "t".into(),
-        version: "t".into(),
-        deals: 3,
-        turn_ms: None,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
-    };
+    let cfg = GameConfig::new("t", "t", 3);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut s = [0u8; 32];
     rng.fill(&mut s);

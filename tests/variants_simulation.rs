@@ -141,14 +141,7 @@ fn broken_classic(body: &str) -> ScriptVariant {
 /// Plays random legal actions with `hooks` until an action fails; returns the game before that
 /// action, the action and the error.
 fn play_until_failure(hooks: &dyn VariantHooks, seed: u64) -> (Game, Entry, GameError) {
-    let config = GameConfig {
-        variant: "classic".into(),
-        version: "broken".into(),
-        deals: 1,
-        turn_ms: None,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
-    };
+    let config = GameConfig::new("classic", "broken", 1);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let (mut game, _) = Game::new(config, hooks, [7; 32], None, 0).unwrap();
     for step in 0..5_000u64 {

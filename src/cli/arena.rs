@@ -219,14 +219,7 @@ fn run_inner(args: &Args) -> Result<bool, String> {
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, 64);
-    let config = GameConfig {
-        variant: args.variant.clone(),
-        version: "arena".into(),
-        deals: args.match_deals,
-        turn_ms: None,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
-    };
+    let config = GameConfig::new(args.variant.clone(), "arena", args.match_deals);
     let next = AtomicU64::new(0);
     let pairs: Mutex<Vec<(u64, Pair)>> = Mutex::new(Vec::new());
     let blank = Side::new()?;

@@ -153,12 +153,8 @@ fn play_game(
     let mut seed = [0u8; 32];
     rng.fill(&mut seed);
     let config = GameConfig {
-        variant: variant.to_string(),
-        version: "sim".into(),
-        deals: options.deals_per_game,
         turn_ms: Some(TURN_MS),
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
+        ..GameConfig::new(variant, "sim", options.deals_per_game)
     };
     let (mut game, _) =
         Game::new(config.clone(), hooks, seed, None, 0).map_err(|e| e.to_string())?;

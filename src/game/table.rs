@@ -61,6 +61,22 @@ pub struct GameConfig {
     pub reconnect_ms: u64,
 }
 
+impl GameConfig {
+    /// `deals` deals of `variant` at `version` with the engine's defaults: no turn deadline, the
+    /// variant asked after 3 consecutive timeouts, a 90 s reconnect window (what simulations,
+    /// the arena, benchmarks and tests play; change a field with struct update syntax).
+    pub fn new(variant: impl Into<String>, version: impl Into<String>, deals: u32) -> GameConfig {
+        GameConfig {
+            variant: variant.into(),
+            version: version.into(),
+            deals,
+            turn_ms: None,
+            max_consecutive_timeouts: 3,
+            reconnect_ms: 90_000,
+        }
+    }
+}
+
 /// What a player does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
@@ -1077,14 +1093,7 @@ mod tests {
     /// A 4-player classic game whose hands and finishers are set directly.
     fn game_with(out: &[u8], left: [&str; 4]) -> Game {
         let hooks = PlainHooks::new(Rules::CLASSIC);
-        let config = GameConfig {
-            variant: "places".into(),
-            version: "test".into(),
-            deals: 1,
-            turn_ms: None,
-            max_consecutive_timeouts: 3,
-            reconnect_ms: 90_000,
-        };
+        let config = GameConfig::new("places", "test", 1);
         let (mut g, _) = Game::new(config, &hooks, [3; 32], None, 0).unwrap();
         let deck = CardSet::FULL;
         for (seat, cards) in left.iter().enumerate() {
@@ -1121,14 +1130,7 @@ mod encoding_tests {
     use crate::rules::EqualStarBombs;
 
     fn game(rules: Rules) -> Game {
-        let config = GameConfig {
-            variant: "encoding".into(),
-            version: "test".into(),
-            deals: 1,
-            turn_ms: None,
-            max_consecutive_timeouts: 3,
-            reconnect_ms: 90_000,
-        };
+        let config = GameConfig::new("encoding", "test", 1);
         Game::new(config, &PlainHooks::new(rules), [5; 32], None, 0)
             .unwrap()
             .0

@@ -20,6 +20,17 @@ pub enum Viewer {
     Admin,
 }
 
+impl Viewer {
+    /// The seat of this viewer in a seating (`players[seat]` = the player there), if it is a
+    /// player seated in it.
+    pub fn seat_in(self, players: &[u8]) -> Option<u8> {
+        match self {
+            Viewer::Player(p) => players.iter().position(|&x| x == p).map(|s| s as u8),
+            Viewer::Spectator | Viewer::Admin => None,
+        }
+    }
+}
+
 /// One seat as everyone sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatView {
@@ -129,10 +140,7 @@ impl Game {
                 shown_card,
                 hands,
             } => {
-                let seat = match viewer {
-                    Viewer::Player(p) => players.iter().position(|&x| x == p).map(|s| s as u8),
-                    _ => None,
-                };
+                let seat = viewer.seat_in(players);
                 let partner = seat.and_then(|s| {
                     (self.partners_see_hands() && players.len() == 4).then_some((s + 2) % 4)
                 });

@@ -71,14 +71,7 @@ impl VariantHooks for Table {
 }
 
 pub fn config() -> GameConfig {
-    GameConfig {
-        variant: "test".into(),
-        version: "test".into(),
-        deals: 1,
-        turn_ms: None,
-        max_consecutive_timeouts: 3,
-        reconnect_ms: 90_000,
-    }
+    GameConfig::new("test", "test", 1)
 }
 
 /// A game with these hands (rank notation, by seat), seat 0 to lead.
