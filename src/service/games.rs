@@ -26,6 +26,9 @@ use super::status::{ApiError, Reason};
 use crate::store::{AppendOrRead, Created, GameRecord, LogEntry, PinnedScript, Store};
 use crate::variants::Registry;
 
+/// Games read from the store per step of a recovery (then replayed on every core).
+const RECOVER_CHUNK: usize = 4096;
+
 /// A game shared between the rpcs acting on it; one lock per game.
 pub type Shared = Arc<AsyncMutex<Session>>;
 
@@ -93,27 +96,79 @@ impl Games {
         &self.registry
     }
 
-    /// Rebuilds every unfinished game from the store (replaying and verifying its log).
+    /// Rebuilds every unfinished game from the store (replaying and verifying its log): read in
+    /// chunks, replayed on every core (the replay is the CPU of a restart).
     pub async fn recover(&self) -> Result<(), String> {
         let ids = self
             .store
             .unfinished()
             .await
             .map_err(|e| format!("cannot list unfinished games: {e}"))?;
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut ok = 0usize;
-        for id in ids {
-            match self.load(&id).await {
-                Ok(game) => {
-                    ok += 1;
-                    // Finished, but the process stopped between its last append and archiving
-                    // it: archive it now, or it is rebuilt at every start.
-                    if game.lock().await.finished() {
-                        if let Err(e) = self.store.finish(&id).await {
-                            tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
-                        }
+        for chunk in ids.chunks(RECOVER_CHUNK) {
+            let mut stored = Vec::with_capacity(chunk.len());
+            for (id, game) in chunk.iter().zip(self.store.load_many(chunk).await) {
+                match game {
+                    Ok(Some(game)) => stored.push(game),
+                    Ok(None) => {
+                        tracing::error!(game = %id, "cannot recover game: not in the store")
+                    }
+                    Err(e) => tracing::error!(game = %id, error = %e, "cannot recover game"),
+                }
+            }
+            let per = stored.len().div_ceil(workers).max(1);
+            let restored: Vec<(String, Result<Session, ApiError>)> = std::thread::scope(|scope| {
+                let handles: Vec<_> = stored
+                    .chunks(per)
+                    .map(|part| {
+                        scope.spawn(move || {
+                            part.iter()
+                                .map(|(record, log)| {
+                                    let live = Session::restore(
+                                        &self.registry,
+                                        record,
+                                        log,
+                                        self.config.no_turn_timers,
+                                    );
+                                    (record.id.clone(), live)
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .flat_map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            tracing::error!(
+                                "a recovery thread panicked; its games are not recovered"
+                            );
+                            Vec::new()
+                        })
+                    })
+                    .collect()
+            });
+            for (id, live) in restored {
+                let live = match live {
+                    Ok(live) => live,
+                    Err(e) => {
+                        tracing::error!(game = %id, error = %e, "cannot recover game");
+                        continue;
+                    }
+                };
+                ok += 1;
+                let finished = live.finished();
+                if let Err(e) = self.adopt(&id, live) {
+                    tracing::error!(game = %id, error = %e, "cannot recover game");
+                }
+                // Finished, but the process stopped between its last append and archiving it:
+                // archive it now, or it is rebuilt at every start.
+                if finished {
+                    if let Err(e) = self.store.finish(&id).await {
+                        tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
                     }
                 }
-                Err(e) => tracing::error!(game = %id, error = %e, "cannot recover game"),
             }
         }
         if ok > 0 {
@@ -164,6 +219,12 @@ impl Games {
             return Err(ApiError::new(Reason::NoSuchGame, format!("no game {id}")));
         };
         let live = Session::restore(&self.registry, &record, &log, self.config.no_turn_timers)?;
+        self.adopt(id, live)
+    }
+
+    /// Caches a game rebuilt from the store (the copy already cached wins, if another task
+    /// rebuilt it meanwhile) and counts it if in progress.
+    fn adopt(&self, id: &str, live: Session) -> Result<Shared, ApiError> {
         let finished = live.finished();
         let variant = live.record.variant.clone();
         // Scheduled before it is shared (a duplicate entry, if another task loads it too, is

@@ -229,6 +229,28 @@ impl Store {
         r
     }
 
+    /// Several games' records and logs (recovery), in the order of `ids`: one read task for all
+    /// of them on the embedded store.
+    pub async fn load_many(
+        &self,
+        ids: &[String],
+    ) -> Vec<Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError>> {
+        let t = Instant::now();
+        let r = match self {
+            Store::Embedded(s) => s.load_many(ids).await,
+            _ => {
+                let mut all = Vec::with_capacity(ids.len());
+                for id in ids {
+                    all.push(self.load(id).await);
+                }
+                all
+            }
+        };
+        let ok: Result<(), StoreError> = Ok(());
+        self.observe("load_many", t, &ok);
+        r
+    }
+
     /// The log entries after `after_seq`.
     pub async fn entries_after(
         &self,

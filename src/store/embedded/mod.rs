@@ -458,6 +458,21 @@ impl EmbeddedStore {
             .await
     }
 
+    /// [`EmbeddedStore::load`] of each of `ids`, in one read task.
+    pub async fn load_many(
+        &self,
+        ids: &[String],
+    ) -> Vec<Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError>> {
+        let ids = ids.to_vec();
+        let n = ids.len();
+        let all = self
+            .read("load", move |s| {
+                Ok(ids.iter().map(|id| s.read_game("load", id, 0)).collect())
+            })
+            .await;
+        all.unwrap_or_else(|e| vec![Err(e); n])
+    }
+
     pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
         let id = id.to_string();
         self.read("entries_after", move |s| {
