@@ -216,6 +216,7 @@ pub fn state(game: &Game, record: &Record, viewer: Viewer) -> pb::GetStateRespon
             team: u32::from(s.team),
             score: points(s.total),
             auto_play: s.disconnected,
+            bot: record.bots.get(&s.player).cloned().unwrap_or_default(),
         })
         .collect();
     let trick = pb::Trick {
