@@ -210,3 +210,197 @@ async fn bot_seats_are_validated() {
     assert_eq!(g.seat_tokens.len(), 2);
     assert!(g.seat_tokens[1].is_empty() && !g.seat_tokens[0].is_empty());
 }
+
+/// The replay of a finished game (admin).
+async fn replay_of(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    game_id: &str,
+) -> pb::GetReplayResponse {
+    c.get_replay(authed(
+        pb::GetReplayRequest {
+            game_id: game_id.into(),
+        },
+        ADMIN_KEY,
+    ))
+    .await
+    .expect("GetReplay")
+    .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
+    let seed = test_seed(17);
+    let server = TestServer::start(|c| {
+        c.no_turn_timers = false;
+        keyed(c);
+    })
+    .await;
+    let mut c = server.client().await;
+    let mut req = create_req("classic", 1, Some(seed));
+    req.options.insert("turn_seconds".into(), "5".into());
+    let g = create(&mut c, ADMIN_KEY, req).await;
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let leader = turn_player(&st);
+    let start = Instant::now();
+    let mut after = st.clone();
+    while after.seq == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no 托管 within 20 s of a 5 s deadline"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        after = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    }
+    assert_ne!(turn_player(&after), leader, "the turn moved on");
+    // The trick's top is the automatic lead (a play, not a pass: the leader must lead).
+    assert!(after.trick.as_ref().and_then(|t| t.top.as_ref()).is_some());
+
+    // End the match (an escape) and check the log: an automatic play of the cards the auto bot
+    // (heuristic) chooses from the leader's view, and the replay verifies.
+    c.leave_game(authed(
+        pb::LeaveGameRequest {
+            game_id: g.game_id.clone(),
+        },
+        &g.seat_tokens[turn_player(&after) as usize],
+    ))
+    .await
+    .expect("LeaveGame");
+    let replay = replay_of(&mut c, &g.game_id).await;
+    assert_eq!(replay.actions[0].kind, "auto");
+    assert!(!replay.actions[0].cards.is_empty(), "a lead, not a pass");
+    let rebuilt = rebuild(&replay).expect("the replay verifies");
+    let first = rebuilt.entries[0];
+    let game = &rebuilt.states[0];
+    let seat = game.seat_of(first.player).expect("seat");
+    let r = Replay::try_from(&replay).expect("replay");
+    let hooks = r.builtin_hooks().expect("hooks");
+    let bot = Bot::named("heuristic", &hooks).expect("bot");
+    let view = PlayerView::new(game, seat).expect("view");
+    let mut rng = ChaCha8Rng::from_seed(decision_seed(&g.seed_commitment, 0, first.player));
+    let Some(shuangkou::game::Action::Play { cards, declared }) =
+        bot.decide(&view, &hooks, &mut rng).action(game.hand(seat))
+    else {
+        panic!("the heuristic leads a play");
+    };
+    assert_eq!(
+        first.action,
+        shuangkou::game::Action::Auto { cards, declared },
+        "the automatic play is the auto bot's decision"
+    );
+}
+
+/// Hands of a classic deal from a seed: 27 cards each.
+fn dealt(seed: u64) -> Vec<Vec<u32>> {
+    use rand::seq::SliceRandom;
+    let mut ids: Vec<u32> = (0..108).collect();
+    ids.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    ids.chunks(27).map(<[u32]>::to_vec).collect()
+}
+
+async fn create_preset(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    seed: u64,
+    hands: &[Vec<u32>],
+) -> pb::CreateGameResponse {
+    let mut req = create_req("classic", 1, Some(seed));
+    req.preset_hands = Some(pb::PresetHands {
+        hands: hands
+            .iter()
+            .map(|h| pb::CardList { cards: h.clone() })
+            .collect(),
+    });
+    create(c, ADMIN_KEY, req).await
+}
+
+#[allow(clippy::field_reassign_with_default)]
+async fn suggestion(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    game_id: &str,
+    token: &str,
+) -> pb::GetHintsResponse {
+    // Built field by field: other fields of the request (paging) keep their defaults.
+    let mut req = pb::GetHintsRequest::default();
+    req.game_id = game_id.into();
+    req.suggest = true;
+    c.get_hints(authed(req, token))
+        .await
+        .expect("GetHints")
+        .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suggested_play_is_the_bots_decision_from_the_callers_view_only() {
+    let seed = test_seed(18);
+    let server = TestServer::start(keyed).await;
+    let app = server.app.clone().expect("app");
+    let mut c = server.client().await;
+    let hands = dealt(seed);
+    let a = create_preset(&mut c, seed, &hands).await;
+    let st = state(&mut c, &a.game_id, ADMIN_KEY).await;
+    let leader = turn_player(&st) as usize;
+    let shown = st.shown_card.expect("a shown card");
+    // The same deal with a card of each of two other players swapped (neither the shown card nor
+    // its twin, which decide the seating): the leader's view is the same, the hidden cards not.
+    let (p, q) = ((leader + 1) % 4, (leader + 3) % 4);
+    let keep = |id: &u32| *id % 54 != shown % 54;
+    let x = hands[p].iter().position(keep).expect("a card to swap");
+    let y = hands[q].iter().position(keep).expect("a card to swap");
+    let mut other = hands.clone();
+    let (cx, cy) = (other[p][x], other[q][y]);
+    other[p][x] = cy;
+    other[q][y] = cx;
+    assert_ne!(cx % 54, cy % 54, "the swap changes the hidden hands");
+    let b = create_preset(&mut c, seed, &other).await;
+    let view_a = state(&mut c, &a.game_id, &a.seat_tokens[leader]).await;
+    let view_b = state(&mut c, &b.game_id, &b.seat_tokens[leader]).await;
+    assert_eq!(view_a.hand, view_b.hand);
+    assert_eq!(view_a.turn_seat, view_b.turn_seat);
+
+    let ha = suggestion(&mut c, &a.game_id, &a.seat_tokens[leader]).await;
+    let hb = suggestion(&mut c, &b.game_id, &b.seat_tokens[leader]).await;
+    let sa = ha
+        .suggested
+        .clone()
+        .expect("a suggestion on the caller's turn");
+    let sb = hb
+        .suggested
+        .clone()
+        .expect("a suggestion on the caller's turn");
+    assert_eq!(sa, sb, "equal views, equal suggestions");
+    assert_eq!(sa.bot, "heuristic");
+    let play = sa.play.clone().expect("the leader must lead");
+    assert!(!sa.pass);
+    assert!(ha.plays.contains(&play), "the suggestion is a legal hint");
+
+    // The oracle: the bot core on the server's game, from the leader's view, seeded as documented.
+    let shared = app.games().load(&a.game_id).await.expect("game");
+    let expected = {
+        let live = shared.lock().await;
+        let game = live.game();
+        let seat = game.seat_of(leader as u8).expect("seat");
+        let view = PlayerView::new(game, seat).expect("view");
+        let bot = Bot::named("heuristic", live.hooks().as_ref()).expect("bot");
+        let mut rng = ChaCha8Rng::from_seed(decision_seed(&a.seed_commitment, 0, leader as u8));
+        bot.decide(&view, live.hooks().as_ref(), &mut rng)
+            .action(game.hand(seat))
+    };
+    let Some(shuangkou::game::Action::Play { cards, .. }) = expected else {
+        panic!("the heuristic leads a play: {expected:?}");
+    };
+    assert_eq!(
+        play.cards,
+        cards.ids(),
+        "the suggestion is the bot's decision"
+    );
+
+    // Another seat, not to act, gets no suggestion; the suggestion, played, is accepted.
+    let other_player = (leader + 1) % 4;
+    let h = suggestion(&mut c, &a.game_id, &a.seat_tokens[other_player]).await;
+    assert!(h.suggested.is_none() && !h.your_turn);
+    c.submit_play(authed(
+        play_req(&a.game_id, leader as u32, &play, 0),
+        &a.seat_tokens[leader],
+    ))
+    .await
+    .expect("the suggested play is accepted");
+}

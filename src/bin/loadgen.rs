@@ -542,6 +542,7 @@ impl Worker {
             Hints::Server => {
                 let req = pb::GetHintsRequest {
                     game_id: run.id.clone(),
+                    ..Default::default()
                 };
                 let h = self
                     .stats

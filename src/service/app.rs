@@ -90,8 +90,11 @@ impl App {
         } else {
             None
         };
+        let auto_bot = crate::bot::styles::spec(&config.auto_policy)
+            .map_err(|e| format!("--auto-policy: {e}"))?;
         let games = Games::new(
             GamesConfig {
+                auto_bot,
                 no_turn_timers: config.no_turn_timers,
                 finished_linger_seconds: config.finished_linger_seconds,
                 max_games: config.max_games,

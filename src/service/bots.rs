@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use sha2::{Digest, Sha256};
 
 use super::clock::now_ms;
-use super::games::{DueTurn, Games};
+use super::games::{DueTurn, Games, Shared};
 use super::session::Session;
 use super::status::{ApiError, Reason};
 use crate::bot::{Bot, Decision, Kind, PlayerView};
@@ -43,17 +43,79 @@ pub async fn play_due(games: &Games, turn: DueTurn) {
     }
 }
 
-/// The turn deadline of a game passed: the engine acts for the seat (托管, or an escape).
+/// The turn deadline of a game passed: 托管 by bot plays for the seat (or the variant rules an
+/// escape). A bot seat past its deadline plays as itself.
 async fn play_deadline(games: &Games, id: &str) -> Result<(), ApiError> {
     let Some(game) = games.cached(id) else {
         return Ok(());
     };
-    let now = now_ms();
-    let mut live = games.current(&game).await?;
-    if live.deadline_passed(now) {
-        games.commit(&mut live, |l| l.prepare_timeout(now)).await?;
+    let (player, seq, bot_seat) = {
+        let live = games.current(&game).await?;
+        let Some(player) = live.player_to_act() else {
+            return Ok(());
+        };
+        if !live.deadline_passed(now_ms()) {
+            return Ok(());
+        }
+        (player, live.seq(), live.bot(player).is_some())
+    };
+    if bot_seat {
+        return play_bot_turn(games, id, seq).await;
     }
-    Ok(())
+    play_for(games, &game, player).await.map(|_| ())
+}
+
+/// 托管 by bot, the one entry point for turn deadlines and disconnects: if it is `player`'s turn
+/// and its deadline has passed or it is disconnected, the serve's auto bot (`--auto-policy`)
+/// decides from the seat's view and the service commits an automatic play or pass
+/// ([`Action::Auto`]; past the deadline it counts as a timeout, so the variant may rule an
+/// escape instead). Returns the new seq, or `None` when there was nothing to do (not its turn,
+/// not due, or the game moved on while the bot thought).
+pub async fn play_for(games: &Games, game: &Shared, player: u8) -> Result<Option<u64>, ApiError> {
+    let (pending, seq) = {
+        let live = games.current(game).await?;
+        let due = live.deadline_passed(now_ms()) || live.game().is_disconnected(player);
+        if live.player_to_act() != Some(player) || !due {
+            return Ok(None);
+        }
+        let bot = Bot::new(games.auto_bot(), live.hooks().as_ref());
+        (Pending::new(&live, player, bot)?, live.seq())
+    };
+    let auto = match pending.decide_off_runtime().await? {
+        Action::Play { cards, declared } => Action::Auto { cards, declared },
+        _ => Action::Auto {
+            cards: CardSet::EMPTY,
+            declared: None,
+        },
+    };
+    let mut live = games.current(game).await?;
+    if live.seq() != seq {
+        return Ok(None);
+    }
+    let now = now_ms();
+    let submitted = games
+        .commit(&mut live, |l| l.prepare_action(player, auto, now))
+        .await?;
+    Ok(Some(submitted.seq))
+}
+
+/// The decision the serve's auto bot would make for `player` now, from its view only (GetHints'
+/// `suggested`): a play, or `None` for a pass.
+pub async fn suggest(
+    games: &Games,
+    game: &Shared,
+    player: u8,
+) -> Result<Option<(CardSet, crate::hand::Hand)>, ApiError> {
+    let pending = {
+        let live = games.current(game).await?;
+        let bot = Bot::new(games.auto_bot(), live.hooks().as_ref());
+        Pending::new(&live, player, bot)?
+    };
+    let hand = pending.hand;
+    Ok(match pending.decision_off_runtime().await? {
+        Decision::Pass => None,
+        Decision::Play(p) => hand.take(p.cards).map(|cards| (cards, p.hand)),
+    })
 }
 
 /// A bot seat's turn at `seq`: decides from the seat's view and commits the play or pass, unless
@@ -147,22 +209,34 @@ impl Pending {
     /// The decision as the engine action (the physical cards of the play, or a pass).
     pub fn decide(mut self) -> Result<Action, ApiError> {
         let decision = self.decision();
-        decision.action(self.hand).ok_or_else(|| {
-            ApiError::new(
-                Reason::Unavailable,
-                "the bot chose cards its seat does not hold",
-            )
-        })
+        action_of(decision, self.hand)
     }
 
-    /// As [`Pending::decide`], on a blocking thread when the bot searches (it can think for a
+    /// As [`Pending::decision`], on a blocking thread when the bot searches (it can think for a
     /// few hundred milliseconds), inline otherwise (microseconds).
-    pub async fn decide_off_runtime(self) -> Result<Action, ApiError> {
+    pub async fn decision_off_runtime(mut self) -> Result<Decision, ApiError> {
         if self.bot.spec().kind != Kind::Search {
-            return self.decide();
+            return Ok(self.decision());
         }
-        tokio::task::spawn_blocking(move || self.decide())
+        tokio::task::spawn_blocking(move || self.decision())
             .await
-            .map_err(|e| ApiError::new(Reason::Unavailable, format!("bot task failed: {e}")))?
+            .map_err(|e| ApiError::new(Reason::Unavailable, format!("bot task failed: {e}")))
     }
+
+    /// As [`Pending::decide`], off the async runtime when it can take long.
+    pub async fn decide_off_runtime(self) -> Result<Action, ApiError> {
+        let hand = self.hand;
+        let decision = self.decision_off_runtime().await?;
+        action_of(decision, hand)
+    }
+}
+
+/// The engine action of a decision, with the physical cards taken from `hand`.
+fn action_of(decision: Decision, hand: CardSet) -> Result<Action, ApiError> {
+    decision.action(hand).ok_or_else(|| {
+        ApiError::new(
+            Reason::Unavailable,
+            "the bot chose cards its seat does not hold",
+        )
+    })
 }

@@ -22,6 +22,7 @@ use super::clock::now_ms;
 use super::record::Record;
 use super::session::{Prepared, Session, Submitted};
 use super::status::{ApiError, Reason};
+use crate::bot::BotSpec;
 use crate::store::{Appended, Created, GameRecord, Store, StoreKind};
 use crate::variants::Registry;
 
@@ -60,6 +61,8 @@ pub struct GamesConfig {
     pub finished_linger_seconds: u64,
     /// Most games in progress in this process.
     pub max_games: usize,
+    /// The bot that plays 托管 (a seat past its deadline, or a disconnected player's).
+    pub auto_bot: BotSpec,
 }
 
 /// The live games.
@@ -98,6 +101,11 @@ impl Games {
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The bot that plays 托管.
+    pub fn auto_bot(&self) -> BotSpec {
+        self.config.auto_bot
     }
 
     /// Rebuilds every unfinished game from the store (replaying and verifying its log).
@@ -455,6 +463,7 @@ mod tests {
             no_turn_timers: true,
             finished_linger_seconds: 120,
             max_games: 1,
+            auto_bot: crate::bot::styles::spec("heuristic").unwrap(),
         };
         Games::new(config, Arc::clone(registry), store)
     }

@@ -331,28 +331,6 @@ impl Session {
         )
     }
 
-    /// The seat to act timed out: the engine plays for it.
-    pub fn prepare_timeout(&self, now: u64) -> Result<Prepared, ApiError> {
-        let seat = self
-            .game
-            .turn()
-            .ok_or_else(|| ApiError::new(Reason::GameOver, "no seat to act"))?;
-        let player = self
-            .game
-            .seating()
-            .get(seat as usize)
-            .copied()
-            .unwrap_or(seat);
-        self.prepare_entry(
-            Entry {
-                player,
-                action: Action::Timeout,
-                at: now,
-            },
-            None,
-        )
-    }
-
     fn prepare_entry(&self, entry: Entry, request_id: Option<&str>) -> Result<Prepared, ApiError> {
         let mut game = self.game.clone();
         let events = game.apply(self.hooks.as_ref(), entry)?;
@@ -525,6 +503,14 @@ mod tests {
             Action::Pass,
             Action::Leave,
             Action::Timeout,
+            Action::Auto {
+                cards,
+                declared: None,
+            },
+            Action::Auto {
+                cards: CardSet::EMPTY,
+                declared: None,
+            },
             Action::Disconnect,
             Action::Reconnect,
             Action::ReconnectExpired,

@@ -261,6 +261,16 @@ pub fn hints(plays: &[(CardSet, Hand)], can_pass: bool, your_turn: bool) -> pb::
             .collect(),
         can_pass,
         your_turn,
+        suggested: None,
+    }
+}
+
+/// GetHints' `suggested`: the bot's play (its cards and combination), or a pass.
+pub fn suggested(play_: Option<(CardSet, Hand)>, bot: &str) -> pb::SuggestedPlay {
+    pb::SuggestedPlay {
+        pass: play_.is_none(),
+        play: play_.map(|(cards, hand)| play(cards, &hand)),
+        bot: bot.to_string(),
     }
 }
 
