@@ -20,6 +20,7 @@ use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
+use super::flow::{self, Turns};
 use super::hooks::{
     BombFact, Centi, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal,
     SeatingFacts, Settlement, TimeoutFacts, VariantHooks,
@@ -466,7 +467,7 @@ impl Game {
 
     /// The partner seat (4 players).
     pub fn partner(&self, seat: u8) -> Option<u8> {
-        (self.players() == 4).then_some((seat + 2) % 4)
+        flow::partner(self.players(), seat)
     }
 
     /// Cards not dealt this deal (the 54 unused cards of the 2-player game).
@@ -717,23 +718,6 @@ impl Game {
         self.play(hooks, seat, cards, lead.hand, true, now, events)
     }
 
-    /// Seats still holding cards.
-    fn active(&self, seat: u8) -> bool {
-        !self.hand(seat).is_empty() && !self.out.contains(&seat)
-    }
-
-    fn next_active(&self, seat: u8) -> u8 {
-        let n = self.players();
-        let mut s = seat;
-        for _ in 0..n {
-            s = (s + 1) % n;
-            if self.active(s) {
-                return s;
-            }
-        }
-        seat
-    }
-
     fn set_turn(&mut self, seat: u8, now: u64) {
         self.turn = seat;
         self.deadline = self.config.turn_ms.map(|ms| now.saturating_add(ms));
@@ -771,11 +755,11 @@ impl Game {
                 seat,
                 place: self.out.len() as u8,
             });
-            if self.deal_over() {
+            if self.deal_is_over() {
                 return self.end_deal(hooks, now, events);
             }
         }
-        let next = self.next_active(seat);
+        let next = self.next_active_after(seat);
         self.set_turn(next, now);
         Ok(())
     }
@@ -784,24 +768,13 @@ impl Game {
         self.passed |= 1 << seat;
         events.push(Event::Passed { seat, auto });
         let Some(top) = self.top else { return };
-        let n = self.players();
-        let waiting =
-            (0..n).any(|s| s != top.seat && self.active(s) && self.passed & (1 << s) == 0);
-        if waiting {
-            let next = self.next_active(seat);
+        if self.trick_open(top.seat, self.passed) {
+            let next = self.next_active_after(seat);
             self.set_turn(next, now);
             return;
         }
-        // Everyone else passed: the trick goes to the top play.
-        let (leader, jie_feng) = if self.active(top.seat) {
-            (top.seat, false)
-        } else {
-            // 接風: the partner of a player who went out on an unbeaten play leads.
-            match self.partner(top.seat) {
-                Some(p) if self.active(p) => (p, true),
-                _ => (self.next_active(top.seat), false),
-            }
-        };
+        // Everyone else passed: the trick goes to the top play (or by 接風 to its partner).
+        let (leader, jie_feng) = self.leader_after_trick(top.seat);
         events.push(Event::TrickWon {
             winner: top.seat,
             leader,
@@ -813,45 +786,9 @@ impl Game {
         self.set_turn(leader, now);
     }
 
-    fn deal_over(&self) -> bool {
-        match self.players() {
-            2 => !self.out.is_empty(),
-            _ => self
-                .out
-                .iter()
-                .any(|&s| self.partner(s).is_some_and(|p| self.out.contains(&p))),
-        }
-    }
-
-    /// Every seat in finishing order: those out first, then the others in turn order from the
-    /// last player out — after a 雙扣 by that order alone (S0-CL 「當雙扣的情況下按照出牌順序排定第三名和
-    /// 第四名」, RULES.md A2, §1.5, §8 #24), otherwise by cards left first (fewer first).
+    /// Every seat in finishing order ([`Turns::finishing_places`]).
     fn places(&self) -> Vec<u8> {
-        let mut places = self.out.clone();
-        let n = self.players();
-        let start = self.out.last().copied().unwrap_or(self.turn);
-        let double = n == 4 && matches!(self.out[..], [a, b] if self.partner(a) == Some(b));
-        let mut rest: Vec<(usize, u8, u8)> = (1..=n)
-            .map(|k| (start + k) % n)
-            .filter(|s| !places.contains(s))
-            .enumerate()
-            .map(|(order, s)| {
-                let left = if double { 0 } else { self.hand(s).len() };
-                (left, order as u8, s)
-            })
-            .collect();
-        rest.sort();
-        places.extend(rest.into_iter().map(|(_, _, s)| s));
-        places
-    }
-
-    fn outcome(&self, places: &[u8]) -> Option<Outcome> {
-        if self.players() == 2 {
-            let loser = *places.get(1)?;
-            let left = self.hand(loser).len() as u8;
-            return Some(Outcome::from_loser_cards(left, &self.rules));
-        }
-        Outcome::from_places(places)
+        self.finishing_places(self.turn)
     }
 
     fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {
@@ -868,7 +805,7 @@ impl Game {
     ) -> Result<(), GameError> {
         let places = self.places();
         let outcome = self
-            .outcome(&places)
+            .deal_outcome(&places, &self.rules)
             .ok_or_else(|| GameError::Setup("deal ended without an outcome".into()))?;
         let facts = DealFacts {
             players: self.players(),
@@ -1092,6 +1029,19 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
 /// high as possible; an exact search).
 pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
     super::bombs::in_hand(hand, seat, rules)
+}
+
+/// The engine's table for the shared turn rules.
+impl Turns for Game {
+    fn seat_count(&self) -> u8 {
+        self.players()
+    }
+    fn cards_left(&self, seat: u8) -> u32 {
+        self.hand(seat).len() as u32
+    }
+    fn out_order(&self) -> &[u8] {
+        &self.out
+    }
 }
 
 #[cfg(test)]
