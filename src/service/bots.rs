@@ -26,6 +26,9 @@ use crate::cards::CardSet;
 use crate::game::Action;
 use crate::variants::ScriptVariant;
 
+/// Milliseconds before a bot turn whose commit failed on the store is tried again.
+const RETRY_MS: u64 = 1_000;
+
 /// Plays a turn the schedule found due; failures are logged (the game is unchanged).
 pub async fn play_due(games: &Games, turn: DueTurn) {
     let (id, result) = match turn {
@@ -35,6 +38,12 @@ pub async fn play_due(games: &Games, turn: DueTurn) {
         }
         DueTurn::Bot(id, seq) => {
             let r = play_bot_turn(games, &id, seq).await;
+            if let Err(e) = &r
+                && matches!(e.reason, Reason::StoreFailed | Reason::Unavailable)
+            {
+                // Not acknowledged: try again shortly, or the bot seat would stall the game.
+                games.retry_bot_turn(Arc::clone(&id), seq, RETRY_MS);
+            }
             (id, r)
         }
     };

@@ -269,6 +269,18 @@ impl Games {
         }
     }
 
+    /// Schedules a bot seat's turn at `seq` again in `after_ms` (its commit failed on the store:
+    /// the bot must not stall the game).
+    pub fn retry_bot_turn(&self, id: Arc<str>, seq: u64, after_ms: u64) {
+        if let Ok(mut q) = self.schedule.lock() {
+            q.push(Reverse((
+                now_ms().saturating_add(after_ms),
+                Due::Bot(seq),
+                id,
+            )));
+        }
+    }
+
     /// Resolves when a bot turn was scheduled (the schedule's task then runs early).
     pub async fn woken(&self) {
         self.wake.notified().await;
