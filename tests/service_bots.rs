@@ -404,3 +404,56 @@ async fn the_suggested_play_is_the_bots_decision_from_the_callers_view_only() {
     .await
     .expect("the suggested play is accepted");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
+    use shuangkou::game::Action;
+    use shuangkou::service::bots::play_for;
+    use shuangkou::service::clock::now_ms;
+
+    let seed = test_seed(19);
+    let server = TestServer::start(keyed).await;
+    let app = server.app.clone().expect("app");
+    let mut c = server.client().await;
+    let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let leader = turn_player(&st) as u8;
+    let games = app.games();
+    let game = games.load(&g.game_id).await.expect("game");
+
+    // Connected, before any deadline (turn timers are off): nothing to do.
+    assert_eq!(
+        play_for(games, &game, leader).await.expect("play_for"),
+        None
+    );
+    // Another player's turn: nothing to do either, connected or not.
+    let other = (leader + 1) % 4;
+    {
+        let mut live = games.current(&game).await.expect("lock");
+        for p in [leader, other] {
+            games
+                .commit(&mut live, |l| {
+                    l.prepare_action(p, Action::Disconnect, now_ms())
+                })
+                .await
+                .expect("disconnect");
+        }
+    }
+    assert_eq!(play_for(games, &game, other).await.expect("play_for"), None);
+    // The disconnected leader: the auto bot leads for it, an automatic play.
+    let seq = play_for(games, &game, leader)
+        .await
+        .expect("play_for")
+        .expect("played");
+    assert_eq!(seq, 3);
+    let after = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    assert_eq!(after.seq, 3);
+    assert_ne!(turn_player(&after) as u8, leader);
+    let live = games.current(&game).await.expect("lock");
+    let replay = live.replay().expect("replay");
+    assert!(
+        matches!(replay.entries[2].action, Action::Auto { cards, .. } if !cards.is_empty()),
+        "{:?}",
+        replay.entries[2]
+    );
+}
