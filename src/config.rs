@@ -93,6 +93,10 @@ pub struct ServeConfig {
         default_value_t = 8
     )]
     pub max_watch_streams_per_token: usize,
+    /// The bot that plays for a seat whose turn deadline passed or whose player is disconnected
+    /// (托管): any bot name of docs/BOTS.md (`search:N` for a smaller search budget).
+    #[arg(long, env = "SHUANGKOU_AUTO_POLICY", default_value = "heuristic")]
+    pub auto_policy: String,
 }
 
 /// When the engine plays a disconnected seat's turns.

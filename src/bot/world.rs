@@ -3,11 +3,9 @@
 //! by the variant.
 //!
 //! Sampling keeps everything the view knows: its own hand, the partner's shown hand (雙明), every
-//! seat's card count, the cards played and the trick. The deal moves as the engine's
-//! (`game::table`) does: turns skip seats that are out, a trick ends when every other active
-//! seat passed, 接風 gives the lead to the partner of a player who went out on an unbeaten play,
-//! the deal ends when a team is out (2 players: one player), places and outcome as in docs/rules/RULES.md
-//! §1.6. Pure: ranks, rules, the hooks' settlement and a seeded RNG.
+//! seat's card count, the cards played and the trick. The deal moves by the engine's own turn
+//! rules ([`crate::game::flow`]: turn order, trick end, 接風, deal end, places and outcome), which
+//! a world implements [`Turns`] for. Pure: ranks, rules, the hooks' settlement and a seeded RNG.
 
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -15,7 +13,8 @@ use rand_chacha::ChaCha8Rng;
 use super::{Decision, PlayerView};
 use crate::cards::{Rank, RankCounts};
 use crate::game::bombs;
-use crate::game::hooks::{BombFact, DealFacts, Outcome};
+use crate::game::flow::{self, Turns};
+use crate::game::hooks::{BombFact, DealFacts};
 use crate::hand::Hand;
 use crate::rules::Rules;
 
@@ -90,7 +89,7 @@ impl World {
     }
 
     fn partner(&self, seat: u8) -> Option<u8> {
-        (self.n == 4).then_some((seat + 2) % 4)
+        flow::partner(self.n, seat)
     }
 
     /// What `seat` would see in this world.
@@ -116,31 +115,6 @@ impl World {
         )
     }
 
-    fn active(&self, s: u8) -> bool {
-        !self.hand(s).is_empty() && !self.out.contains(&s)
-    }
-
-    fn next_active(&self, seat: u8) -> u8 {
-        let mut s = seat;
-        for _ in 0..self.n {
-            s = (s + 1) % self.n;
-            if self.active(s) {
-                return s;
-            }
-        }
-        seat
-    }
-
-    fn over(&self) -> bool {
-        match self.n {
-            2 => !self.out.is_empty(),
-            _ => self
-                .out
-                .iter()
-                .any(|&s| self.partner(s).is_some_and(|p| self.out.contains(&p))),
-        }
-    }
-
     /// Applies the decision of the seat to act; true when the deal is over. A decision the
     /// seat cannot make (cards not held, a pass while leading) plays its weakest card instead.
     pub fn apply(&mut self, d: Decision) -> bool {
@@ -157,11 +131,11 @@ impl World {
                 self.passed = 0;
                 if self.hands[s].is_empty() {
                     self.out.push(seat);
-                    if self.over() {
+                    if self.deal_is_over() {
                         return true;
                     }
                 }
-                self.turn = self.next_active(seat);
+                self.turn = self.next_active_after(seat);
                 false
             }
             Decision::Pass if self.top.is_some() => {
@@ -180,20 +154,11 @@ impl World {
         let Some((top_seat, _)) = self.top else {
             return;
         };
-        let waiting =
-            (0..self.n).any(|s| s != top_seat && self.active(s) && self.passed & (1 << s) == 0);
-        if waiting {
-            self.turn = self.next_active(seat);
+        if self.trick_open(top_seat, self.passed) {
+            self.turn = self.next_active_after(seat);
             return;
         }
-        let leader = if self.active(top_seat) {
-            top_seat
-        } else {
-            match self.partner(top_seat) {
-                Some(p) if self.active(p) => p,
-                _ => self.next_active(top_seat),
-            }
-        };
+        let (leader, _) = self.leader_after_trick(top_seat);
         self.top = None;
         self.passed = 0;
         self.turn = leader;
@@ -211,43 +176,10 @@ impl World {
         false
     }
 
-    fn places(&self) -> Vec<u8> {
-        let mut places = self.out.clone();
-        let start = self.out.last().copied().unwrap_or(self.turn);
-        let mut rest: Vec<(u32, u8, u8)> = (1..=self.n)
-            .map(|k| (start + k) % self.n)
-            .filter(|s| !places.contains(s))
-            .enumerate()
-            .map(|(order, s)| (self.hand(s).total(), order as u8, s))
-            .collect();
-        rest.sort();
-        places.extend(rest.into_iter().map(|(_, _, s)| s));
-        places
-    }
-
-    fn outcome(&self, places: &[u8]) -> Option<Outcome> {
-        if self.n == 2 {
-            let left = self.hand(*places.get(1)?).total();
-            return Some(if left >= self.rules.two_player_double_min as u32 {
-                Outcome::Double
-            } else if left >= self.rules.two_player_single_min as u32 {
-                Outcome::Single
-            } else {
-                Outcome::Draw
-            });
-        }
-        let partner = self.partner(*places.first()?)?;
-        match places.iter().position(|&s| s == partner)? {
-            1 => Some(Outcome::Double),
-            2 => Some(Outcome::Single),
-            _ => Some(Outcome::Draw),
-        }
-    }
-
     /// The facts the settlement hook is told about this (finished) deal.
     pub fn facts(&self) -> Option<DealFacts> {
-        let places = self.places();
-        let outcome = self.outcome(&places)?;
+        let places = self.finishing_places(self.turn);
+        let outcome = self.deal_outcome(&places, &self.rules)?;
         Some(DealFacts {
             players: self.n,
             deal_number: self.deal_number,
@@ -259,5 +191,18 @@ impl World {
                 .map(|s| bombs::in_hand(self.hand(s), s, &self.rules))
                 .collect(),
         })
+    }
+}
+
+/// A sampled world for the engine's turn rules.
+impl Turns for World {
+    fn seat_count(&self) -> u8 {
+        self.n
+    }
+    fn cards_left(&self, seat: u8) -> u32 {
+        self.hand(seat).total()
+    }
+    fn out_order(&self) -> &[u8] {
+        &self.out
     }
 }

@@ -4,12 +4,15 @@
 //! through [`hooks::VariantHooks`].
 //!
 //! - [`table`]: [`Game`], actions, events, the log and replay;
+//! - [`flow`]: the turn rules (turn order, trick end, 接風, deal end, places, outcome), shared
+//!   with the bots' sampled worlds;
 //! - [`view`]: what each viewer may see;
 //! - [`hooks`]: the contract with the variant scripts;
 //! - [`bombs`]: bombs as scoring facts, and the best arrangement of the bombs left in a hand;
 //! - [`testing`]: a plain-Rust implementation of the hooks for tests and tools.
 
 pub mod bombs;
+pub mod flow;
 pub mod hooks;
 pub mod sim;
 pub mod table;

@@ -20,6 +20,7 @@ use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
+use super::flow::{self, Turns};
 use super::hooks::{
     BombFact, Centi, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal,
     SeatingFacts, Settlement, TimeoutFacts, VariantHooks,
@@ -90,8 +91,17 @@ pub enum Action {
     Pass,
     /// Leave the game (an escape, 逃跑).
     Leave,
-    /// The seat to act let its deadline pass: the engine plays for it (托管).
+    /// The seat to act let its deadline pass: the engine plays for it by the old rule (托管:
+    /// pass where it may, else the weakest lead). Logs written before [`Action::Auto`] hold it
+    /// and replay with that rule.
     Timeout,
+    /// The service played for the seat to act (托管 by a bot): these cards, or a pass when
+    /// `cards` is empty, marked automatic. Accepted once the seat's deadline passed (counted as a
+    /// timeout, so the variant may rule an escape) or while its player is disconnected.
+    Auto {
+        cards: CardSet,
+        declared: Option<Declared>,
+    },
     /// The player's connection dropped.
     Disconnect,
     /// The player is back.
@@ -476,7 +486,7 @@ impl Game {
 
     /// The partner seat (4 players).
     pub fn partner(&self, seat: u8) -> Option<u8> {
-        (self.players() == 4).then_some((seat + 2) % 4)
+        flow::partner(self.players(), seat)
     }
 
     /// Cards not dealt this deal (the 54 unused cards of the 2-player game).
@@ -599,31 +609,34 @@ impl Game {
             }
             Action::Leave => self.escape(hooks, seat, EscapeReason::Left, now, events),
             Action::Timeout => {
-                if seat != self.turn {
-                    return Err(GameError::NotYourTurn {
-                        seat,
-                        turn: self.turn,
-                    });
-                }
+                self.check_turn(seat)?;
                 // A disconnected seat may be played for before its deadline (托管 at once).
                 if !self.deadline_passed(now) && !self.is_disconnected(entry.player) {
                     return Err(GameError::NotDue);
                 }
-                let count = self.timeouts[seat as usize] + 1;
-                self.timeouts[seat as usize] = count;
-                if count >= self.config.max_consecutive_timeouts.max(1) {
-                    // `disconnected` means "the reconnect window ran out" (hooks.rs): a turn
-                    // timeout of a disconnected seat is not that; `ReconnectExpired` decides.
-                    let facts = TimeoutFacts {
-                        seat,
-                        consecutive_timeouts: count,
-                        disconnected: false,
-                    };
-                    if hooks.timeout_is_escape(&facts)? {
-                        return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
-                    }
+                if self.count_timeout(hooks, seat)? {
+                    return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
                 }
                 self.auto_play(hooks, seat, now, events)
+            }
+            Action::Auto { cards, declared } => {
+                self.check_turn(seat)?;
+                if self.deadline_passed(now) {
+                    if self.count_timeout(hooks, seat)? {
+                        return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
+                    }
+                } else if !self.is_disconnected(entry.player) {
+                    return Err(GameError::NotDue);
+                }
+                if cards.is_empty() {
+                    if self.top.is_none() {
+                        return Err(GameError::MustLead);
+                    }
+                    self.pass(seat, true, now, events);
+                    return Ok(());
+                }
+                let hand = self.check_play(seat, cards, declared)?;
+                self.play(hooks, seat, cards, hand, true, now, events)
             }
             Action::Disconnect => {
                 if self.disconnected[entry.player as usize].is_none() {
@@ -658,6 +671,23 @@ impl Game {
                 }
             }
         }
+    }
+
+    /// Counts a timeout of the seat to act; true when the variant rules it an escape.
+    fn count_timeout(&mut self, hooks: &dyn VariantHooks, seat: u8) -> Result<bool, GameError> {
+        let count = self.timeouts[seat as usize] + 1;
+        self.timeouts[seat as usize] = count;
+        if count < self.config.max_consecutive_timeouts.max(1) {
+            return Ok(false);
+        }
+        let facts = TimeoutFacts {
+            seat,
+            consecutive_timeouts: count,
+            // `disconnected` means "the reconnect window ran out" (hooks.rs): a turn timeout of a
+            // disconnected seat is not that; `ReconnectExpired` decides.
+            disconnected: false,
+        };
+        Ok(hooks.timeout_is_escape(&facts)?)
     }
 
     fn check_turn(&self, seat: u8) -> Result<(), GameError> {
@@ -705,23 +735,6 @@ impl Game {
         self.play(hooks, seat, cards, lead.hand, true, now, events)
     }
 
-    /// Seats still holding cards.
-    fn active(&self, seat: u8) -> bool {
-        !self.hand(seat).is_empty() && !self.out.contains(&seat)
-    }
-
-    fn next_active(&self, seat: u8) -> u8 {
-        let n = self.players();
-        let mut s = seat;
-        for _ in 0..n {
-            s = (s + 1) % n;
-            if self.active(s) {
-                return s;
-            }
-        }
-        seat
-    }
-
     fn set_turn(&mut self, seat: u8, now: u64) {
         self.turn = seat;
         self.deadline = self.config.turn_ms.map(|ms| now.saturating_add(ms));
@@ -759,11 +772,11 @@ impl Game {
                 seat,
                 place: self.out.len() as u8,
             });
-            if self.deal_over() {
+            if self.deal_is_over() {
                 return self.end_deal(hooks, now, events);
             }
         }
-        let next = self.next_active(seat);
+        let next = self.next_active_after(seat);
         self.set_turn(next, now);
         Ok(())
     }
@@ -772,24 +785,13 @@ impl Game {
         self.passed |= 1 << seat;
         events.push(Event::Passed { seat, auto });
         let Some(top) = self.top else { return };
-        let n = self.players();
-        let waiting =
-            (0..n).any(|s| s != top.seat && self.active(s) && self.passed & (1 << s) == 0);
-        if waiting {
-            let next = self.next_active(seat);
+        if self.trick_open(top.seat, self.passed) {
+            let next = self.next_active_after(seat);
             self.set_turn(next, now);
             return;
         }
-        // Everyone else passed: the trick goes to the top play.
-        let (leader, jie_feng) = if self.active(top.seat) {
-            (top.seat, false)
-        } else {
-            // 接風: the partner of a player who went out on an unbeaten play leads.
-            match self.partner(top.seat) {
-                Some(p) if self.active(p) => (p, true),
-                _ => (self.next_active(top.seat), false),
-            }
-        };
+        // Everyone else passed: the trick goes to the top play (or by 接風 to its partner).
+        let (leader, jie_feng) = self.leader_after_trick(top.seat);
         events.push(Event::TrickWon {
             winner: top.seat,
             leader,
@@ -801,45 +803,9 @@ impl Game {
         self.set_turn(leader, now);
     }
 
-    fn deal_over(&self) -> bool {
-        match self.players() {
-            2 => !self.out.is_empty(),
-            _ => self
-                .out
-                .iter()
-                .any(|&s| self.partner(s).is_some_and(|p| self.out.contains(&p))),
-        }
-    }
-
-    /// Every seat in finishing order: those out first, then the others in turn order from the
-    /// last player out — after a 雙扣 by that order alone (S0-CL 「當雙扣的情況下按照出牌順序排定第三名和
-    /// 第四名」, docs/rules/RULES.md A2, §1.5, §8 #24), otherwise by cards left first (fewer first).
+    /// Every seat in finishing order ([`Turns::finishing_places`]).
     fn places(&self) -> Vec<u8> {
-        let mut places = self.out.clone();
-        let n = self.players();
-        let start = self.out.last().copied().unwrap_or(self.turn);
-        let double = n == 4 && matches!(self.out[..], [a, b] if self.partner(a) == Some(b));
-        let mut rest: Vec<(usize, u8, u8)> = (1..=n)
-            .map(|k| (start + k) % n)
-            .filter(|s| !places.contains(s))
-            .enumerate()
-            .map(|(order, s)| {
-                let left = if double { 0 } else { self.hand(s).len() };
-                (left, order as u8, s)
-            })
-            .collect();
-        rest.sort();
-        places.extend(rest.into_iter().map(|(_, _, s)| s));
-        places
-    }
-
-    fn outcome(&self, places: &[u8]) -> Option<Outcome> {
-        if self.players() == 2 {
-            let loser = *places.get(1)?;
-            let left = self.hand(loser).len() as u8;
-            return Some(Outcome::from_loser_cards(left, &self.rules));
-        }
-        Outcome::from_places(places)
+        self.finishing_places(self.turn)
     }
 
     /// Cards left in each seat's hand, by seat.
@@ -863,7 +829,7 @@ impl Game {
     ) -> Result<(), GameError> {
         let places = self.places();
         let outcome = self
-            .outcome(&places)
+            .deal_outcome(&places, &self.rules)
             .ok_or_else(|| GameError::Setup("deal ended without an outcome".into()))?;
         let facts = DealFacts {
             players: self.players(),
@@ -1083,6 +1049,19 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
 /// high as possible; an exact search).
 pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
     super::bombs::in_hand(hand, seat, rules)
+}
+
+/// The engine's table for the shared turn rules.
+impl Turns for Game {
+    fn seat_count(&self) -> u8 {
+        self.players()
+    }
+    fn cards_left(&self, seat: u8) -> u32 {
+        self.hand(seat).len() as u32
+    }
+    fn out_order(&self) -> &[u8] {
+        &self.out
+    }
 }
 
 #[cfg(test)]

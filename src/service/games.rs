@@ -23,6 +23,7 @@ use super::clock::now_ms;
 use super::record::Record;
 use super::session::{Prepared, Session, Submitted};
 use super::status::{ApiError, Reason};
+use crate::bot::BotSpec;
 use crate::store::{AppendOrRead, Created, GameRecord, LogEntry, PinnedScript, Store};
 use crate::variants::Registry;
 
@@ -43,8 +44,19 @@ enum Due {
     Turn,
     /// A reconnect window runs out: log `ReconnectExpired` (the variant's escape rule).
     Expire,
+    /// A bot seat's turn at this seq (人機): the bot plays if the game is still there.
+    Bot(u64),
     /// Finished a while ago: drop it from the cache (the store still has it).
     Evict,
+}
+
+/// A turn due now that `bots` plays (what [`Games::run_due`] hands back).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DueTurn {
+    /// The turn deadline of game `0` passed (托管).
+    Deadline(Arc<str>),
+    /// A bot seat of game `0` is to act at seq `1`.
+    Bot(Arc<str>, u64),
 }
 
 /// What the cache needs from the configuration.
@@ -59,6 +71,8 @@ pub struct GamesConfig {
     /// A disconnected seat's turns are played at once, not at its turn deadline (always so
     /// without turn timers).
     pub disconnected_turns_immediate: bool,
+    /// The bot that plays 托管 (a seat past its deadline, or a disconnected player's).
+    pub auto_bot: BotSpec,
 }
 
 /// The live games.
@@ -74,6 +88,8 @@ pub struct Games {
     /// game when they come due (a deadline met by a play in time is simply skipped), so the task
     /// never scans every game.
     schedule: Mutex<Schedule>,
+    /// Wakes the schedule's task early (a bot seat to act with no delay).
+    wake: tokio::sync::Notify,
 }
 
 impl Games {
@@ -85,6 +101,7 @@ impl Games {
             cache: Mutex::new(HashMap::new()),
             active: AtomicUsize::new(0),
             schedule: Mutex::new(BinaryHeap::new()),
+            wake: tokio::sync::Notify::new(),
         }
     }
 
@@ -94,6 +111,11 @@ impl Games {
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The bot that plays 托管.
+    pub fn auto_bot(&self) -> BotSpec {
+        self.config.auto_bot
     }
 
     /// Rebuilds every unfinished game from the store (replaying and verifying its log): read in
@@ -284,32 +306,69 @@ impl Games {
     // ---- the schedule ----
 
     /// Schedules what comes next for a game after a change: its turn deadline (when turn timers
-    /// are on), or its eviction from the cache once it has finished.
+    /// are on) and a bot seat's turn (after the game's bot delay), or its eviction from the cache
+    /// once it has finished.
     fn schedule_next(&self, live: &Session) {
         let now = now_ms();
-        let due = if live.finished() {
+        let mut due = Vec::with_capacity(2);
+        if live.finished() {
             let linger = self.config.finished_linger_seconds.saturating_mul(1000);
-            Some((now.saturating_add(linger), Due::Evict))
-        } else if live.turn_is_away() && self.away_turns_immediate() {
-            Some((now, Due::Turn))
-        } else if self.config.no_turn_timers {
-            None
+            due.push((now.saturating_add(linger), Due::Evict));
         } else {
-            live.game().deadline().map(|d| (d, Due::Turn))
-        };
-        let windows = live
-            .open_windows()
-            .into_iter()
-            .map(|(_, at)| (at, Due::Expire));
-        if let Ok(mut q) = self.schedule.lock() {
-            let id: Arc<str> = Arc::from(live.record.id.as_str());
-            for (at, what) in due.into_iter().chain(windows) {
-                q.push(Reverse((at, what, Arc::clone(&id))));
+            if live.turn_is_away() && self.away_turns_immediate() {
+                due.push((now, Due::Turn));
+            } else if !self.config.no_turn_timers
+                && let Some(d) = live.game().deadline()
+            {
+                due.push((d, Due::Turn));
             }
+            if live.bot_to_act().is_some() {
+                let delay = u64::from(live.record.bot_delay_ms);
+                due.push((now.saturating_add(delay), Due::Bot(live.seq())));
+            }
+        }
+        due.extend(
+            live.open_windows()
+                .into_iter()
+                .map(|(_, at)| (at, Due::Expire)),
+        );
+        if due.is_empty() {
+            return;
+        }
+        // A bot's turn, or a disconnected seat's played at once: the schedule's task runs early.
+        let bot = due
+            .iter()
+            .any(|&(at, d)| matches!(d, Due::Bot(_)) || (d == Due::Turn && at <= now));
+        if let Ok(mut q) = self.schedule.lock() {
+            for (at, what) in due {
+                q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+            }
+        }
+        if bot {
+            self.wake.notify_one();
         }
     }
 
-    fn away_turns_immediate(&self) -> bool {
+    /// Schedules a bot seat's turn at `seq` again in `after_ms` (its commit failed on the store:
+    /// the bot must not stall the game).
+    pub fn retry_bot_turn(&self, id: Arc<str>, seq: u64, after_ms: u64) {
+        if let Ok(mut q) = self.schedule.lock() {
+            q.push(Reverse((
+                now_ms().saturating_add(after_ms),
+                Due::Bot(seq),
+                id,
+            )));
+        }
+    }
+
+    /// Resolves when a bot turn was scheduled (the schedule's task then runs early).
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// A disconnected seat's turns are played as soon as they come (configured, or without turn
+    /// timers), not at its deadline.
+    pub fn away_turns_immediate(&self) -> bool {
         self.config.disconnected_turns_immediate || self.config.no_turn_timers
     }
 
@@ -369,40 +428,29 @@ impl Games {
         due
     }
 
-    /// Does what is due at `now`: plays for the seats whose turn deadline passed (托管 and
-    /// escapes), drops finished games from the cache. Visits only the games whose entry is due.
-    pub async fn run_due(&self, now: u64) {
+    /// Does what is due at `now`: drops finished games from the cache, and hands back the turns
+    /// to play (deadlines passed, bot seats to act) for `bots` to play. Visits only the games
+    /// whose entry is due.
+    pub async fn run_due(&self, now: u64) -> Vec<DueTurn> {
+        let mut turns = Vec::new();
         for (what, id) in self.take_due(now) {
-            let game = match self.cache.lock() {
-                Ok(g) => g.get(&*id).cloned(),
-                Err(_) => None,
-            };
-            let Some(game) = game else { continue };
             match what {
-                Due::Turn => {
-                    let r = async {
-                        let mut live = self.current(&game).await?;
-                        let timed_out = live.deadline_passed(now);
-                        if timed_out || (live.turn_is_away() && self.away_turns_immediate()) {
-                            // The one 托管 trigger: the engine plays the seat's turn.
-                            self.commit(&mut live, |l| l.prepare_timeout(now)).await?;
-                            if timed_out {
-                                crate::metrics::turn_timeout(&live.record.variant);
-                            }
-                        }
-                        Ok::<_, ApiError>(())
-                    }
-                    .await;
-                    if let Err(e) = r {
-                        tracing::warn!(game = %id, error = %e, "timeout action failed");
-                    }
-                }
+                Due::Turn => turns.push(DueTurn::Deadline(id)),
+                Due::Bot(seq) => turns.push(DueTurn::Bot(id, seq)),
                 Due::Expire => {
+                    let Some(game) = self.cached(&id) else {
+                        continue;
+                    };
                     if let Err(e) = self.expire_windows(&game, now).await {
                         tracing::warn!(game = %id, error = %e, "reconnect expiry failed");
                     }
                 }
                 Due::Evict => {
+                    let game = match self.cache.lock() {
+                        Ok(g) => g.get(&*id).cloned(),
+                        Err(_) => None,
+                    };
+                    let Some(game) = game else { continue };
                     let finished = game.lock().await.finished();
                     if finished && let Ok(mut g) = self.cache.lock() {
                         g.remove(&*id);
@@ -410,6 +458,12 @@ impl Games {
                 }
             }
         }
+        turns
+    }
+
+    /// The cached game `id` (turns are played only for games in the cache).
+    pub fn cached(&self, id: &str) -> Option<Shared> {
+        self.cache.lock().ok().and_then(|g| g.get(id).cloned())
     }
 
     // ---- the commit protocol ----
@@ -615,6 +669,7 @@ mod tests {
             finished_linger_seconds: 120,
             max_games: 1,
             disconnected_turns_immediate: false,
+            auto_bot: crate::bot::styles::spec("heuristic").unwrap(),
         };
         Games::new(config, Arc::clone(registry), store)
     }

@@ -10,6 +10,7 @@ use crate::game::Game;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::auth;
+use crate::service::bots;
 use crate::service::clock::now_ms;
 use crate::service::games::Shared;
 use crate::service::pb;
@@ -109,7 +110,13 @@ impl GameApi {
         }
         let live = games.current(&game).await?;
         let h = live.hints(p, &query)?;
-        Ok(wire::hints(&h.plays, h.can_pass, h.your_turn, &h.page))
+        drop(live);
+        let mut resp = wire::hints(&h.plays, h.can_pass, h.your_turn, &h.page);
+        if req.suggest && h.your_turn {
+            let play = bots::suggest(games, &game, p).await?;
+            resp.suggested = Some(wire::view::suggested(play, games.auto_bot().name));
+        }
+        Ok(resp)
     }
 
     async fn leave(

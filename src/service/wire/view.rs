@@ -271,6 +271,7 @@ pub fn state(game: &Game, record: &Record, viewer: Viewer) -> pb::GetStateRespon
             reconnect_deadline: game
                 .disconnected_since(s.player)
                 .map_or(0, |d| d.saturating_add(game.config().reconnect_ms) as i64),
+            bot: record.bots.get(&s.player).cloned().unwrap_or_default(),
         })
         .collect();
     let trick = pb::Trick {
@@ -326,6 +327,16 @@ pub fn hints(
         total: count(page.total),
         total_all: count(page.total_all),
         offset: count(page.offset),
+        suggested: None,
+    }
+}
+
+/// GetHints' `suggested`: the bot's play (its cards and combination), or a pass.
+pub fn suggested(play_: Option<(CardSet, Hand)>, bot: &str) -> pb::SuggestedPlay {
+    pb::SuggestedPlay {
+        pass: play_.is_none(),
+        play: play_.map(|(cards, hand)| play(cards, &hand)),
+        bot: bot.to_string(),
     }
 }
 
