@@ -97,6 +97,7 @@ about_a_game!(
 );
 impl Subject for pb::ListVariantsRequest {}
 impl Subject for pb::CreateGameRequest {}
+impl Subject for pb::ListGamesRequest {}
 impl Subject for pb::ValidateVariantRequest {}
 impl Subject for pb::ReloadVariantsRequest {}
 
