@@ -1575,3 +1575,91 @@ async fn list_games_shows_a_platform_only_its_own_games() {
         );
     }
 }
+
+/// AbortGame is admin-only; the admin's abort ends the match at once (GAME_OVER afterwards, no
+/// deal settled), and the replay — open to anyone now — ends with the `abort` action and its
+/// reason, and re-executes and verifies with the core.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_game_is_admin_only_and_the_abort_replays() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 320).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let t = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, t).await;
+    submit(&mut c, t, play_req(&g.game_id, p, &h.plays[0], st.seq))
+        .await
+        .expect("a play");
+    let abort = |reason: &str| pb::AbortGameRequest {
+        game_id: g.game_id.clone(),
+        reason: reason.into(),
+    };
+    for (key, code, reason) in [
+        (ACME_KEY, Code::PermissionDenied, "PERMISSION_DENIED_TOKEN"),
+        (
+            t.as_str(),
+            Code::PermissionDenied,
+            "PERMISSION_DENIED_TOKEN",
+        ),
+        ("", Code::Unauthenticated, "UNAUTHENTICATED_TOKEN"),
+        ("nonsense", Code::Unauthenticated, "INVALID_TOKEN"),
+    ] {
+        expect_reject(
+            c.abort_game(authed(abort("not yours"), key)).await,
+            code,
+            reason,
+        );
+    }
+    expect_reject(
+        c.abort_game(authed(abort(""), ADMIN_KEY)).await,
+        Code::InvalidArgument,
+        "BAD_REQUEST",
+    );
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, 1);
+    let r = c
+        .abort_game(authed(abort("table reported cheating"), ADMIN_KEY))
+        .await
+        .expect("the admin aborts")
+        .into_inner();
+    assert_eq!(r.seq, 2);
+    let after = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(after.phase, pb::Phase::Finished as i32);
+    assert!(
+        after.scores.expect("scores").deals.is_empty(),
+        "no deal settled"
+    );
+    let n = turn_player(&st);
+    expect_reject(
+        submit(
+            &mut c,
+            &g.seat_tokens[n as usize],
+            pass_req(&g.game_id, n, 0),
+        )
+        .await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    expect_reject(
+        c.abort_game(authed(abort("again"), ADMIN_KEY)).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+                ..Default::default()
+            },
+            "",
+        ))
+        .await
+        .expect("the replay of an aborted match")
+        .into_inner();
+    let last = replay.actions.last().expect("actions");
+    assert_eq!(
+        (last.kind.as_str(), last.reason.as_str()),
+        ("abort", "table reported cheating")
+    );
+    let rebuilt = rebuild(&replay).expect("the replay verifies");
+    assert_eq!(rebuilt.states.len(), 3);
+    assert_eq!(rebuilt.last().phase(), shuangkou::game::Phase::Finished);
+}

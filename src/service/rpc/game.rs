@@ -43,6 +43,7 @@ rpcs! {
     leave_game(LeaveGameRequest) -> LeaveGameResponse = "LeaveGame" => leave;
     get_replay(GetReplayRequest) -> GetReplayResponse = "GetReplay" => replay;
     list_games(ListGamesRequest) -> ListGamesResponse = "ListGames" => list_games;
+    abort_game(AbortGameRequest) -> AbortGameResponse = "AbortGame" => abort;
 }
 
 impl GameApi {
@@ -238,6 +239,35 @@ impl GameApi {
                 .push(wire::view::game_summary(live.game(), &live.record));
         }
         Ok(page)
+    }
+
+    /// AbortGame (admin key only): ends the match with an `Abort` action carrying the reason.
+    async fn abort(
+        &self,
+        caller: Caller,
+        req: pb::AbortGameRequest,
+    ) -> Result<pb::AbortGameResponse, ApiError> {
+        // The admin key (anyone on a server without keys, as for the admin service).
+        access::admin(self.app.keys(), &caller)?;
+        if req.reason.is_empty() || req.reason.len() > 512 {
+            return Err(ApiError::new(
+                Reason::BadRequest,
+                "reason is required, at most 512 bytes",
+            ));
+        }
+        let games = self.app.games();
+        if req.game_id.is_empty() {
+            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+        }
+        let game = games.load(&req.game_id).await?;
+        let mut live = games.current(&game).await?;
+        let now = now_ms();
+        let reason = req.reason.as_str();
+        let submitted = games
+            .commit(&mut live, |l| l.prepare_abort(now, reason))
+            .await?;
+        tracing::warn!(game = %req.game_id, reason, seq = submitted.seq, "game aborted by the admin");
+        Ok(pb::AbortGameResponse { seq: submitted.seq })
     }
 
     async fn create(

@@ -93,7 +93,8 @@ about_a_game!(
     pb::WatchGameRequest,
     pb::GetHintsRequest,
     pb::LeaveGameRequest,
-    pb::GetReplayRequest
+    pb::GetReplayRequest,
+    pb::AbortGameRequest
 );
 impl Subject for pb::ListVariantsRequest {}
 impl Subject for pb::CreateGameRequest {}

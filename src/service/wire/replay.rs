@@ -15,7 +15,7 @@ use crate::service::wire::request::{declared, declared_to};
 use crate::service::wire::view::points;
 
 /// The wire name of an action kind, and back.
-const KINDS: [(&str, Option<Action>); 7] = [
+const KINDS: [(&str, Option<Action>); 8] = [
     ("play", None),
     ("pass", Some(Action::Pass)),
     ("leave", Some(Action::Leave)),
@@ -23,6 +23,7 @@ const KINDS: [(&str, Option<Action>); 7] = [
     ("disconnect", Some(Action::Disconnect)),
     ("reconnect", Some(Action::Reconnect)),
     ("reconnect_expired", Some(Action::ReconnectExpired)),
+    ("abort", Some(Action::Abort)),
 ];
 
 fn kind_name(a: &Action) -> &'static str {
@@ -40,7 +41,7 @@ pub const DEFAULT_PAGE_ACTIONS: usize = 2_000;
 /// Most actions per page.
 pub const MAX_PAGE_ACTIONS: usize = 5_000;
 
-fn action(seq: u64, e: &Entry, hash: &str) -> pb::ReplayAction {
+fn action(seq: u64, e: &Entry, hash: &str, abort_reason: Option<&String>) -> pb::ReplayAction {
     let (cards, declared) = match e.action {
         Action::Play { cards, declared } => (cards.ids(), declared.map(declared_to)),
         _ => (Vec::new(), None),
@@ -53,6 +54,10 @@ fn action(seq: u64, e: &Entry, hash: &str) -> pb::ReplayAction {
         declared,
         at: e.at as i64,
         state_hash: hash.to_string(),
+        reason: match e.action {
+            Action::Abort => abort_reason.cloned().unwrap_or_default(),
+            _ => String::new(),
+        },
     }
 }
 
@@ -91,7 +96,7 @@ pub fn page(
     let mut actions = Vec::new();
     let mut bytes = 0usize;
     for (i, (e, hash)) in r.entries.iter().zip(&r.hashes).enumerate().skip(first) {
-        let a = action(i as u64 + 1, e, hash);
+        let a = action(i as u64 + 1, e, hash, r.abort_reason.as_ref());
         // The field's tag and length prefix: at most 4 bytes for an action.
         bytes += a.encoded_len() + 4;
         if !actions.is_empty() && (actions.len() >= max_actions || bytes > max_bytes) {
@@ -234,6 +239,11 @@ impl TryFrom<&pb::GetReplayResponse> for Replay {
             created_at: u64::try_from(r.created_at).map_err(|_| "negative created_at")?,
             entries,
             hashes,
+            abort_reason: r
+                .actions
+                .iter()
+                .find(|a| a.kind == "abort")
+                .map(|a| a.reason.clone()),
             final_totals: r
                 .final_scores
                 .iter()
@@ -264,7 +274,7 @@ mod tests {
             .into_iter()
             .chain(KINDS.iter().filter_map(|(_, a)| *a))
             .collect();
-        assert_eq!(actions.len(), 8);
+        assert_eq!(actions.len(), 9);
         let entries: Vec<Entry> = actions
             .iter()
             .enumerate()
@@ -291,6 +301,7 @@ mod tests {
             entries,
             final_totals: vec![-1250, 1250, 3, -3],
             engine_version: "test".into(),
+            abort_reason: Some("a test".into()),
         };
         let wire = pb::GetReplayResponse::from(&replay);
         assert_eq!(wire.actions[0].kind, "play");

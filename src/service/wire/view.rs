@@ -204,6 +204,7 @@ pub fn event(game: &Game, seq: u64, at: u64, e: &Event, viewer: Viewer) -> pb::G
         }),
         Event::DealEnded(r) => E::DealEnded(deal_result(&r)),
         Event::MatchEnded { totals } => E::MatchEnded(match_result(game, &totals)),
+        Event::Aborted => E::GameAborted(pb::GameAborted {}),
         Event::Disconnected { seat } | Event::Reconnected { seat } => E::Passed(pb::Passed {
             seat: u32::from(seat),
             auto: true,
