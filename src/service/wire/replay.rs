@@ -318,5 +318,29 @@ mod tests {
         let mut bad = wire;
         bad.seed = "00".into();
         assert!(Replay::try_from(&bad).is_err());
+
+        // In pages of 3 actions: 3 pages (3, 3, 3) that chain and assemble into the replay.
+        let pages: Vec<pb::GetReplayResponse> = [0, 3, 6]
+            .into_iter()
+            .map(|first| page(&replay, first, 3, usize::MAX))
+            .collect();
+        assert_eq!(pages[0].next_page_token, "s4");
+        assert_eq!(pages[2].next_page_token, "");
+        assert_eq!(page_start(&pages[0].next_page_token, 9), Ok(3));
+        assert_eq!(assemble(&pages).unwrap(), replay);
+        assert!(
+            Replay::try_from(&pages[0]).is_err(),
+            "one page is not a replay"
+        );
+        assert!(
+            assemble(&[pages[0].clone(), pages[2].clone()]).is_err(),
+            "a page missing"
+        );
+        assert!(assemble(&pages[..2]).is_err(), "the last page missing");
+        // A byte budget below one action still gives one action a page.
+        assert_eq!(page(&replay, 0, 0, 1).actions.len(), 1);
+        for bad in ["s0", "s10", "x3", "s", "s99999999999999999999999"] {
+            assert!(page_start(bad, 9).is_err(), "{bad}");
+        }
     }
 }
