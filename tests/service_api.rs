@@ -1483,3 +1483,191 @@ async fn list_variants_gives_a_structured_option_schema() {
         "the variants have choice and int_list options"
     );
 }
+
+/// Every page of ListGames for `key` with `page_size`: the game ids in order.
+async fn listed(c: &mut Client, key: &str, page_size: u32) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut token = String::new();
+    loop {
+        let page = c
+            .list_games(authed(
+                pb::ListGamesRequest {
+                    page_size,
+                    page_token: token,
+                },
+                key,
+            ))
+            .await
+            .expect("ListGames")
+            .into_inner();
+        // 0: the default page of 50.
+        assert!(
+            page.games.len()
+                <= if page_size == 0 {
+                    50
+                } else {
+                    page_size as usize
+                }
+        );
+        ids.extend(page.games.into_iter().map(|g| g.game_id));
+        if page.next_page_token.is_empty() {
+            return ids;
+        }
+        token = page.next_page_token;
+    }
+}
+
+/// ListGames shows a platform its own games in progress only, the admin every game, page by
+/// page without loss or repetition; a finished game leaves the list; a game token or no key is
+/// refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_games_shows_a_platform_only_its_own_games() {
+    let server = TestServer::start(|c| {
+        c.api_keys = vec![format!("acme={ACME_KEY}"), format!("other={OTHER_KEY}")];
+        c.admin_key = Some(ADMIN_KEY.into());
+    })
+    .await;
+    let mut c = server.client().await;
+    let mut acme = Vec::new();
+    for _ in 0..5 {
+        acme.push(create(&mut c, ACME_KEY, create_req("classic", 1, None)).await);
+    }
+    let mut other = Vec::new();
+    for _ in 0..3 {
+        other.push(create(&mut c, OTHER_KEY, create_req("jj", 1, None)).await);
+    }
+    let ids = |gs: &[pb::CreateGameResponse]| {
+        let mut v: Vec<String> = gs.iter().map(|g| g.game_id.clone()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(listed(&mut c, ACME_KEY, 2).await, ids(&acme));
+    assert_eq!(listed(&mut c, OTHER_KEY, 0).await, ids(&other));
+    let all: Vec<_> = acme.iter().chain(&other).cloned().collect();
+    assert_eq!(listed(&mut c, ADMIN_KEY, 3).await, ids(&all));
+    // A finished game is not listed.
+    c.leave_game(authed(
+        pb::LeaveGameRequest {
+            game_id: acme[0].game_id.clone(),
+            ..Default::default()
+        },
+        &acme[0].seat_tokens[0],
+    ))
+    .await
+    .expect("leave");
+    assert_eq!(listed(&mut c, ACME_KEY, 50).await, ids(&acme[1..]));
+    let page = c
+        .list_games(authed(pb::ListGamesRequest::default(), OTHER_KEY))
+        .await
+        .expect("ListGames")
+        .into_inner();
+    assert!(
+        page.games
+            .iter()
+            .all(|g| g.variant == "jj" && g.platform == "other")
+    );
+    for (key, code, reason) in [
+        ("", Code::Unauthenticated, "UNAUTHENTICATED_TOKEN"),
+        ("nonsense", Code::Unauthenticated, "INVALID_TOKEN"),
+        (
+            acme[1].seat_tokens[0].as_str(),
+            Code::PermissionDenied,
+            "PERMISSION_DENIED_TOKEN",
+        ),
+    ] {
+        expect_reject(
+            c.list_games(authed(pb::ListGamesRequest::default(), key))
+                .await,
+            code,
+            reason,
+        );
+    }
+}
+
+/// AbortGame is admin-only; the admin's abort ends the match at once (GAME_OVER afterwards, no
+/// deal settled), and the replay — open to anyone now — ends with the `abort` action and its
+/// reason, and re-executes and verifies with the core.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_game_is_admin_only_and_the_abort_replays() {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", 320).await;
+    let (st, p) = turn(&mut c, &g).await;
+    let t = &g.seat_tokens[p as usize];
+    let h = hints(&mut c, &g.game_id, t).await;
+    submit(&mut c, t, play_req(&g.game_id, p, &h.plays[0], st.seq))
+        .await
+        .expect("a play");
+    let abort = |reason: &str| pb::AbortGameRequest {
+        game_id: g.game_id.clone(),
+        reason: reason.into(),
+    };
+    for (key, code, reason) in [
+        (ACME_KEY, Code::PermissionDenied, "PERMISSION_DENIED_TOKEN"),
+        (
+            t.as_str(),
+            Code::PermissionDenied,
+            "PERMISSION_DENIED_TOKEN",
+        ),
+        ("", Code::Unauthenticated, "UNAUTHENTICATED_TOKEN"),
+        ("nonsense", Code::Unauthenticated, "INVALID_TOKEN"),
+    ] {
+        expect_reject(
+            c.abort_game(authed(abort("not yours"), key)).await,
+            code,
+            reason,
+        );
+    }
+    expect_reject(
+        c.abort_game(authed(abort(""), ADMIN_KEY)).await,
+        Code::InvalidArgument,
+        "BAD_REQUEST",
+    );
+    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, 1);
+    let r = c
+        .abort_game(authed(abort("table reported cheating"), ADMIN_KEY))
+        .await
+        .expect("the admin aborts")
+        .into_inner();
+    assert_eq!(r.seq, 2);
+    let after = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(after.phase, pb::Phase::Finished as i32);
+    assert!(
+        after.scores.expect("scores").deals.is_empty(),
+        "no deal settled"
+    );
+    let n = turn_player(&st);
+    expect_reject(
+        submit(
+            &mut c,
+            &g.seat_tokens[n as usize],
+            pass_req(&g.game_id, n, 0),
+        )
+        .await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    expect_reject(
+        c.abort_game(authed(abort("again"), ADMIN_KEY)).await,
+        Code::FailedPrecondition,
+        "GAME_OVER",
+    );
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+                ..Default::default()
+            },
+            "",
+        ))
+        .await
+        .expect("the replay of an aborted match")
+        .into_inner();
+    let last = replay.actions.last().expect("actions");
+    assert_eq!(
+        (last.kind.as_str(), last.reason.as_str()),
+        ("abort", "table reported cheating")
+    );
+    let rebuilt = rebuild(&replay).expect("the replay verifies");
+    assert_eq!(rebuilt.states.len(), 3);
+    assert_eq!(rebuilt.last().phase(), shuangkou::game::Phase::Finished);
+}

@@ -400,6 +400,8 @@ impl Run {
                 Some(Ev::Escaped(x)) => {
                     return Err(format!("unexpected escape of seat {}", x.seat));
                 }
+                // The load generator's games are never aborted (no admin acts in a run).
+                Some(Ev::GameAborted(_)) => return Err("the game was aborted".into()),
                 None => return Err("an event without a body".into()),
             }
         }

@@ -108,6 +108,9 @@ pub enum Action {
     Reconnect,
     /// The reconnect window of a disconnected player ran out.
     ReconnectExpired,
+    /// An operator ended the match (AbortGame): the deal in progress is not settled, the totals
+    /// stay those of the settled deals. Logged with the player 0 (no player acts).
+    Abort,
 }
 
 /// One entry of the action log.
@@ -235,6 +238,8 @@ pub enum Event {
     MatchEnded {
         totals: Vec<Centi>,
     },
+    /// The match was aborted by an operator (no MatchEnded follows).
+    Aborted,
     Disconnected {
         seat: u8,
     },
@@ -650,6 +655,13 @@ impl Game {
                     return Err(GameError::NotDisconnected);
                 }
                 events.push(Event::Reconnected { seat });
+                Ok(())
+            }
+            Action::Abort => {
+                self.phase = Phase::Finished;
+                self.deadline = None;
+                self.top = None;
+                events.push(Event::Aborted);
                 Ok(())
             }
             Action::ReconnectExpired => {

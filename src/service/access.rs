@@ -60,17 +60,27 @@ fn invalid_token() -> ApiError {
 /// A caller that may create games: a platform key (its name), the admin key, or anyone when
 /// open.
 pub fn creator(keys: &Keys, caller: &Caller) -> Result<Option<String>, ApiError> {
+    platform_or_admin(keys, caller, "CreateGame")
+}
+
+/// A caller with a platform key (its name) or the admin key (`None`: every platform), or anyone
+/// when open (`None`); `rpc` names what needs it in the refusals.
+pub fn platform_or_admin(
+    keys: &Keys,
+    caller: &Caller,
+    rpc: &str,
+) -> Result<Option<String>, ApiError> {
     match caller {
         Caller::Platform(p) => Ok(Some(p.clone())),
         Caller::Admin => Ok(None),
         _ if keys.open() => Ok(None),
         Caller::Game(_) => Err(ApiError::new(
             Reason::PermissionDenied,
-            "a game token cannot create games; use a platform API key",
+            format!("a game token cannot call {rpc}; use a platform API key"),
         )),
         Caller::Anonymous => Err(ApiError::new(
             Reason::Unauthenticated,
-            "CreateGame needs a platform API key (authorization: Bearer <key>)",
+            format!("{rpc} needs a platform API key (authorization: Bearer <key>)"),
         )),
         Caller::Invalid => Err(invalid_token()),
     }

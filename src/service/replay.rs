@@ -34,6 +34,8 @@ pub struct Replay {
     /// Each player's total, in hundredths of a point.
     pub final_totals: Vec<i64>,
     pub engine_version: String,
+    /// Why an operator aborted the match (its last action), if one did.
+    pub abort_reason: Option<String>,
 }
 
 /// A replay that verified: the hooks it ran with and the final state.

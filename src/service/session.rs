@@ -39,6 +39,9 @@ pub struct Stored {
     /// the same request. Entries written before have none (any retry is taken as the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_digest: Option<String>,
+    /// Why an operator aborted the match (an `Abort` entry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// The engine's state hash after it.
     pub hash: String,
 }
@@ -335,6 +338,22 @@ impl Session {
         )
     }
 
+    /// An operator ends the match (AbortGame), for `reason`.
+    pub fn prepare_abort(&self, now: u64, reason: &str) -> Result<Prepared, ApiError> {
+        let mut p = self.prepare_entry(
+            Entry {
+                player: 0,
+                action: Action::Abort,
+                at: now,
+            },
+            None,
+        )?;
+        p.stored.reason = Some(reason.to_string());
+        p.log.body = serde_json::to_vec(&p.stored)
+            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        Ok(p)
+    }
+
     /// An action the service takes for `player` (presence: `Disconnect`, `Reconnect`,
     /// `ReconnectExpired`; bots: a bot seat's play or pass, 托管's `Auto`), prepared like a
     /// player's.
@@ -396,6 +415,7 @@ impl Session {
             entry,
             request_id: request.map(|r| r.id.to_string()),
             request_digest: request.map(|r| r.digest.to_string()),
+            reason: None,
             hash: game.state_hash_with(self.record.hash_scheme),
         };
         let body = serde_json::to_vec(&stored)
@@ -511,6 +531,7 @@ impl Session {
             hashes: self.entries.iter().map(|s| s.hash.clone()).collect(),
             final_totals: self.game.totals().to_vec(),
             engine_version: crate::game::ENGINE_VERSION.into(),
+            abort_reason: self.entries.iter().find_map(|s| s.reason.clone()),
         })
     }
 
@@ -601,6 +622,7 @@ mod tests {
             Action::Disconnect,
             Action::Reconnect,
             Action::ReconnectExpired,
+            Action::Abort,
         ];
         for (i, action) in actions.into_iter().enumerate() {
             let stored = Stored {
@@ -611,6 +633,7 @@ mod tests {
                 },
                 request_id: (i % 2 == 0).then(|| format!("r{i}")),
                 request_digest: (i % 4 == 0).then(|| format!("d{i}")),
+                reason: (i == 8).then(|| "aborted".to_string()),
                 hash: "ab".repeat(32),
             };
             let bytes = serde_json::to_vec(&stored).unwrap();

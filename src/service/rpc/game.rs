@@ -43,6 +43,8 @@ rpcs! {
     get_hints(GetHintsRequest) -> GetHintsResponse = "GetHints" => hints;
     leave_game(LeaveGameRequest) -> LeaveGameResponse = "LeaveGame" => leave;
     get_replay(GetReplayRequest) -> GetReplayResponse = "GetReplay" => replay;
+    list_games(ListGamesRequest) -> ListGamesResponse = "ListGames" => list_games;
+    abort_game(AbortGameRequest) -> AbortGameResponse = "AbortGame" => abort;
 }
 
 impl GameApi {
@@ -191,6 +193,88 @@ impl GameApi {
             req.max_actions as usize,
             budget,
         ))
+    }
+
+    /// ListGames: the unfinished games (the store's list, in id order) of the caller's
+    /// platform, a page at a time. Each is read from the cache (recovery loads every unfinished
+    /// game at start), so a page costs a scan of the ids, not of the logs.
+    async fn list_games(
+        &self,
+        caller: Caller,
+        req: pb::ListGamesRequest,
+    ) -> Result<pb::ListGamesResponse, ApiError> {
+        let platform = access::platform_or_admin(self.app.keys(), &caller, "ListGames")?;
+        let size = match req.page_size {
+            0 => 50,
+            n if n > 200 => {
+                return Err(ApiError::new(
+                    Reason::BadRequest,
+                    "page_size is at most 200",
+                ));
+            }
+            n => n as usize,
+        };
+        if req.page_token.len() > 64 {
+            return Err(ApiError::new(
+                Reason::BadRequest,
+                "the page token is malformed",
+            ));
+        }
+        let games = self.app.games();
+        let mut ids = games.store().unfinished().await?;
+        ids.sort_unstable();
+        let mut page = pb::ListGamesResponse::default();
+        for id in ids.iter().filter(|id| **id > req.page_token) {
+            // A game that cannot be rebuilt (its error is logged where it is loaded) or that
+            // finished meanwhile is not listed.
+            let Ok(game) = games.load(id).await else {
+                continue;
+            };
+            let live = game.lock().await;
+            if live.finished() || (platform.is_some() && live.record.platform != platform) {
+                continue;
+            }
+            if page.games.len() == size {
+                page.next_page_token = page
+                    .games
+                    .last()
+                    .map(|g| g.game_id.clone())
+                    .unwrap_or_default();
+                break;
+            }
+            page.games
+                .push(wire::view::game_summary(live.game(), &live.record));
+        }
+        Ok(page)
+    }
+
+    /// AbortGame (admin key only): ends the match with an `Abort` action carrying the reason.
+    async fn abort(
+        &self,
+        caller: Caller,
+        req: pb::AbortGameRequest,
+    ) -> Result<pb::AbortGameResponse, ApiError> {
+        // The admin key (anyone on a server without keys, as for the admin service).
+        access::admin(self.app.keys(), &caller)?;
+        if req.reason.is_empty() || req.reason.len() > 512 {
+            return Err(ApiError::new(
+                Reason::BadRequest,
+                "reason is required, at most 512 bytes",
+            ));
+        }
+        let games = self.app.games();
+        if req.game_id.is_empty() {
+            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+        }
+        let game = games.load(&req.game_id).await?;
+        let mut live = games.current(&game).await?;
+        let now = now_ms();
+        let reason = req.reason.as_str();
+        let submitted = games
+            .commit(&mut live, |l| l.prepare_abort(now, reason))
+            .await?;
+        tracing::warn!(game = %req.game_id, reason, seq = submitted.seq, "game aborted by the admin");
+        Ok(pb::AbortGameResponse { seq: submitted.seq })
     }
 
     async fn create(

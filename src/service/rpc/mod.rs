@@ -93,10 +93,12 @@ about_a_game!(
     pb::WatchGameRequest,
     pb::GetHintsRequest,
     pb::LeaveGameRequest,
-    pb::GetReplayRequest
+    pb::GetReplayRequest,
+    pb::AbortGameRequest
 );
 impl Subject for pb::ListVariantsRequest {}
 impl Subject for pb::CreateGameRequest {}
+impl Subject for pb::ListGamesRequest {}
 impl Subject for pb::ValidateVariantRequest {}
 impl Subject for pb::ReloadVariantsRequest {}
 

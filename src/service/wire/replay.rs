@@ -15,7 +15,7 @@ use crate::service::wire::request::{declared, declared_to};
 use crate::service::wire::view::points;
 
 /// The wire name of an action kind, and back.
-const KINDS: [(&str, Option<Action>); 7] = [
+const KINDS: [(&str, Option<Action>); 8] = [
     ("play", None),
     ("pass", Some(Action::Pass)),
     ("leave", Some(Action::Leave)),
@@ -23,6 +23,7 @@ const KINDS: [(&str, Option<Action>); 7] = [
     ("disconnect", Some(Action::Disconnect)),
     ("reconnect", Some(Action::Reconnect)),
     ("reconnect_expired", Some(Action::ReconnectExpired)),
+    ("abort", Some(Action::Abort)),
 ];
 
 /// The wire name of the service's automatic play (托管 by a bot): its cards, none for a pass.
@@ -44,7 +45,7 @@ pub const DEFAULT_PAGE_ACTIONS: usize = 2_000;
 /// Most actions per page.
 pub const MAX_PAGE_ACTIONS: usize = 5_000;
 
-fn action(seq: u64, e: &Entry, hash: &str) -> pb::ReplayAction {
+fn action(seq: u64, e: &Entry, hash: &str, abort_reason: Option<&String>) -> pb::ReplayAction {
     let (cards, declared) = match e.action {
         Action::Play { cards, declared } | Action::Auto { cards, declared } => {
             (cards.ids(), declared.map(declared_to))
@@ -59,6 +60,10 @@ fn action(seq: u64, e: &Entry, hash: &str) -> pb::ReplayAction {
         declared,
         at: e.at as i64,
         state_hash: hash.to_string(),
+        reason: match e.action {
+            Action::Abort => abort_reason.cloned().unwrap_or_default(),
+            _ => String::new(),
+        },
     }
 }
 
@@ -97,7 +102,7 @@ pub fn page(
     let mut actions = Vec::new();
     let mut bytes = 0usize;
     for (i, (e, hash)) in r.entries.iter().zip(&r.hashes).enumerate().skip(first) {
-        let a = action(i as u64 + 1, e, hash);
+        let a = action(i as u64 + 1, e, hash, r.abort_reason.as_ref());
         // The field's tag and length prefix: at most 4 bytes for an action.
         bytes += a.encoded_len() + 4;
         if !actions.is_empty() && (actions.len() >= max_actions || bytes > max_bytes) {
@@ -246,6 +251,11 @@ impl TryFrom<&pb::GetReplayResponse> for Replay {
             created_at: u64::try_from(r.created_at).map_err(|_| "negative created_at")?,
             entries,
             hashes,
+            abort_reason: r
+                .actions
+                .iter()
+                .find(|a| a.kind == "abort")
+                .map(|a| a.reason.clone()),
             final_totals: r
                 .final_scores
                 .iter()
@@ -284,7 +294,7 @@ mod tests {
             .chain(KINDS.iter().filter_map(|(_, a)| *a))
             .chain(autos)
             .collect();
-        assert_eq!(actions.len(), 10);
+        assert_eq!(actions.len(), 11);
         let entries: Vec<Entry> = actions
             .iter()
             .enumerate()
@@ -311,6 +321,7 @@ mod tests {
             entries,
             final_totals: vec![-1250, 1250, 3, -3],
             engine_version: "test".into(),
+            abort_reason: Some("a test".into()),
         };
         let wire = pb::GetReplayResponse::from(&replay);
         assert_eq!(wire.actions[0].kind, "play");
@@ -327,5 +338,29 @@ mod tests {
         let mut bad = wire;
         bad.seed = "00".into();
         assert!(Replay::try_from(&bad).is_err());
+
+        // In pages of 3 actions: 3 pages (3, 3, 3) that chain and assemble into the replay.
+        let pages: Vec<pb::GetReplayResponse> = [0, 3, 6]
+            .into_iter()
+            .map(|first| page(&replay, first, 3, usize::MAX))
+            .collect();
+        assert_eq!(pages[0].next_page_token, "s4");
+        assert_eq!(pages[2].next_page_token, "");
+        assert_eq!(page_start(&pages[0].next_page_token, 9), Ok(3));
+        assert_eq!(assemble(&pages).unwrap(), replay);
+        assert!(
+            Replay::try_from(&pages[0]).is_err(),
+            "one page is not a replay"
+        );
+        assert!(
+            assemble(&[pages[0].clone(), pages[2].clone()]).is_err(),
+            "a page missing"
+        );
+        assert!(assemble(&pages[..2]).is_err(), "the last page missing");
+        // A byte budget below one action still gives one action a page.
+        assert_eq!(page(&replay, 0, 0, 1).actions.len(), 1);
+        for bad in ["s0", "s10", "x3", "s", "s99999999999999999999999"] {
+            assert!(page_start(bad, 9).is_err(), "{bad}");
+        }
     }
 }

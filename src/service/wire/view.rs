@@ -68,6 +68,25 @@ pub fn created(tokens: &Tokens, record: &Record) -> pb::CreateGameResponse {
     }
 }
 
+/// A game in progress, for ListGames.
+pub fn game_summary(game: &Game, record: &Record) -> pb::GameSummary {
+    pb::GameSummary {
+        game_id: record.id.clone(),
+        variant: record.variant.clone(),
+        variant_version: record.version.clone(),
+        platform: record.platform.clone().unwrap_or_default(),
+        phase: match game.phase() {
+            Phase::Playing => pb::Phase::Playing,
+            Phase::Finished => pb::Phase::Finished,
+        } as i32,
+        seq: game.seq(),
+        deal_number: game.deal_number(),
+        deals: game.config().deals,
+        players: record.players.clone(),
+        created_at: record.created_at as i64,
+    }
+}
+
 fn match_result(game: &Game, totals: &[i64]) -> pb::MatchResult {
     pb::MatchResult {
         scores: all_points(totals),
@@ -244,6 +263,7 @@ fn event_kinds(game: &Game, at: u64, e: &Event, viewer: Viewer) -> Vec<pb::game_
                 auto(seat, false, "reconnected"),
             ];
         }
+        Event::Aborted => E::GameAborted(pb::GameAborted {}),
     };
     vec![event]
 }
