@@ -121,6 +121,7 @@ async fn a_match_with_three_bot_seats_is_played_by_the_server() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))
@@ -164,6 +165,7 @@ async fn a_table_of_bots_only_plays_itself_to_the_end() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))
@@ -219,6 +221,7 @@ async fn replay_of(
     c.get_replay(authed(
         pb::GetReplayRequest {
             game_id: game_id.into(),
+            ..Default::default()
         },
         ADMIN_KEY,
     ))
@@ -260,6 +263,7 @@ async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
     c.leave_game(authed(
         pb::LeaveGameRequest {
             game_id: g.game_id.clone(),
+            ..Default::default()
         },
         &g.seat_tokens[turn_player(&after) as usize],
     ))

@@ -104,6 +104,7 @@ async fn service_plays(
             limit,
             page_token: token.clone(),
             types: types.iter().map(|t| t.to_string()).collect(),
+            suggest: false,
         };
         let page = c
             .get_hints(authed(req, &g.seat_tokens[0]))

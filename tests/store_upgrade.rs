@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use shuangkou::game::Action;
 use shuangkou::service::games::{Games, GamesConfig};
 use shuangkou::service::record::{NewGame, Record};
 use shuangkou::store::Store;
@@ -50,6 +51,7 @@ async fn games(registry: &Arc<Registry>, dir: &Path) -> Games {
         finished_linger_seconds: 120,
         max_games: 10,
         disconnected_turns_immediate: false,
+        auto_bot: shuangkou::bot::styles::spec("heuristic").unwrap(),
     };
     let store = Store::open(&dir.display().to_string()).await.unwrap();
     Games::new(config, Arc::clone(registry), store)
@@ -95,7 +97,10 @@ async fn a_store_written_by_the_previous_layout_recovers_and_takes_plays() {
     let game = first.load("in-progress").await.unwrap();
     let mut live = first.current(&game).await.unwrap();
     first
-        .commit(&mut live, |l| l.prepare_timeout(1_800_000_000_000))
+        .commit(&mut live, |l| {
+            let player = l.player_to_act().expect("a seat to act");
+            l.prepare_action(player, Action::Timeout, 1_800_000_000_000)
+        })
         .await
         .unwrap();
     let hash4 = live.game().state_hash_with(live.record.hash_scheme);

@@ -461,11 +461,6 @@ impl Games {
         turns
     }
 
-    /// The cached game `id` (turns are played only for games in the cache).
-    pub fn cached(&self, id: &str) -> Option<Shared> {
-        self.cache.lock().ok().and_then(|g| g.get(id).cloned())
-    }
-
     // ---- the commit protocol ----
 
     /// Locks a game, caught up with the store first (shared stores), so a read on any replica
