@@ -141,7 +141,7 @@ impl NewGame {
         let options: Vec<u8> = serde_json::to_vec(&self.options).unwrap_or_default();
         let players = self.players.join("\u{1f}");
         let hands = serde_json::to_vec(&self.preset_hands).unwrap_or_default();
-        request_digest(&[
+        let mut parts: Vec<&[u8]> = vec![
             b"create",
             self.variant.as_bytes(),
             &options,
@@ -149,7 +149,15 @@ impl NewGame {
             players.as_bytes(),
             self.seed.as_bytes(),
             &hands,
-        ])
+        ];
+        // Bot seats are part of the request when there are any (a request without them digests
+        // as before they existed).
+        let bots = serde_json::to_vec(&self.bots).unwrap_or_default();
+        let delay = self.bot_delay_ms.to_le_bytes();
+        if !self.bots.is_empty() {
+            parts.extend([b"bots".as_slice(), &bots, &delay]);
+        }
+        request_digest(&parts)
     }
 }
 
