@@ -148,14 +148,50 @@ impl fmt::Debug for CompiledVariant {
     }
 }
 
-fn contract(origin: &str, message: impl Into<String>) -> VariantError {
+/// Checks that `ast` defines every function of `required` with its parameters (the contract of
+/// a script family).
+pub(super) fn check_functions(
+    ast: &AST,
+    origin: &str,
+    required: &[(&str, &[&str])],
+) -> Result<(), VariantError> {
+    let mut missing = Vec::new();
+    for (name, params) in required {
+        let found: Vec<_> = ast.iter_functions().filter(|f| f.name == *name).collect();
+        if found.is_empty() {
+            missing.push(format!("{name}({})", params.join(", ")));
+        } else if !found.iter().any(|f| f.params.len() == params.len()) {
+            let have: Vec<String> = found
+                .iter()
+                .map(|f| format!("{name}({})", f.params.join(", ")))
+                .collect();
+            return Err(contract(
+                origin,
+                format!(
+                    "{name} must take ({}); the script defines {}",
+                    params.join(", "),
+                    have.join(", ")
+                ),
+            ));
+        }
+    }
+    if !missing.is_empty() {
+        return Err(contract(
+            origin,
+            format!("missing hook function(s): {}", missing.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError {
     VariantError::Contract {
         origin: origin.to_string(),
         message: message.into(),
     }
 }
 
-fn hook_err(origin: &str, error: HookError) -> VariantError {
+pub(super) fn hook_err(origin: &str, error: HookError) -> VariantError {
     VariantError::Hook {
         origin: origin.to_string(),
         error,
@@ -186,32 +222,7 @@ impl CompiledVariant {
             line: e.line,
             column: e.column,
         })?;
-        let mut missing = Vec::new();
-        for (name, params) in REQUIRED_FUNCTIONS {
-            let found: Vec<_> = ast.iter_functions().filter(|f| f.name == name).collect();
-            if found.is_empty() {
-                missing.push(format!("{name}({})", params.join(", ")));
-            } else if !found.iter().any(|f| f.params.len() == params.len()) {
-                let have: Vec<String> = found
-                    .iter()
-                    .map(|f| format!("{name}({})", f.params.join(", ")))
-                    .collect();
-                return Err(contract(
-                    origin,
-                    format!(
-                        "{name} must take ({}); the script defines {}",
-                        params.join(", "),
-                        have.join(", ")
-                    ),
-                ));
-            }
-        }
-        if !missing.is_empty() {
-            return Err(contract(
-                origin,
-                format!("missing hook function(s): {}", missing.join(", ")),
-            ));
-        }
+        check_functions(&ast, origin, &REQUIRED_FUNCTIONS)?;
         let ast = Arc::new(ast);
         let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ())
             .map_err(|e| hook_err(origin, e))?;
