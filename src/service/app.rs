@@ -17,6 +17,7 @@ use tokio::sync::watch;
 use super::auth::Keys;
 use super::clock::now_ms;
 use super::games::{Games, GamesConfig};
+use super::shengji::tables::{Tables, store_spec};
 use crate::config::ServeConfig;
 use crate::store::{Store, StoreKind};
 use crate::variants::{DirWatcher, Registry, RegistryConfig};
@@ -27,7 +28,10 @@ pub struct App {
     keys: Keys,
     token_key: [u8; 32],
     games: Games,
+    /// The 升級 games (`shengji.v1`).
+    shengji: Tables,
     _watcher: Option<DirWatcher>,
+    _shengji_watcher: Option<DirWatcher>,
     draining: AtomicBool,
     close_streams: watch::Sender<bool>,
 }
@@ -98,18 +102,27 @@ impl App {
             registry,
             store,
         );
+        let (shengji, shengji_watcher) = open_shengji(&config).await?;
         let (close_streams, _) = watch::channel(false);
         let app = Arc::new(App {
             config,
             keys,
             token_key,
             games,
+            shengji,
             _watcher: watcher,
+            _shengji_watcher: shengji_watcher,
             draining: AtomicBool::new(false),
             close_streams,
         });
         app.games.recover().await?;
+        app.shengji.recover().await?;
         Ok(app)
+    }
+
+    /// The 升級 games.
+    pub fn shengji(&self) -> &Tables {
+        &self.shengji
     }
 
     pub fn config(&self) -> &ServeConfig {
@@ -171,6 +184,9 @@ impl App {
         if let Err(e) = self.games.store().flush().await {
             tracing::error!(error = %e, "store flush at shutdown failed");
         }
+        if let Err(e) = self.shengji.store().flush().await {
+            tracing::error!(error = %e, "升級 store flush at shutdown failed");
+        }
     }
 
     /// Starts the background task of the schedule (`Games::run_due`): turn deadlines (托管 and
@@ -189,4 +205,48 @@ impl App {
             }
         })
     }
+}
+
+/// The 升級 side: its registry (the `shengji` scripts of the variants directory, or the embedded
+/// one when the directory has none) with its watcher, and its games in their own store.
+async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher>), String> {
+    use crate::variants::{Registry, ShengjiVariant};
+    let dir_config = RegistryConfig {
+        dir: config.variants_dir.clone(),
+        ..RegistryConfig::default()
+    };
+    let opened = tokio::task::spawn_blocking(move || {
+        match Registry::<ShengjiVariant>::open_family(dir_config) {
+            Ok((r, _)) => Ok((r, true)),
+            Err(e) => {
+                tracing::warn!(error = %e, "no 升級 script in the variants directory: the embedded one serves");
+                Registry::<ShengjiVariant>::embedded_family().map(|r| (r, false))
+            }
+        }
+    })
+    .await
+    .map_err(|e| format!("升級 variant loading failed: {e}"))?
+    .map_err(|e| e.to_string())?;
+    let (registry, from_dir) = opened;
+    let registry = Arc::new(registry);
+    let watcher = if from_dir && config.variants_dir.is_some() {
+        Some(
+            registry
+                .watch(Duration::from_millis(300))
+                .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let spec = store_spec(&config.store);
+    let store = Store::open(&spec)
+        .await
+        .map_err(|e| format!("升級 store {spec}: {e}"))?;
+    let tables = Tables::new(
+        registry,
+        store,
+        config.max_games,
+        config.finished_linger_seconds,
+    );
+    Ok((tables, watcher))
 }

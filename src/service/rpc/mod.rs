@@ -40,6 +40,7 @@ macro_rules! rpcs {
 
 pub mod admin;
 pub mod game;
+pub mod shengji;
 pub mod watch;
 
 use std::future::Future;
