@@ -642,3 +642,80 @@ async fn health_knows_the_second_game_and_a_restart_rebuilds_its_games() {
     assert_eq!(before, after, "the same game after the restart");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bot_seats_play_a_whole_match_with_one_player() {
+    let server = TestServer::start(admin).await;
+    let mut c = client(&server).await;
+    let seed = test_seed(31);
+    let req = pb::CreateGameRequest {
+        seed: game_seed(seed),
+        bot_seats: vec![1, 2, 3],
+        ..Default::default()
+    };
+    let r = c
+        .create_game(authed(req, ADMIN_KEY))
+        .await
+        .unwrap()
+        .into_inner();
+    let t = Table {
+        id: r.game_id,
+        seats: r.seat_tokens,
+        spectator: r.spectator_token,
+    };
+    // A bot's seat cannot be played through its token.
+    let e = submit(&mut c, &t, 2, 0, A::Deal(pb::Deal { count: 1 }))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&e), "PERMISSION_DENIED_TOKEN");
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut end = None;
+    for _ in 0..20_000 {
+        let st = state(&mut c, &t, &t.seats[0]).await;
+        assert_eq!(st.bot_seats, vec![1, 2, 3]);
+        if st.phase == pb::Phase::Finished as i32 {
+            end = Some(st);
+            break;
+        }
+        let seq = st.seq;
+        if st.phase == pb::Phase::Dealing as i32 {
+            submit(&mut c, &t, 0, seq, A::Deal(pb::Deal { count: 10 }))
+                .await
+                .unwrap();
+            continue;
+        }
+        assert_eq!(st.turn, Some(0), "the bots have acted: seat 0 is to act");
+        let h = hints(&mut c, &t, 0).await;
+        if h.must_bury {
+            let cards = st.hand[..6].to_vec();
+            submit(&mut c, &t, 0, seq, A::Bury(pb::Bury { cards }))
+                .await
+                .unwrap();
+        } else {
+            let card = h.legal_cards[rng.random_range(0..h.legal_cards.len())];
+            submit(&mut c, &t, 0, seq, A::Play(pb::PlayCard { card }))
+                .await
+                .unwrap();
+        }
+    }
+    let end = end.expect("the match ends");
+    assert!(end.winner.is_some());
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: t.id.clone(),
+            },
+            &t.spectator,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    verify_replay(&replay, end.winner);
+    assert!(
+        replay
+            .steps
+            .iter()
+            .any(|s| s.player == 2 && matches!(s.action, Some(pb::replay_step::Action::Play(_)))),
+        "the bots played"
+    );
+}

@@ -393,6 +393,12 @@ async fn submit(
             format!("the token is for seat {player}, not {}", req.seat),
         ));
     }
+    if live_is_bot(&table, player).await {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            format!("seat {player} is played by the server's bot"),
+        ));
+    }
     if req.request_id.len() > 128 {
         return Err(ApiError::new(
             Reason::BadRequest,
@@ -426,12 +432,23 @@ async fn submit(
         })
         .await;
     match committed {
-        Ok(seq) => wire::submitted(&live, seq, player),
+        Ok(seq) => {
+            // The bots act after the request that gives them the turn; the reply is this
+            // request's (its seq and events), with the state after the bots.
+            if let Err(e) = tables.run_bots(&mut live).await {
+                tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
+            }
+            wire::submitted(&live, seq, player)
+        }
         Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
             Some(seq) => wire::submitted(&live, seq, player),
             None => Err(e),
         },
     }
+}
+
+async fn live_is_bot(table: &SharedTable, seat: u8) -> bool {
+    table.lock().await.record.is_bot(seat)
 }
 
 /// Opens the event stream of a table for `caller`, from `req.from_seq` on, until the match is

@@ -28,6 +28,9 @@ pub struct ShengjiRecord {
     pub base: Record,
     /// The first deal's deck in dealing order (admin, tests); `None`: shuffled from the seed.
     pub deck: Option<Vec<u32>>,
+    /// Seats played by the server's rule bot.
+    #[serde(default)]
+    pub bot_seats: Vec<u8>,
 }
 
 /// What a client asks for when it creates a 升級 game (a `CreateGameRequest` as `wire` reads it).
@@ -39,6 +42,7 @@ pub struct NewShengji {
     pub seed: String,
     pub deck: Option<Vec<u32>>,
     pub request_id: String,
+    pub bot_seats: Vec<u32>,
 }
 
 fn bad(msg: impl Into<String>) -> ApiError {
@@ -72,6 +76,17 @@ impl ShengjiRecord {
         if let Some(deck) = &req.deck {
             deck_of(deck)?;
         }
+        let mut bot_seats = Vec::new();
+        for &s in &req.bot_seats {
+            match u8::try_from(s) {
+                Ok(seat) if seat < 4 && !bot_seats.contains(&seat) => bot_seats.push(seat),
+                _ => return Err(bad(format!("bot seat {s} is not a distinct seat 0..4"))),
+            }
+        }
+        if bot_seats.len() > 3 {
+            return Err(bad("at most 3 bot seats (a player deals)"));
+        }
+        bot_seats.sort_unstable();
         let (tokens, seat_digests, spectator_digest) = tokens_for(token_key, game_id, 4)?;
         let base = Record {
             id: game_id.to_string(),
@@ -93,8 +108,24 @@ impl ShengjiRecord {
             game: GAME.to_string(),
             base,
             deck: req.deck.clone(),
+            bot_seats,
         };
         Ok((record, tokens))
+    }
+
+    /// True when the server's bot plays `seat`.
+    pub fn is_bot(&self, seat: u8) -> bool {
+        self.bot_seats.contains(&seat)
+    }
+
+    /// The bot of `seat`, seeded from the game's seed.
+    pub fn bot(&self, seat: u8) -> Result<crate::shengji::bot::RuleBot, ApiError> {
+        let seed = self.base.seed_bytes()?;
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&seed[..8]);
+        Ok(crate::shengji::bot::RuleBot::new(
+            u64::from_le_bytes(head) ^ u64::from(seat),
+        ))
     }
 
     /// The core's setup of the match.

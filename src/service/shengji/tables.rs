@@ -249,6 +249,20 @@ impl Tables {
         Ok(seq)
     }
 
+    /// Lets the bot seats act, each action committed on its own, until a player must act (at most
+    /// a deal's worth of actions per call).
+    pub async fn run_bots(&self, live: &mut Table) -> Result<(), ApiError> {
+        for _ in 0..64 {
+            let Some((seat, command)) = live.bot_action()? else {
+                return Ok(());
+            };
+            let now = now_ms();
+            self.commit(live, |t| t.prepare(seat, command, now, None))
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Applies the log entries after this copy's seq.
     async fn refresh(&self, live: &mut Table) -> Result<(), ApiError> {
         let id = live.record.base.id.clone();

@@ -34,7 +34,11 @@ fn card(id: u32) -> Result<Card, ApiError> {
 
 /// A CreateGameRequest as the domain reads it.
 pub fn new_game(req: pb::CreateGameRequest) -> Result<NewShengji, ApiError> {
-    if req.players.len() > 4 || req.deck.len() > MAX_CARDS || req.options.len() > 64 {
+    if req.players.len() > 4
+        || req.deck.len() > MAX_CARDS
+        || req.options.len() > 64
+        || req.bot_seats.len() > 4
+    {
         return Err(bad("too many players, cards or options"));
     }
     Ok(NewShengji {
@@ -48,6 +52,7 @@ pub fn new_game(req: pb::CreateGameRequest) -> Result<NewShengji, ApiError> {
         seed: req.seed,
         deck: (!req.deck.is_empty()).then_some(req.deck),
         request_id: req.request_id,
+        bot_seats: req.bot_seats,
     })
 }
 
@@ -200,6 +205,12 @@ pub fn state(table: &Table, viewer: Viewer) -> pb::GameState {
         variant: r.variant.clone(),
         variant_version: r.version.clone(),
         players: r.players.clone(),
+        bot_seats: table
+            .record
+            .bot_seats
+            .iter()
+            .map(|&s| u32::from(s))
+            .collect(),
     }
 }
 
