@@ -84,15 +84,7 @@ impl App {
             tracing::info!(variant = %id, version = %&hash[..12.min(hash.len())], "variant active");
         }
         let registry = Arc::new(registry);
-        let watcher = if config.variants_dir.is_some() {
-            Some(
-                registry
-                    .watch(Duration::from_millis(300))
-                    .map_err(|e| e.to_string())?,
-            )
-        } else {
-            None
-        };
+        let watcher = watch_dir(&registry, config.variants_dir.is_some())?;
         let games = Games::new(
             GamesConfig {
                 no_turn_timers: config.no_turn_timers,
@@ -229,15 +221,7 @@ async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher
     .map_err(|e| e.to_string())?;
     let (registry, from_dir) = opened;
     let registry = Arc::new(registry);
-    let watcher = if from_dir && config.variants_dir.is_some() {
-        Some(
-            registry
-                .watch(Duration::from_millis(300))
-                .map_err(|e| e.to_string())?,
-        )
-    } else {
-        None
-    };
+    let watcher = watch_dir(&registry, from_dir && config.variants_dir.is_some())?;
     let spec = store_spec(&config.store);
     let store = Store::open(&spec)
         .await
@@ -249,4 +233,18 @@ async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher
         config.finished_linger_seconds,
     );
     Ok((tables, watcher))
+}
+
+/// The directory watcher of a registry (any game family), when it serves a directory.
+fn watch_dir<V: crate::variants::Family>(
+    registry: &Arc<crate::variants::Registry<V>>,
+    from_dir: bool,
+) -> Result<Option<DirWatcher>, String> {
+    if !from_dir {
+        return Ok(None);
+    }
+    registry
+        .watch(Duration::from_millis(300))
+        .map(Some)
+        .map_err(|e| e.to_string())
 }

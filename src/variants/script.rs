@@ -148,9 +148,26 @@ impl fmt::Debug for CompiledVariant {
     }
 }
 
+/// Compiles a script of any family (a syntax error with its location) and checks that it defines
+/// the `required` functions.
+pub(super) fn checked_ast(
+    origin: &str,
+    source: &str,
+    required: &[(&str, &[&str])],
+) -> Result<AST, VariantError> {
+    let ast = engine::compile(origin, source).map_err(|e| VariantError::Syntax {
+        origin: origin.to_string(),
+        message: e.message,
+        line: e.line,
+        column: e.column,
+    })?;
+    check_functions(&ast, origin, required)?;
+    Ok(ast)
+}
+
 /// Checks that `ast` defines every function of `required` with its parameters (the contract of
 /// a script family).
-pub(super) fn check_functions(
+fn check_functions(
     ast: &AST,
     origin: &str,
     required: &[(&str, &[&str])],
@@ -216,13 +233,7 @@ impl CompiledVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<CompiledVariant, VariantError> {
-        let ast = engine::compile(origin, source).map_err(|e| VariantError::Syntax {
-            origin: origin.to_string(),
-            message: e.message,
-            line: e.line,
-            column: e.column,
-        })?;
-        check_functions(&ast, origin, &REQUIRED_FUNCTIONS)?;
+        let ast = checked_ast(origin, source, &REQUIRED_FUNCTIONS)?;
         let ast = Arc::new(ast);
         let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ())
             .map_err(|e| hook_err(origin, e))?;

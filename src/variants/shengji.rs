@@ -19,7 +19,7 @@ use super::check::{CheckReport, parse_examples_of};
 use super::engine::{self, describe, from_json, to_json};
 use super::family::Family;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
-use super::script::{VariantError, check_functions, content_hash, contract, hook_err};
+use super::script::{VariantError, checked_ast, content_hash, contract, hook_err};
 use crate::shengji::Level;
 use crate::shengji::hooks::{
     BottomFacts, HookError, MatchFacts, NextDealerFacts, ShengjiHooks, Upgrade, UpgradeFacts,
@@ -82,13 +82,7 @@ impl ShengjiVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<ShengjiVariant, VariantError> {
-        let ast = engine::compile(origin, source).map_err(|e| VariantError::Syntax {
-            origin: origin.to_string(),
-            message: e.message,
-            line: e.line,
-            column: e.column,
-        })?;
-        check_functions(&ast, origin, &SHENGJI_FUNCTIONS)?;
+        let ast = checked_ast(origin, source, &SHENGJI_FUNCTIONS)?;
         let meta = engine::call(&ast, origin, Some(source), "meta", "meta", ())
             .map_err(|e| hook_err(origin, e))?;
         let meta_map = meta

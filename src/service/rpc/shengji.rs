@@ -11,7 +11,6 @@ use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
-use tonic_types::{ErrorDetails, StatusExt};
 
 use super::Subject;
 use crate::game::Viewer;
@@ -69,15 +68,12 @@ impl Subject for pb::CreateGameRequest {}
 /// A rejection as a `shengji.v1` status: the shared reason's code; the reason in ErrorInfo is the
 /// 升級 rule's name when there is one.
 pub fn status(e: ApiError) -> Status {
-    let name = e
+    let rule = e
         .metadata
         .iter()
         .find(|(k, _)| k == RULE)
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| e.reason.name().to_string());
-    let metadata: std::collections::HashMap<String, String> = e.metadata.iter().cloned().collect();
-    let details = ErrorDetails::with_error_info(name.clone(), DOMAIN, metadata);
-    Status::with_error_details(e.reason.code(), format!("{name}: {}", e.message), details)
+        .map(|(_, v)| v.as_str());
+    crate::service::status::status_in(&e, DOMAIN, rule.unwrap_or(e.reason.name()))
 }
 
 /// Runs one rpc through the shared prologue (caller, span, metrics), with the 升級 status.
