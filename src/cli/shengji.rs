@@ -241,9 +241,8 @@ pub fn arena(args: &super::arena::Args) -> ExitCode {
         }
         Ok(out) => {
             println!(
-                "shengji arena: {} ({}) vs {}: {} of {} matches won by {} ({:.3}), {} deals, {} decisions, 0 illegal",
+                "shengji arena: {} (team A) vs {}: {} of {} matches won by {} ({:.3}), {} deals, {} decisions, 0 illegal",
                 args.a,
-                "team A",
                 args.b,
                 out["a_match_wins"],
                 out["matches"],
