@@ -189,7 +189,13 @@ fn quantiles(h: &Histogram<u64>) -> serde_json::Value {
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
     if args.game == super::Game::Shengji {
-        return super::shengji::arena(&args);
+        return super::shengji::arena(&super::shengji::ArenaArgs {
+            a: &args.a,
+            b: &args.b,
+            deals: args.deals,
+            seed: args.seed,
+            json: args.json,
+        });
     }
     if args.variant.is_empty() {
         eprintln!("arena: --variant is required");

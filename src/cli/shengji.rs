@@ -44,9 +44,30 @@ pub fn hooks(dir: Option<&Path>, options: &[String]) -> Result<ShengjiScript, St
     compiled.configure(&map).map_err(|e| e.to_string())
 }
 
+/// What `simulate --game shengji` is asked (from `simulate`'s arguments).
+pub struct SimulateArgs<'a> {
+    pub variants_dir: Option<&'a Path>,
+    pub options: &'a [String],
+    pub seed: u64,
+    /// Matches.
+    pub deals: u64,
+    pub no_check: bool,
+    pub json: bool,
+}
+
+/// What `arena --game shengji` is asked (from `arena`'s arguments).
+pub struct ArenaArgs<'a> {
+    pub a: &'a str,
+    pub b: &'a str,
+    /// Seeds (each a match played twice).
+    pub deals: u64,
+    pub seed: u64,
+    pub json: bool,
+}
+
 /// `shuangkou simulate --game shengji`: `--deals` random matches.
-pub fn simulate(args: &super::simulate::Args) -> ExitCode {
-    let hooks = match hooks(args.variants_dir.as_deref(), &args.options) {
+pub fn simulate(args: &SimulateArgs<'_>) -> ExitCode {
+    let hooks = match hooks(args.variants_dir, args.options) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("simulate: {e}");
@@ -201,9 +222,9 @@ fn play(
 
 /// `shuangkou arena --game shengji --a rule --b random`: `--deals` seeds, each a whole match
 /// played twice with the teams swapped.
-pub fn arena(args: &super::arena::Args) -> ExitCode {
+pub fn arena(args: &ArenaArgs<'_>) -> ExitCode {
     let run = || -> Result<serde_json::Value, String> {
-        let (a, b) = (policy(&args.a)?, policy(&args.b)?);
+        let (a, b) = (policy(args.a)?, policy(args.b)?);
         let hooks = hooks(None, &[])?;
         let (mut a_wins, mut unfinished, mut deals, mut decisions) = (0u64, 0u64, 0u64, 0u64);
         let start = Instant::now();

@@ -148,7 +148,14 @@ fn targets(args: &Args) -> Result<Vec<Target>, String> {
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
     if args.game == super::Game::Shengji {
-        return super::shengji::simulate(&args);
+        return super::shengji::simulate(&super::shengji::SimulateArgs {
+            variants_dir: args.variants_dir.as_deref(),
+            options: &args.options,
+            seed: args.seed,
+            deals: args.deals,
+            no_check: args.no_check,
+            json: args.json,
+        });
     }
     let targets = match targets(&args) {
         Ok(t) => t,
