@@ -1,4 +1,4 @@
-//! Compiles `proto/shuangkou/v1/*.proto` with protox (pure Rust, no system `protoc`), writes the
+//! Compiles `proto/shuangkou/v1/*.proto` and `proto/shengji/v1/*.proto` with protox (pure Rust, no system `protoc`), writes the
 //! descriptor set for server reflection, and generates the tonic server and client code.
 
 use std::path::PathBuf;
@@ -10,7 +10,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::Compiler::new(["proto"])?
         .include_imports(true)
         .include_source_info(true)
-        .open_files(["shuangkou/v1/shuangkou.proto"])?
+        .open_files(["shuangkou/v1/shuangkou.proto", "shengji/v1/shengji.proto"])?
         .file_descriptor_set();
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("shuangkou_descriptor.bin"), fds.encode_to_vec())?;

@@ -233,3 +233,24 @@ pub fn idempotent(rpc: &'static str, outcome: &'static str) {
 pub fn oversized() {
     counter!(OVERSIZED_REQUESTS).increment(1);
 }
+
+/// Records a game of another family created (`game` label: `shengji`).
+pub fn family_game_created(game: &'static str, variant: &str) {
+    counter!(GAMES_CREATED, "game" => game, "variant" => variant.to_string()).increment(1);
+}
+
+/// Records a game of another family finished by this process.
+pub fn family_game_finished(game: &'static str, variant: &str) {
+    counter!(GAMES_FINISHED, "game" => game, "variant" => variant.to_string()).increment(1);
+}
+
+/// Adjusts the gauge of games of another family in progress.
+pub fn family_games_active(game: &'static str, variant: &str, delta: f64) {
+    gauge!(GAMES_ACTIVE, "game" => game, "variant" => variant.to_string()).increment(delta);
+}
+
+/// Records a card played in a game of another family.
+pub fn family_play(game: &'static str, variant: &str) {
+    counter!(PLAYS, "game" => game, "variant" => variant.to_string(), "type" => "card")
+        .increment(1);
+}

@@ -27,9 +27,12 @@ pub const MAX_DEALS: u64 = 10_000_000;
 /// Arguments of `shuangkou arena`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Variant id (an embedded script).
-    #[arg(long)]
+    /// Variant id (an embedded script); required for Shuangkou.
+    #[arg(long, default_value = "")]
     pub variant: String,
+    /// The game: `shengji` plays whole 升級 matches between the policies `rule` and `random`.
+    #[arg(long, value_enum, default_value_t = super::Game::Shuangkou)]
+    pub game: super::Game,
     /// Duplicate deals (each is played twice).
     #[arg(long, default_value_t = 1000)]
     pub deals: u64,
@@ -185,6 +188,19 @@ fn quantiles(h: &Histogram<u64>) -> serde_json::Value {
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
+    if args.game == super::Game::Shengji {
+        return super::shengji::arena(&super::shengji::ArenaArgs {
+            a: &args.a,
+            b: &args.b,
+            deals: args.deals,
+            seed: args.seed,
+            json: args.json,
+        });
+    }
+    if args.variant.is_empty() {
+        eprintln!("arena: --variant is required");
+        return ExitCode::from(2);
+    }
     match run_inner(&args) {
         Ok(ok) => {
             if ok {

@@ -94,6 +94,8 @@ enum Command {
     Plays(PlaysArgs),
     /// JSON lines: one request per stdin line, one reply per stdout line.
     Batch,
+    /// 升級 (`--game shengji`): the cards a hand may play to a trick, and the trick's winner.
+    Follow(super::shengji::FollowArgs),
 }
 
 /// Options every question takes.
@@ -193,6 +195,7 @@ struct PrevDeclared {
 /// Runs the subcommand; returns the process exit code.
 pub fn run(args: Args) -> ExitCode {
     let code = match args.command {
+        Command::Follow(a) => return super::shengji::follow(&a),
         Command::Batch => match batch(io::stdin().lock(), io::stdout().lock()) {
             Ok(()) => EXIT_OK,
             Err(e) if e.kind() == io::ErrorKind::BrokenPipe => EXIT_OK,

@@ -22,6 +22,10 @@ pub struct Args {
     /// Variant id; omitted = every variant of the embedded scripts or of --variants-dir.
     #[arg(long)]
     pub variant: Option<String>,
+    /// The game: `shengji` simulates whole 升級 matches (`--deals` counts matches) through
+    /// `variants/shengji.rhai` (or the `shengji.rhai` of --variants-dir).
+    #[arg(long, value_enum, default_value_t = super::Game::Shuangkou)]
+    pub game: super::Game,
     /// Simulate the scripts of this directory (`<id>.rhai` files, loaded and checked as the
     /// server loads them) instead of the embedded ones.
     #[arg(long, value_name = "DIR", conflicts_with = "plain_hooks")]
@@ -143,6 +147,16 @@ fn targets(args: &Args) -> Result<Vec<Target>, String> {
 
 /// Runs the subcommand.
 pub fn run(args: Args) -> ExitCode {
+    if args.game == super::Game::Shengji {
+        return super::shengji::simulate(&super::shengji::SimulateArgs {
+            variants_dir: args.variants_dir.as_deref(),
+            options: &args.options,
+            seed: args.seed,
+            deals: args.deals,
+            no_check: args.no_check,
+            json: args.json,
+        });
+    }
     let targets = match targets(&args) {
         Ok(t) => t,
         Err(e) => {

@@ -57,8 +57,12 @@ struct ListArgs {
 
 #[derive(Debug, clap::Args)]
 struct CheckArgs {
-    /// Script files (`<id>.rhai`); none = every embedded script.
+    /// Script files (`<id>.rhai`, of either game: each is checked as its `meta().game` says);
+    /// none = every embedded script of `--game`.
     files: Vec<PathBuf>,
+    /// The game whose embedded scripts are checked when no file is given.
+    #[arg(long, value_enum, default_value_t = super::Game::Shuangkou)]
+    game: super::Game,
     /// Random deals per option set.
     #[arg(long, default_value_t = DEFAULT_RANDOM_DEALS)]
     random: usize,
@@ -184,7 +188,11 @@ fn list(a: ListArgs) -> ExitCode {
 fn check(a: CheckArgs) -> ExitCode {
     let mut inputs: Vec<(String, Option<String>, Result<String, String>)> = Vec::new();
     if a.files.is_empty() {
-        for (id, src) in variants::EMBEDDED {
+        let embedded: &[(&str, &str)] = match a.game {
+            super::Game::Shuangkou => &variants::EMBEDDED,
+            super::Game::Shengji => &variants::SHENGJI_EMBEDDED,
+        };
+        for (id, src) in embedded {
             inputs.push((
                 variants::embedded_origin(id),
                 Some(id.to_string()),
@@ -221,11 +229,11 @@ fn check(a: CheckArgs) -> ExitCode {
             continue;
         }
         let started = std::time::Instant::now();
-        match variants::load(&origin, &text, id.as_deref(), a.random, a.seed) {
+        match load_any(&origin, &text, id.as_deref(), a.random, a.seed) {
             Ok((v, report)) => println!(
                 "ok   {} {} ({}): {} examples, {} random hook calls, {:.0?}",
-                v.id(),
-                v.short_hash(),
+                v.0,
+                v.1,
                 origin,
                 report.examples,
                 report.random_calls,
@@ -242,6 +250,28 @@ fn check(a: CheckArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Loads and checks a script of either game family (as its `meta().game` says): (id, short
+/// hash) and the check report.
+fn load_any(
+    origin: &str,
+    text: &str,
+    id: Option<&str>,
+    random: usize,
+    seed: u64,
+) -> Result<((String, String), variants::CheckReport), variants::VariantError> {
+    use variants::Family;
+    fn named<V: Family>(
+        r: (Arc<V>, variants::CheckReport),
+    ) -> ((String, String), variants::CheckReport) {
+        ((r.0.id().to_string(), r.0.short_hash().to_string()), r.1)
+    }
+    if variants::family::game_of(origin, text) == variants::ShengjiVariant::GAME {
+        variants::load_family::<variants::ShengjiVariant>(origin, text, id, random, seed).map(named)
+    } else {
+        variants::load(origin, text, id, random, seed).map(named)
     }
 }
 

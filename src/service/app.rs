@@ -19,6 +19,7 @@ use super::bots;
 use super::clock::now_ms;
 use super::games::{Games, GamesConfig};
 use super::presence::{Presence, PresenceConfig};
+use super::shengji::tables::{Tables, store_spec};
 use crate::config::{DisconnectedTurns, ServeConfig};
 use crate::store::{Store, StoreKind};
 use crate::variants::{DirWatcher, Registry, RegistryConfig};
@@ -30,7 +31,10 @@ pub struct App {
     token_key: [u8; 32],
     games: Games,
     presence: Arc<Presence>,
+    /// The 升級 games (`shengji.v1`).
+    shengji: Tables,
     _watcher: Option<DirWatcher>,
+    _shengji_watcher: Option<DirWatcher>,
     draining: AtomicBool,
     close_streams: watch::Sender<bool>,
 }
@@ -86,15 +90,7 @@ impl App {
             tracing::info!(variant = %id, version = %&hash[..12.min(hash.len())], "variant active");
         }
         let registry = Arc::new(registry);
-        let watcher = if config.variants_dir.is_some() {
-            Some(
-                registry
-                    .watch(Duration::from_millis(300))
-                    .map_err(|e| e.to_string())?,
-            )
-        } else {
-            None
-        };
+        let watcher = watch_dir(&registry, config.variants_dir.is_some())?;
         let auto_bot = crate::bot::styles::spec(&config.auto_policy)
             .map_err(|e| format!("--auto-policy: {e}"))?;
         let games = Games::new(
@@ -113,6 +109,7 @@ impl App {
             grace_ms: config.presence_grace_ms,
             max_streams_per_token: config.max_watch_streams_per_token.max(1),
         });
+        let (shengji, shengji_watcher) = open_shengji(&config).await?;
         let (close_streams, _) = watch::channel(false);
         let app = Arc::new(App {
             config,
@@ -120,12 +117,20 @@ impl App {
             token_key,
             games,
             presence,
+            shengji,
             _watcher: watcher,
+            _shengji_watcher: shengji_watcher,
             draining: AtomicBool::new(false),
             close_streams,
         });
         app.games.recover().await?;
+        app.shengji.recover().await?;
         Ok(app)
+    }
+
+    /// The 升級 games.
+    pub fn shengji(&self) -> &Tables {
+        &self.shengji
     }
 
     pub fn config(&self) -> &ServeConfig {
@@ -191,6 +196,9 @@ impl App {
         if let Err(e) = self.games.store().flush().await {
             tracing::error!(error = %e, "store flush at shutdown failed");
         }
+        if let Err(e) = self.shengji.store().flush().await {
+            tracing::error!(error = %e, "升級 store flush at shutdown failed");
+        }
     }
 
     /// Starts the background task of the schedule (`Games::run_due`): turn deadlines (托管 and
@@ -219,4 +227,54 @@ impl App {
             }
         })
     }
+}
+
+/// The 升級 side: its registry (the `shengji` scripts of the variants directory, or the embedded
+/// one when the directory has none) with its watcher, and its games in their own store.
+async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher>), String> {
+    use crate::variants::{Registry, ShengjiVariant};
+    let dir_config = RegistryConfig {
+        dir: config.variants_dir.clone(),
+        ..RegistryConfig::default()
+    };
+    let opened = tokio::task::spawn_blocking(move || {
+        match Registry::<ShengjiVariant>::open_family(dir_config) {
+            Ok((r, _)) => Ok((r, true)),
+            Err(e) => {
+                tracing::warn!(error = %e, "no 升級 script in the variants directory: the embedded one serves");
+                Registry::<ShengjiVariant>::embedded_family().map(|r| (r, false))
+            }
+        }
+    })
+    .await
+    .map_err(|e| format!("升級 variant loading failed: {e}"))?
+    .map_err(|e| e.to_string())?;
+    let (registry, from_dir) = opened;
+    let registry = Arc::new(registry);
+    let watcher = watch_dir(&registry, from_dir && config.variants_dir.is_some())?;
+    let spec = store_spec(&config.store);
+    let store = Store::open(&spec)
+        .await
+        .map_err(|e| format!("升級 store {spec}: {e}"))?;
+    let tables = Tables::new(
+        registry,
+        store,
+        config.max_games,
+        config.finished_linger_seconds,
+    );
+    Ok((tables, watcher))
+}
+
+/// The directory watcher of a registry (any game family), when it serves a directory.
+fn watch_dir<V: crate::variants::Family>(
+    registry: &Arc<crate::variants::Registry<V>>,
+    from_dir: bool,
+) -> Result<Option<DirWatcher>, String> {
+    if !from_dir {
+        return Ok(None);
+    }
+    registry
+        .watch(Duration::from_millis(300))
+        .map(Some)
+        .map_err(|e| e.to_string())
 }

@@ -14,7 +14,8 @@
 //! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
 //! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
 //! - [`status`]: every rejection, every domain error's mapping to it, its gRPC status;
-//! - [`clock`]: the one clock.
+//! - [`clock`]: the one clock;
+//! - [`shengji`]: the second game's service (`shengji.v1`, 升級) on the same pieces.
 
 pub mod access;
 pub mod app;
@@ -29,5 +30,6 @@ pub mod replay;
 pub mod rpc;
 pub mod server;
 pub mod session;
+pub mod shengji;
 pub mod status;
 pub mod wire;

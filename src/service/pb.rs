@@ -5,6 +5,11 @@
 
 tonic::include_proto!("shuangkou.v1");
 
-/// The encoded descriptor set of `proto/` (for server reflection).
+/// The generated code of `shengji.v1` (升級), the second game's API.
+pub mod shengji {
+    tonic::include_proto!("shengji.v1");
+}
+
+/// The encoded descriptor set of `proto/` (both packages; for server reflection).
 pub const FILE_DESCRIPTOR_SET: &[u8] =
     include_bytes!(concat!(env!("OUT_DIR"), "/shuangkou_descriptor.bin"));

@@ -182,9 +182,28 @@ fn token(game_id: &str, role: Role, secret: &str) -> String {
     format!("{game_id}.{r}.{secret}")
 }
 
-/// The tokens and digests of a game; a bot seat (in `bots`) has neither (empty strings: no token
-/// verifies against an empty digest).
-fn tokens_for(
+/// The 256-bit seed of a new game as hex: `given` (64 hex digits) or, when empty, a random one.
+pub fn seed_hex(given: &str) -> Result<String, ApiError> {
+    if given.is_empty() {
+        let mut s = [0u8; 32];
+        getrandom::fill(&mut s)
+            .map_err(|e| bad(Reason::Unavailable, format!("no OS randomness: {e}")))?;
+        return Ok(hex::encode(s));
+    }
+    let bytes = hex::decode(given.trim())
+        .map_err(|_| bad(Reason::BadRequest, "seed must be 64 hex digits"))?;
+    if bytes.len() != 32 {
+        return Err(bad(
+            Reason::BadRequest,
+            "seed must be 64 hex digits (256 bits)",
+        ));
+    }
+    Ok(hex::encode(bytes))
+}
+
+/// The tokens and digests of a game (every game family's); a bot seat (in `bots`) has neither
+/// (empty strings: no token verifies against an empty digest).
+pub fn tokens_for(
     key: &[u8; 32],
     game_id: &str,
     players: usize,
@@ -273,22 +292,7 @@ impl Record {
         if req.deals > 1000 {
             return Err(bad(Reason::BadRequest, "at most 1000 deals per match"));
         }
-        let seed = if req.seed.is_empty() {
-            let mut s = [0u8; 32];
-            getrandom::fill(&mut s)
-                .map_err(|e| bad(Reason::Unavailable, format!("no OS randomness: {e}")))?;
-            hex::encode(s)
-        } else {
-            let bytes = hex::decode(req.seed.trim())
-                .map_err(|_| bad(Reason::BadRequest, "seed must be 64 hex digits"))?;
-            if bytes.len() != 32 {
-                return Err(bad(
-                    Reason::BadRequest,
-                    "seed must be 64 hex digits (256 bits)",
-                ));
-            }
-            hex::encode(bytes)
-        };
+        let seed = seed_hex(&req.seed)?;
         let preset_hands = match &req.preset_hands {
             None => None,
             Some(hands) => {

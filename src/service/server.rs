@@ -98,7 +98,7 @@ pub async fn serve(
 ) -> Result<(), String> {
     let config = app.config().clone();
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    for name in ["", GAME_SERVICE, ADMIN_SERVICE] {
+    for name in ["", GAME_SERVICE, ADMIN_SERVICE, rpc::shengji::SERVICE] {
         health_reporter
             .set_service_status(name, ServingStatus::Serving)
             .await;
@@ -115,6 +115,7 @@ pub async fn serve(
         .map_err(|e| format!("reflection: {e}"))?;
 
     let (game, admin) = rpc::services(&app, config.max_message_bytes);
+    let shengji = rpc::shengji::service(&app, config.max_message_bytes);
 
     // Readiness follows the store: the game service (the readiness probe's) is NOT_SERVING while
     // the store is unreachable. The whole server (`""`, the liveness probe's) stays SERVING — a
@@ -149,7 +150,7 @@ pub async fn serve(
     let stop_accepting = async move {
         shutdown.await;
         drain_app.begin_drain();
-        for name in ["", GAME_SERVICE, ADMIN_SERVICE] {
+        for name in ["", GAME_SERVICE, ADMIN_SERVICE, rpc::shengji::SERVICE] {
             drain_reporter
                 .set_service_status(name, ServingStatus::NotServing)
                 .await;
@@ -171,6 +172,7 @@ pub async fn serve(
         .add_service(reflection_v1alpha)
         .add_service(game)
         .add_service(admin)
+        .add_service(shengji)
         // TCP_NODELAY on every accepted connection: `serve_with_incoming` ignores the builder's
         // `tcp_nodelay`, and without it small responses wait for delayed ACKs (~40 ms each).
         .serve_with_incoming_shutdown(

@@ -261,10 +261,16 @@ impl From<StoreError> for ApiError {
 
 impl From<ApiError> for Status {
     fn from(e: ApiError) -> Status {
-        let metadata: HashMap<String, String> = e.metadata.iter().cloned().collect();
-        let details = ErrorDetails::with_error_info(e.reason.name(), DOMAIN, metadata);
-        Status::with_error_details(e.reason.code(), e.to_string(), details)
+        status_in(&e, DOMAIN, e.reason.name())
     }
+}
+
+/// A rejection as a status of an API's ErrorInfo `domain`, with `reason` as its stable reason
+/// (the prefix of the message): the reason's gRPC code, the error's metadata.
+pub fn status_in(e: &ApiError, domain: &str, reason: &str) -> Status {
+    let metadata: HashMap<String, String> = e.metadata.iter().cloned().collect();
+    let details = ErrorDetails::with_error_info(reason, domain, metadata);
+    Status::with_error_details(e.reason.code(), format!("{reason}: {}", e.message), details)
 }
 
 /// Reads the reason back from a status (for clients and tests).

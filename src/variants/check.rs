@@ -35,25 +35,33 @@ pub const DEFAULT_SEED: u64 = 0x5348_5541_4e47_4b4f; // "SHUANGKO"
 
 /// One declared example.
 #[derive(Clone, Debug)]
-struct Example {
-    name: String,
-    hook: String,
-    options: BTreeMap<String, OptionValue>,
-    facts: serde_json::Value,
-    expect: Dynamic,
+pub(super) struct Example {
+    pub(super) name: String,
+    pub(super) hook: String,
+    pub(super) options: BTreeMap<String, OptionValue>,
+    pub(super) facts: serde_json::Value,
+    pub(super) expect: Dynamic,
 }
 
+/// The hooks a Shuangkou example may name (the first is the default).
+const HOOKS: [&str; 4] = ["settle", "settle_escape", "seating", "timeout_is_escape"];
+
 fn parse_examples(v: &Dynamic) -> Result<Vec<Example>, String> {
+    parse_examples_of(v, &HOOKS)
+}
+
+/// The examples of `examples()`, each naming one of `hooks` (default: the first).
+pub(super) fn parse_examples_of(v: &Dynamic, hooks: &[&str]) -> Result<Vec<Example>, String> {
     let arr = v
         .read_lock::<Array>()
         .ok_or_else(|| format!("examples() must return an array, not {}", describe(v)))?;
     arr.iter()
         .enumerate()
-        .map(|(i, e)| parse_example(e).map_err(|m| format!("examples()[{i}]: {m}")))
+        .map(|(i, e)| parse_example(e, hooks).map_err(|m| format!("examples()[{i}]: {m}")))
         .collect()
 }
 
-fn parse_example(v: &Dynamic) -> Result<Example, String> {
+fn parse_example(v: &Dynamic, hooks: &[&str]) -> Result<Example, String> {
     let map = v.read_lock::<Map>().ok_or_else(|| {
         format!(
             "expected a map #{{ name, hook, options, facts, expect }}, not {}",
@@ -70,16 +78,17 @@ fn parse_example(v: &Dynamic) -> Result<Example, String> {
         .ok_or("`name` must be a string")?
         .to_string();
     let hook = match map.get("hook") {
-        None => "settle".to_string(),
+        None => hooks.first().copied().unwrap_or("settle").to_string(),
         Some(h) => h
             .clone()
             .into_immutable_string()
             .map_err(|_| "`hook` must be a string".to_string())?
             .to_string(),
     };
-    if !["settle", "settle_escape", "seating", "timeout_is_escape"].contains(&hook.as_str()) {
+    if !hooks.contains(&hook.as_str()) {
         return Err(format!(
-            "{name:?}: hook {hook:?} is not one of settle, settle_escape, seating, timeout_is_escape"
+            "{name:?}: hook {hook:?} is not one of {}",
+            hooks.join(", ")
         ));
     }
     let options = match map.get("options") {

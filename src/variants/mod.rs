@@ -26,20 +26,24 @@
 pub mod check;
 pub mod engine;
 pub mod facts;
+pub mod family;
 pub mod options;
 pub mod registry;
 pub mod schema;
 pub mod script;
+pub mod shengji;
 pub mod watch;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 pub use check::CheckReport;
+pub use family::Family;
 pub use options::{OptionKind, OptionSpec, OptionValue, OptionValues};
 pub use registry::{Registry, RegistryConfig, RegistryError, RegistryStats, ReloadReport};
 pub use schema::{Bounds, Number, OptionSchema, OptionType};
 pub use script::{CompiledVariant, Meta, ScriptVariant, VariantError, content_hash};
+pub use shengji::{SHENGJI_EMBEDDED, ShengjiScript, ShengjiVariant};
 pub use watch::DirWatcher;
 
 use crate::rules::Rules;
@@ -102,7 +106,18 @@ pub fn load(
     random_deals: usize,
     seed: u64,
 ) -> Result<(Arc<CompiledVariant>, CheckReport), VariantError> {
-    let compiled = Arc::new(CompiledVariant::compile(origin, source, expected_id)?);
-    let report = check::run(&compiled, random_deals, seed)?;
+    load_family::<CompiledVariant>(origin, source, expected_id, random_deals, seed)
+}
+
+/// [`load`] for a script of any game family.
+pub fn load_family<V: Family>(
+    origin: &str,
+    source: &str,
+    expected_id: Option<&str>,
+    random: usize,
+    seed: u64,
+) -> Result<(Arc<V>, CheckReport), VariantError> {
+    let compiled = Arc::new(V::compile(origin, source, expected_id)?);
+    let report = V::check(&compiled, random, seed)?;
     Ok((compiled, report))
 }

@@ -33,9 +33,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde::Serialize;
 
 use super::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
+use super::family::{Family, game_of};
 use super::schema::OptionSchema;
 use super::script::{CompiledVariant, ScriptVariant, VariantError, content_hash};
-use super::{EMBEDDED, embedded_origin, load};
+use super::{embedded_origin, load_family};
 
 /// How a registry is set up.
 #[derive(Clone, Debug)]
@@ -117,21 +118,35 @@ struct Counters {
     removed: AtomicU64,
 }
 
-#[derive(Default)]
-struct State {
-    active: BTreeMap<String, Arc<CompiledVariant>>,
-    versions: HashMap<(String, String), Arc<CompiledVariant>>,
+struct State<V> {
+    active: BTreeMap<String, Arc<V>>,
+    versions: HashMap<(String, String), Arc<V>>,
     /// The last refusal per id (for `variants list` and the admin API).
     last_error: BTreeMap<String, String>,
     /// Content hashes already refused, per id, so an unchanged broken file is not re-checked on
     /// every event.
     refused: HashMap<String, BTreeSet<String>>,
+    /// Files (id, content hash) found to be scripts of another game family.
+    foreign: BTreeSet<(String, String)>,
 }
 
-/// The registry of variant versions. Share it as `Arc<Registry>`.
-pub struct Registry {
+impl<V> Default for State<V> {
+    fn default() -> Self {
+        State {
+            active: BTreeMap::new(),
+            versions: HashMap::new(),
+            last_error: BTreeMap::new(),
+            refused: HashMap::new(),
+            foreign: BTreeSet::new(),
+        }
+    }
+}
+
+/// The registry of variant versions of one game family (Shuangkou's by default; 升級's is
+/// `Registry<ShengjiVariant>`). Share it as `Arc<Registry>`.
+pub struct Registry<V: Family = CompiledVariant> {
     config: RegistryConfig,
-    state: RwLock<State>,
+    state: RwLock<State<V>>,
     counters: Counters,
     /// Serializes reloads (the checks run outside the state lock).
     reload_lock: Mutex<()>,
@@ -163,10 +178,12 @@ struct Found {
     text: Result<String, String>,
 }
 
-impl Registry {
+impl<V: Family> Registry<V> {
     /// Creates the registry and loads every variant. Fails only when no variant is valid (or the
     /// directory cannot be read); broken files are in the report.
-    pub fn open(config: RegistryConfig) -> Result<(Registry, ReloadReport), RegistryError> {
+    pub fn open_family(
+        config: RegistryConfig,
+    ) -> Result<(Registry<V>, ReloadReport), RegistryError> {
         let registry = Registry {
             config,
             state: RwLock::new(State::default()),
@@ -188,9 +205,9 @@ impl Registry {
         Ok((registry, report))
     }
 
-    /// A registry of the embedded scripts.
-    pub fn embedded() -> Result<Registry, RegistryError> {
-        Registry::open(RegistryConfig::default()).map(|(r, _)| r)
+    /// A registry of this family's embedded scripts.
+    pub fn embedded_family() -> Result<Registry<V>, RegistryError> {
+        Registry::open_family(RegistryConfig::default()).map(|(r, _)| r)
     }
 
     /// The configuration.
@@ -198,16 +215,16 @@ impl Registry {
         &self.config
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State<V>> {
         self.state.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State<V>> {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The active version of `id` (what a new game should pin).
-    pub fn active(&self, id: &str) -> Option<Arc<CompiledVariant>> {
+    pub fn active(&self, id: &str) -> Option<Arc<V>> {
         self.read().active.get(id).cloned()
     }
 
@@ -217,14 +234,8 @@ impl Registry {
     }
 
     /// Every active version.
-    pub fn list(&self) -> Vec<Arc<CompiledVariant>> {
+    pub fn list(&self) -> Vec<Arc<V>> {
         self.read().active.values().cloned().collect()
-    }
-
-    /// The machine-readable option schema of the active version of `id` (what `ListVariants`
-    /// and `shuangkou variants list --json` publish), in declaration order.
-    pub fn option_schema(&self, id: &str) -> Option<Vec<OptionSchema>> {
-        self.active(id).map(|v| OptionSchema::of_all(v.options()))
     }
 
     /// The last refusal of a new version of `id`, if any.
@@ -234,7 +245,7 @@ impl Registry {
 
     /// The version `hash` of `id`: held in memory while active or pinned, otherwise restored from
     /// the archive directory (when configured).
-    pub fn get(&self, id: &str, hash: &str) -> Option<Arc<CompiledVariant>> {
+    pub fn get(&self, id: &str, hash: &str) -> Option<Arc<V>> {
         if let Some(v) = self
             .read()
             .versions
@@ -265,55 +276,20 @@ impl Registry {
         hash: &str,
         source: &str,
         origin: &str,
-    ) -> Result<Arc<CompiledVariant>, VariantError> {
+    ) -> Result<Arc<V>, VariantError> {
         if content_hash(source) != hash {
             return Err(VariantError::Contract {
                 origin: origin.to_string(),
                 message: format!("the text does not hash to the pinned version {hash}"),
             });
         }
-        let compiled = Arc::new(CompiledVariant::compile(origin, source, Some(id))?);
+        let compiled = Arc::new(V::compile(origin, source, Some(id))?);
         let mut st = self.write();
         let v = st
             .versions
             .entry((id.to_string(), hash.to_string()))
             .or_insert(compiled);
         Ok(Arc::clone(v))
-    }
-
-    /// `compiled` configured with `options` (`name` → value text), shared by every game of that
-    /// version with the same options: the hooks are immutable, configuring runs two script calls
-    /// and the maps take ~3 KB, once per game otherwise. The cache is bounded (it starts over
-    /// beyond [`CONFIGURED_MAX`] entries) and keeps the versions it holds alive.
-    pub fn configured(
-        &self,
-        compiled: &Arc<CompiledVariant>,
-        options: &BTreeMap<String, String>,
-    ) -> Result<Arc<ScriptVariant>, VariantError> {
-        let key: ConfiguredKey = (
-            compiled.id().to_string(),
-            compiled.hash().to_string(),
-            options
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        );
-        if let Some(h) = self
-            .configured
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&key).cloned())
-        {
-            return Ok(h);
-        }
-        let hooks = Arc::new(configure(compiled, options)?);
-        if let Ok(mut m) = self.configured.lock() {
-            if m.len() >= CONFIGURED_MAX {
-                m.clear();
-            }
-            m.insert(key, Arc::clone(&hooks));
-        }
-        Ok(hooks)
     }
 
     /// Counters and sizes.
@@ -340,7 +316,7 @@ impl Registry {
 
     fn scan(&self) -> Result<Vec<Found>, RegistryError> {
         let Some(dir) = &self.config.dir else {
-            return Ok(EMBEDDED
+            return Ok(V::embedded()
                 .iter()
                 .map(|(id, src)| Found {
                     id: id.to_string(),
@@ -410,10 +386,13 @@ impl Registry {
                 report.unchanged.push(f.id);
                 continue;
             }
+            if !self.of_this_game(&f.id, &hash, &f.origin, &text) {
+                continue;
+            }
             let version = match known {
                 // A version already checked (e.g. a revert to a version games still use).
                 Some(v) => v,
-                None => match load(
+                None => match load_family::<V>(
                     &f.origin,
                     &text,
                     Some(&f.id),
@@ -492,7 +471,21 @@ impl Registry {
         }
     }
 
-    fn archive(&self, v: &CompiledVariant) {
+    /// True when the file `id` at `hash` is a script of this registry's game (remembered when
+    /// it is not, so a foreign file is looked at once per version).
+    fn of_this_game(&self, id: &str, hash: &str, origin: &str, text: &str) -> bool {
+        let key = (id.to_string(), hash.to_string());
+        if self.read().foreign.contains(&key) {
+            return false;
+        }
+        if game_of(origin, text) == V::GAME {
+            return true;
+        }
+        self.write().foreign.insert(key);
+        false
+    }
+
+    fn archive(&self, v: &V) {
         let Some(archive) = &self.config.archive else {
             return;
         };
@@ -515,6 +508,60 @@ impl Registry {
     /// The directory being served, if any.
     pub fn dir(&self) -> Option<&Path> {
         self.config.dir.as_deref()
+    }
+}
+
+/// What only Shuangkou versions have: option schemas and configured hooks.
+impl Registry<CompiledVariant> {
+    /// Creates the Shuangkou registry and loads every variant ([`Registry::open_family`]).
+    pub fn open(config: RegistryConfig) -> Result<(Registry, ReloadReport), RegistryError> {
+        Registry::open_family(config)
+    }
+
+    /// A registry of the embedded Shuangkou scripts.
+    pub fn embedded() -> Result<Registry, RegistryError> {
+        Registry::embedded_family()
+    }
+
+    /// The machine-readable option schema of the active version of `id` (what `ListVariants`
+    /// and `shuangkou variants list --json` publish), in declaration order.
+    pub fn option_schema(&self, id: &str) -> Option<Vec<OptionSchema>> {
+        self.active(id).map(|v| OptionSchema::of_all(v.options()))
+    }
+
+    /// `compiled` configured with `options` (`name` → value text), shared by every game of that
+    /// version with the same options: the hooks are immutable, configuring runs two script calls
+    /// and the maps take ~3 KB, once per game otherwise. The cache is bounded (it starts over
+    /// beyond [`CONFIGURED_MAX`] entries) and keeps the versions it holds alive.
+    pub fn configured(
+        &self,
+        compiled: &Arc<CompiledVariant>,
+        options: &BTreeMap<String, String>,
+    ) -> Result<Arc<ScriptVariant>, VariantError> {
+        let key: ConfiguredKey = (
+            compiled.id().to_string(),
+            compiled.hash().to_string(),
+            options
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        );
+        if let Some(h) = self
+            .configured
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).cloned())
+        {
+            return Ok(h);
+        }
+        let hooks = Arc::new(configure(compiled, options)?);
+        if let Ok(mut m) = self.configured.lock() {
+            if m.len() >= CONFIGURED_MAX {
+                m.clear();
+            }
+            m.insert(key, Arc::clone(&hooks));
+        }
+        Ok(hooks)
     }
 }
 

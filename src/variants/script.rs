@@ -148,14 +148,67 @@ impl fmt::Debug for CompiledVariant {
     }
 }
 
-fn contract(origin: &str, message: impl Into<String>) -> VariantError {
+/// Compiles a script of any family (a syntax error with its location) and checks that it defines
+/// the `required` functions.
+pub(super) fn checked_ast(
+    origin: &str,
+    source: &str,
+    required: &[(&str, &[&str])],
+) -> Result<AST, VariantError> {
+    let ast = engine::compile(origin, source).map_err(|e| VariantError::Syntax {
+        origin: origin.to_string(),
+        message: e.message,
+        line: e.line,
+        column: e.column,
+    })?;
+    check_functions(&ast, origin, required)?;
+    Ok(ast)
+}
+
+/// Checks that `ast` defines every function of `required` with its parameters (the contract of
+/// a script family).
+fn check_functions(
+    ast: &AST,
+    origin: &str,
+    required: &[(&str, &[&str])],
+) -> Result<(), VariantError> {
+    let mut missing = Vec::new();
+    for (name, params) in required {
+        let found: Vec<_> = ast.iter_functions().filter(|f| f.name == *name).collect();
+        if found.is_empty() {
+            missing.push(format!("{name}({})", params.join(", ")));
+        } else if !found.iter().any(|f| f.params.len() == params.len()) {
+            let have: Vec<String> = found
+                .iter()
+                .map(|f| format!("{name}({})", f.params.join(", ")))
+                .collect();
+            return Err(contract(
+                origin,
+                format!(
+                    "{name} must take ({}); the script defines {}",
+                    params.join(", "),
+                    have.join(", ")
+                ),
+            ));
+        }
+    }
+    if !missing.is_empty() {
+        return Err(contract(
+            origin,
+            format!("missing hook function(s): {}", missing.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError {
     VariantError::Contract {
         origin: origin.to_string(),
         message: message.into(),
     }
 }
 
-fn hook_err(origin: &str, error: HookError) -> VariantError {
+pub(super) fn hook_err(origin: &str, error: HookError) -> VariantError {
     VariantError::Hook {
         origin: origin.to_string(),
         error,
@@ -180,38 +233,7 @@ impl CompiledVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<CompiledVariant, VariantError> {
-        let ast = engine::compile(origin, source).map_err(|e| VariantError::Syntax {
-            origin: origin.to_string(),
-            message: e.message,
-            line: e.line,
-            column: e.column,
-        })?;
-        let mut missing = Vec::new();
-        for (name, params) in REQUIRED_FUNCTIONS {
-            let found: Vec<_> = ast.iter_functions().filter(|f| f.name == name).collect();
-            if found.is_empty() {
-                missing.push(format!("{name}({})", params.join(", ")));
-            } else if !found.iter().any(|f| f.params.len() == params.len()) {
-                let have: Vec<String> = found
-                    .iter()
-                    .map(|f| format!("{name}({})", f.params.join(", ")))
-                    .collect();
-                return Err(contract(
-                    origin,
-                    format!(
-                        "{name} must take ({}); the script defines {}",
-                        params.join(", "),
-                        have.join(", ")
-                    ),
-                ));
-            }
-        }
-        if !missing.is_empty() {
-            return Err(contract(
-                origin,
-                format!("missing hook function(s): {}", missing.join(", ")),
-            ));
-        }
+        let ast = checked_ast(origin, source, &REQUIRED_FUNCTIONS)?;
         let ast = Arc::new(ast);
         let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ())
             .map_err(|e| hook_err(origin, e))?;

@@ -34,7 +34,7 @@ fn relevant(kind: &EventKind) -> bool {
     !matches!(kind, EventKind::Access(_))
 }
 
-impl Registry {
+impl<V: super::Family> Registry<V> {
     /// Starts watching the registry's directory; changes reload it after `debounce` of quiet.
     pub fn watch(self: &Arc<Self>, debounce: Duration) -> Result<DirWatcher, RegistryError> {
         let Some(dir) = self.dir().map(|d| d.to_path_buf()) else {

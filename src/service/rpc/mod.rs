@@ -42,6 +42,7 @@ macro_rules! rpcs {
 pub mod admin;
 pub mod game;
 pub mod limit;
+pub mod shengji;
 pub mod watch;
 
 use std::future::Future;

@@ -5,13 +5,15 @@
 //! - [`request`]: requests in (a play, a create), declared interpretations, hand types;
 //! - [`view`]: what a viewer is sent (plays, events, states, hints, deal and match results);
 //! - [`replay`]: a [`Replay`](super::replay::Replay) to `GetReplayResponse` and back;
-//! - [`variant`]: variants and reload reports (the admin service, ListVariants).
+//! - [`variant`]: variants and reload reports (the admin service, ListVariants);
+//! - [`shengji`]: the `shengji.v1` messages (升級).
 //!
 //! Depends on the core, the variant registry's values (`variant`), `record`, `replay` and
 //! `status`; never on `session`, `games` or `rpc`.
 
 pub mod replay;
 pub mod request;
+pub mod shengji;
 pub mod variant;
 pub mod view;
 

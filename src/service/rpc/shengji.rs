@@ -1,0 +1,512 @@
+//! The `ShengjiEngine` service (`shengji.v1`): each rpc authorizes with the shared credentials
+//! (`access`), converts the request (`wire::shengji`), acts on one table under its lock through
+//! `Tables` (the commit protocol), and converts the reply. Every rpc runs through the shared
+//! prologue and epilogue ([`super::unary`]); rejections carry the shared reasons, or a 升級
+//! rule's name, in ErrorInfo domain `shengji.v1`.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::broadcast::error::RecvError;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status};
+
+use super::Subject;
+use crate::game::Viewer;
+use crate::service::access::{self, Caller};
+use crate::service::app::App;
+use crate::service::auth::{self, Role};
+use crate::service::clock::now_ms;
+use crate::service::pb::shengji as pb;
+use crate::service::shengji::record::ShengjiRecord;
+use crate::service::shengji::tables::SharedTable;
+use crate::service::shengji::{DOMAIN, RULE};
+use crate::service::status::{ApiError, Reason};
+use crate::service::wire::shengji as wire;
+use crate::store::Created;
+use crate::variants::Family;
+
+/// The service name reported by health.
+pub const SERVICE: &str = "shengji.v1.ShengjiEngine";
+
+/// How often a watcher re-reads a shared store without a notification feed.
+const WATCH_POLL: Duration = Duration::from_secs(1);
+
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
+
+/// The `ShengjiEngine` service.
+pub struct ShengjiApi {
+    app: Arc<App>,
+}
+
+/// The tonic service with the message size limit both ways.
+pub fn service(
+    app: &Arc<App>,
+    limit: usize,
+) -> pb::shengji_engine_server::ShengjiEngineServer<ShengjiApi> {
+    pb::shengji_engine_server::ShengjiEngineServer::new(ShengjiApi {
+        app: Arc::clone(app),
+    })
+    .max_decoding_message_size(limit)
+    .max_encoding_message_size(limit)
+}
+
+macro_rules! about_a_game {
+    ($($t:ty),*) => { $(impl Subject for $t { fn game_id(&self) -> &str { &self.game_id } })* };
+}
+about_a_game!(
+    pb::SubmitActionRequest,
+    pb::GetStateRequest,
+    pb::WatchGameRequest,
+    pb::GetHintsRequest,
+    pb::LeaveGameRequest,
+    pb::GetReplayRequest
+);
+impl Subject for pb::CreateGameRequest {}
+
+/// A rejection as a `shengji.v1` status: the shared reason's code; the reason in ErrorInfo is the
+/// 升級 rule's name when there is one.
+pub fn status(e: ApiError) -> Status {
+    let rule = e
+        .metadata
+        .iter()
+        .find(|(k, _)| k == RULE)
+        .map(|(_, v)| v.as_str());
+    crate::service::status::status_in(&e, DOMAIN, rule.unwrap_or(e.reason.name()))
+}
+
+/// Runs one rpc through the shared prologue (caller, span, metrics), with the 升級 status.
+async fn run<Req: Subject, T, Fut>(
+    app: &App,
+    method: &'static str,
+    request: Request<Req>,
+    handle: impl FnOnce(Caller, Req) -> Fut,
+) -> Result<Response<T>, Status>
+where
+    Fut: std::future::Future<Output = Result<T, ApiError>>,
+{
+    let mut rule: Option<ApiError> = None;
+    let r = super::unary(app, method, request, |caller, req| {
+        let fut = handle(caller, req);
+        async {
+            let r = fut.await;
+            if let Err(e) = &r {
+                rule = Some(e.clone());
+            }
+            r
+        }
+    })
+    .await;
+    match (r, rule) {
+        (Err(_), Some(e)) => Err(status(e)),
+        (r, _) => r,
+    }
+}
+
+/// The table a request is about and how the caller sees it: the token verified against the game
+/// it names (an unknown token is UNAUTHENTICATED on any game; a genuine one for another game is
+/// PERMISSION_DENIED), or the admin key.
+async fn authorize(
+    app: &App,
+    caller: &Caller,
+    game_id: &str,
+) -> Result<(SharedTable, Viewer), ApiError> {
+    if game_id.is_empty() {
+        return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+    }
+    let tables = app.shengji();
+    let token = match caller {
+        Caller::Admin => return Ok((tables.load(game_id).await?, Viewer::Admin)),
+        Caller::Game(token) => token,
+        Caller::Platform(_) => {
+            return Err(ApiError::new(
+                Reason::PermissionDenied,
+                "a platform key cannot act in a game; use the seat or spectator token",
+            ));
+        }
+        Caller::Anonymous => {
+            return Err(ApiError::new(
+                Reason::Unauthenticated,
+                "missing token (authorization: Bearer <token>)",
+            ));
+        }
+    };
+    let unknown = || ApiError::new(Reason::Unauthenticated, "unknown or expired token");
+    let table = tables
+        .load(&token.game_id)
+        .await
+        .map_err(|e| match e.reason {
+            Reason::NoSuchGame => unknown(),
+            _ => e,
+        })?;
+    if !table.lock().await.record.base.verify(token) {
+        return Err(unknown());
+    }
+    if token.game_id != game_id {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            "the token is for another game",
+        ));
+    }
+    let viewer = match token.role {
+        Role::Player(p) => Viewer::Player(p),
+        Role::Spectator => Viewer::Spectator,
+    };
+    Ok((table, viewer))
+}
+
+/// The table and the caller's seat, which it must have.
+async fn seat(
+    app: &App,
+    caller: &Caller,
+    game_id: &str,
+    refusal: &'static str,
+) -> Result<(SharedTable, u8), ApiError> {
+    let (table, viewer) = authorize(app, caller, game_id).await?;
+    Ok((table, access::player(viewer, refusal)?))
+}
+
+#[tonic::async_trait]
+impl pb::shengji_engine_server::ShengjiEngine for ShengjiApi {
+    type WatchGameStream = EventStream;
+
+    async fn create_game(
+        &self,
+        request: Request<pb::CreateGameRequest>,
+    ) -> Result<Response<pb::CreateGameResponse>, Status> {
+        run(&self.app, "shengji.CreateGame", request, |c, r| {
+            create(&self.app, c, r)
+        })
+        .await
+    }
+
+    async fn submit_action(
+        &self,
+        request: Request<pb::SubmitActionRequest>,
+    ) -> Result<Response<pb::SubmitActionResponse>, Status> {
+        run(&self.app, "shengji.SubmitAction", request, |c, r| {
+            submit(&self.app, c, r)
+        })
+        .await
+    }
+
+    async fn get_state(
+        &self,
+        request: Request<pb::GetStateRequest>,
+    ) -> Result<Response<pb::GetStateResponse>, Status> {
+        run(
+            &self.app,
+            "shengji.GetState",
+            request,
+            |caller, req| async move {
+                let (table, viewer) = authorize(&self.app, &caller, &req.game_id).await?;
+                let live = self.app.shengji().current(&table).await?;
+                Ok(pb::GetStateResponse {
+                    state: Some(wire::state(&live, viewer)),
+                })
+            },
+        )
+        .await
+    }
+
+    async fn watch_game(
+        &self,
+        request: Request<pb::WatchGameRequest>,
+    ) -> Result<Response<EventStream>, Status> {
+        run(&self.app, "shengji.WatchGame", request, |caller, req| {
+            watch(Arc::clone(&self.app), caller, req)
+        })
+        .await
+    }
+
+    async fn get_hints(
+        &self,
+        request: Request<pb::GetHintsRequest>,
+    ) -> Result<Response<pb::GetHintsResponse>, Status> {
+        run(
+            &self.app,
+            "shengji.GetHints",
+            request,
+            |caller, req| async move {
+                let (table, p) =
+                    seat(&self.app, &caller, &req.game_id, "hints need a seat token").await?;
+                let live = self.app.shengji().current(&table).await?;
+                Ok(wire::hints(&live.hints(p)?))
+            },
+        )
+        .await
+    }
+
+    async fn leave_game(
+        &self,
+        request: Request<pb::LeaveGameRequest>,
+    ) -> Result<Response<pb::LeaveGameResponse>, Status> {
+        run(
+            &self.app,
+            "shengji.LeaveGame",
+            request,
+            |caller, req| async move {
+                let tables = self.app.shengji();
+                let (table, p) = seat(
+                    &self.app,
+                    &caller,
+                    &req.game_id,
+                    "leaving needs a seat token",
+                )
+                .await?;
+                let mut live = tables.current(&table).await?;
+                let now = now_ms();
+                let seq = tables
+                    .commit(&mut live, |t| t.prepare_leave(p, now))
+                    .await?;
+                Ok(pb::LeaveGameResponse {
+                    seq,
+                    finished: live.finished(),
+                })
+            },
+        )
+        .await
+    }
+
+    async fn get_replay(
+        &self,
+        request: Request<pb::GetReplayRequest>,
+    ) -> Result<Response<pb::GetReplayResponse>, Status> {
+        run(
+            &self.app,
+            "shengji.GetReplay",
+            request,
+            |caller, req| async move {
+                if req.game_id.is_empty() {
+                    return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+                }
+                let tables = self.app.shengji();
+                let table = tables.load(&req.game_id).await?;
+                let live = tables.current(&table).await?;
+                let r = &live.record.base;
+                if let Caller::Platform(p) = &caller
+                    && r.platform.as_deref() != Some(p.as_str())
+                {
+                    return Err(ApiError::new(
+                        Reason::NoSuchGame,
+                        format!("no game {}", req.game_id),
+                    ));
+                }
+                if !live.finished() && caller != Caller::Admin {
+                    return Err(ApiError::new(
+                        Reason::GameInProgress,
+                        "the replay (with the seed) is available when the match is over",
+                    ));
+                }
+                let script = tables
+                    .registry()
+                    .get(&r.variant, &r.version)
+                    .map(|v| v.source().to_string())
+                    .unwrap_or_default();
+                Ok(wire::replay(&live, script))
+            },
+        )
+        .await
+    }
+}
+
+async fn create(
+    app: &App,
+    caller: Caller,
+    req: pb::CreateGameRequest,
+) -> Result<pb::CreateGameResponse, ApiError> {
+    let platform = access::creator(app.keys(), &caller)?;
+    let admin = caller == Caller::Admin || app.keys().open();
+    if app.draining() {
+        return Err(ApiError::new(
+            Reason::Unavailable,
+            "the server is shutting down",
+        ));
+    }
+    let tables = app.shengji();
+    if tables.full() {
+        return Err(ApiError::new(
+            Reason::LimitExceeded,
+            "this process holds its maximum of 升級 games",
+        ));
+    }
+    let req = wire::new_game(req)?;
+    let compiled = tables.registry().active(&req.variant).ok_or_else(|| {
+        ApiError::new(
+            Reason::UnknownVariant,
+            format!(
+                "no 升級 variant {:?} (known: {})",
+                req.variant,
+                tables.registry().ids().join(", ")
+            ),
+        )
+    })?;
+    if (!req.seed.is_empty() || req.deck.is_some()) && !admin {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            "seed and deck are admin-only",
+        ));
+    }
+    let game_id = match req.request_id.is_empty() {
+        true => auth::random_id()?,
+        false => auth::derived_id(
+            app.token_key(),
+            platform.as_deref(),
+            &format!("shengji:{}", req.request_id),
+        ),
+    };
+    let (record, tokens) = ShengjiRecord::new(
+        &compiled,
+        &req,
+        platform,
+        &game_id,
+        app.token_key(),
+        now_ms(),
+    )?;
+    let request_id = (!req.request_id.is_empty()).then(|| req.request_id.clone());
+    match tables.create(record.clone(), request_id).await? {
+        Created::New => Ok(wire::created(&tokens, &record)),
+        Created::Existing(existing) => {
+            let table = tables.load(&existing).await?;
+            let live = table.lock().await;
+            let again = live.record.base.tokens_again(app.token_key())?;
+            Ok(wire::created(&again, &live.record))
+        }
+    }
+}
+
+async fn submit(
+    app: &App,
+    caller: Caller,
+    req: pb::SubmitActionRequest,
+) -> Result<pb::SubmitActionResponse, ApiError> {
+    let tables = app.shengji();
+    let (table, player) = seat(app, &caller, &req.game_id, "acting needs a seat token").await?;
+    if req.seat != u32::from(player) {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            format!("the token is for seat {player}, not {}", req.seat),
+        ));
+    }
+    if live_is_bot(&table, player).await {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            format!("seat {player} is played by the server's bot"),
+        ));
+    }
+    if req.request_id.len() > 128 {
+        return Err(ApiError::new(
+            Reason::BadRequest,
+            "request_id is at most 128 bytes",
+        ));
+    }
+    let command = wire::command(&req)?;
+    if app.draining() {
+        return Err(ApiError::new(
+            Reason::Unavailable,
+            "the server is shutting down; retry elsewhere",
+        ));
+    }
+    let mut live = tables.current(&table).await?;
+    let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+    if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
+        return wire::submitted(&live, seq, player);
+    }
+    let now = now_ms();
+    let expected = req.expected_seq;
+    let committed = tables
+        .commit(&mut live, |t| {
+            if expected != 0 && expected != t.seq() {
+                return Err(ApiError::new(
+                    Reason::StaleSeq,
+                    format!("expected seq {expected} but the game is at {}", t.seq()),
+                )
+                .with("current_seq", t.seq().to_string()));
+            }
+            t.prepare(player, command, now, rid)
+        })
+        .await;
+    match committed {
+        Ok(seq) => {
+            // The bots act after the request that gives them the turn; the reply is this
+            // request's (its seq and events), with the state after the bots.
+            if let Err(e) = tables.run_bots(&mut live).await {
+                tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
+            }
+            wire::submitted(&live, seq, player)
+        }
+        Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
+            Some(seq) => wire::submitted(&live, seq, player),
+            None => Err(e),
+        },
+    }
+}
+
+async fn live_is_bot(table: &SharedTable, seat: u8) -> bool {
+    table.lock().await.record.is_bot(seat)
+}
+
+/// Opens the event stream of a table for `caller`, from `req.from_seq` on, until the match is
+/// over, the client goes away or the server drains.
+async fn watch(
+    app: Arc<App>,
+    caller: Caller,
+    req: pb::WatchGameRequest,
+) -> Result<EventStream, ApiError> {
+    let (table, viewer) = authorize(&app, &caller, &req.game_id).await?;
+    let mut notify = table.lock().await.subscribe();
+    let store = app.shengji().store();
+    let mut store_notify = store.subscribe(&req.game_id);
+    let (mut local_open, mut store_open) = (true, true);
+    let shared = store.is_shared();
+    let mut closing = app.streams_closing();
+    let mut next = (req.from_seq > 0).then_some(req.from_seq);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
+    crate::metrics::watch_streams(1.0);
+    tokio::spawn(async move {
+        loop {
+            let batch: Vec<pb::GameEvent> = match app.shengji().current(&table).await {
+                Err(_) => Vec::new(),
+                Ok(live) => live
+                    .events_after(next)
+                    .map(|(seq, at, e)| wire::event(seq, at, e, viewer))
+                    .collect(),
+            };
+            for ev in batch {
+                next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
+                if tx.send(Ok(ev)).await.is_err() {
+                    crate::metrics::watch_streams(-1.0);
+                    return;
+                }
+            }
+            let done = {
+                let live = table.lock().await;
+                live.finished() && next.unwrap_or(0) >= live.seq()
+            };
+            if done {
+                break;
+            }
+            tokio::select! {
+                r = notify.recv(), if local_open => {
+                    local_open = !matches!(r, Err(RecvError::Closed));
+                }
+                r = store_notify.recv(), if store_open => {
+                    store_open = !matches!(r, Err(RecvError::Closed));
+                }
+                _ = tokio::time::sleep(WATCH_POLL), if shared && !store_open => {}
+                _ = closing.changed() => {
+                    let e = ApiError::new(
+                        Reason::Unavailable,
+                        "server shutting down; resume from your last seq elsewhere",
+                    );
+                    let _ = tx.send(Err(status(e))).await;
+                    break;
+                }
+                _ = tx.closed() => break,
+            }
+        }
+        crate::metrics::watch_streams(-1.0);
+    });
+    Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
+}

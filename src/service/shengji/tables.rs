@@ -1,0 +1,279 @@
+//! The live 升級 games of this process, and the only owner of them: the cache, the count of
+//! games in progress (with its `games_active{game="shengji"}` gauge), recovery at start, and the
+//! commit protocol — the same as Shuangkou's (`service::games`): lock a game, catch it up with
+//! the store, prepare the request on a copy, compare-and-append it, then make it current.
+//!
+//! 升級 games live in their own store (`Tables::store_spec`): the same backend as Shuangkou's,
+//! in a sub-directory (embedded), under another key prefix (Redis) or a second memory store, so
+//! neither game's recovery ever meets the other's records.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
+
+use super::record::{GAME, ShengjiRecord};
+use super::table::{Prepared, Table};
+use crate::service::clock::now_ms;
+use crate::service::status::{ApiError, Reason};
+use crate::store::{Appended, Created, GameRecord, Store};
+use crate::variants::{Registry, ShengjiVariant};
+
+/// A table shared between the rpcs acting on it; one lock per game.
+pub type SharedTable = Arc<AsyncMutex<Table>>;
+
+/// The live 升級 games.
+pub struct Tables {
+    registry: Arc<Registry<ShengjiVariant>>,
+    store: Store,
+    max_games: usize,
+    linger_ms: u64,
+    cache: Mutex<HashMap<String, SharedTable>>,
+    /// Finished games by finishing time, dropped from the cache after the linger time.
+    finished: Mutex<VecDeque<(u64, String)>>,
+    active: AtomicUsize,
+}
+
+/// The store spec of the 升級 games beside Shuangkou's `spec`.
+pub fn store_spec(spec: &str) -> String {
+    let spec = spec.trim();
+    if spec == "memory" {
+        return spec.to_string();
+    }
+    if ["redis://", "rediss://", "redis+unix://"]
+        .iter()
+        .any(|p| spec.starts_with(p))
+    {
+        return match spec.find("prefix=") {
+            // A configured prefix gets a 升級 sub-prefix.
+            Some(i) => {
+                let at = i + "prefix=".len();
+                let end = spec[at..].find('&').map_or(spec.len(), |e| at + e);
+                format!("{}{}shengji:{}", &spec[..at], &spec[at..end], &spec[end..])
+            }
+            None if spec.contains('?') => format!("{spec}&prefix=sk:shengji:"),
+            None => format!("{spec}?prefix=sk:shengji:"),
+        };
+    }
+    std::path::Path::new(spec).join(GAME).display().to_string()
+}
+
+impl Tables {
+    pub fn new(
+        registry: Arc<Registry<ShengjiVariant>>,
+        store: Store,
+        max_games: usize,
+        linger_seconds: u64,
+    ) -> Tables {
+        Tables {
+            registry,
+            store,
+            max_games,
+            linger_ms: linger_seconds.saturating_mul(1000),
+            cache: Mutex::new(HashMap::new()),
+            finished: Mutex::new(VecDeque::new()),
+            active: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn registry(&self) -> &Arc<Registry<ShengjiVariant>> {
+        &self.registry
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// True when this process holds its maximum of 升級 games in progress.
+    pub fn full(&self) -> bool {
+        self.active.load(Ordering::SeqCst) >= self.max_games
+    }
+
+    fn count_in(&self, variant: &str) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        crate::metrics::family_games_active(GAME, variant, 1.0);
+    }
+
+    fn count_out(&self, id: &str, variant: &str) {
+        let was = self
+            .active
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if was.is_ok() {
+            crate::metrics::family_games_active(GAME, variant, -1.0);
+        }
+        if let Ok(mut f) = self.finished.lock() {
+            f.push_back((now_ms(), id.to_string()));
+        }
+    }
+
+    /// Drops the games finished longer ago than the linger time from the cache.
+    fn evict(&self, now: u64) {
+        let Ok(mut f) = self.finished.lock() else {
+            return;
+        };
+        while let Some((at, _)) = f.front() {
+            if at.saturating_add(self.linger_ms) > now {
+                break;
+            }
+            if let (Some((_, id)), Ok(mut cache)) = (f.pop_front(), self.cache.lock()) {
+                cache.remove(&id);
+            }
+        }
+    }
+
+    /// Rebuilds every unfinished game from the store.
+    pub async fn recover(&self) -> Result<(), String> {
+        let ids = self
+            .store
+            .unfinished()
+            .await
+            .map_err(|e| format!("cannot list unfinished 升級 games: {e}"))?;
+        for id in ids {
+            match self.load(&id).await {
+                Ok(t) => {
+                    if t.lock().await.finished()
+                        && let Err(e) = self.store.finish(&id).await
+                    {
+                        tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
+                    }
+                }
+                Err(e) => tracing::error!(game = %id, error = %e, "cannot recover 升級 game"),
+            }
+        }
+        Ok(())
+    }
+
+    /// The live game `id`, from the cache or rebuilt from the store.
+    pub async fn load(&self, id: &str) -> Result<SharedTable, ApiError> {
+        if let Some(t) = self.cache.lock().ok().and_then(|c| c.get(id).cloned()) {
+            return Ok(t);
+        }
+        let Some((record, log)) = self.store.load(id).await? else {
+            return Err(ApiError::new(Reason::NoSuchGame, format!("no game {id}")));
+        };
+        let table = Table::restore(&self.registry, &record.body, &log)?;
+        let finished = table.finished();
+        let variant = table.record.base.variant.clone();
+        let shared = Arc::new(AsyncMutex::new(table));
+        let mut cache = self
+            .cache
+            .lock()
+            .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
+        let entry = cache.entry(id.to_string()).or_insert_with(|| {
+            if !finished {
+                self.count_in(&variant);
+            }
+            Arc::clone(&shared)
+        });
+        Ok(Arc::clone(entry))
+    }
+
+    /// Stores a new game and caches it (`Created::Existing`: the same idempotent request again).
+    pub async fn create(
+        &self,
+        record: ShengjiRecord,
+        request_id: Option<String>,
+    ) -> Result<Created, ApiError> {
+        self.evict(now_ms());
+        let table = Table::create(&self.registry, record.clone())?;
+        let stored = GameRecord {
+            id: record.base.id.clone(),
+            platform: record.base.platform.clone(),
+            request_id,
+            body: record.encode()?,
+        };
+        let created = self.store.create(&stored).await?;
+        if created == Created::New {
+            let variant = record.base.variant.clone();
+            if let Ok(mut cache) = self.cache.lock() {
+                cache.insert(stored.id.clone(), Arc::new(AsyncMutex::new(table)));
+            }
+            self.count_in(&variant);
+            crate::metrics::family_game_created(GAME, &variant);
+            tracing::info!(game = %stored.id, variant = %variant, "升級 game created");
+        }
+        Ok(created)
+    }
+
+    /// Locks a game, caught up with the store first (shared stores).
+    pub async fn current<'a>(
+        &self,
+        table: &'a SharedTable,
+    ) -> Result<MutexGuard<'a, Table>, ApiError> {
+        let mut live = table.lock().await;
+        if self.store.is_shared() {
+            self.refresh(&mut live).await?;
+        }
+        Ok(live)
+    }
+
+    /// Applies a request to a game held from [`Tables::current`]: prepared on a copy, appended
+    /// (compare-and-append), then made current. Returns its seq.
+    pub async fn commit(
+        &self,
+        live: &mut Table,
+        prepare: impl FnOnce(&Table) -> Result<Prepared, ApiError>,
+    ) -> Result<u64, ApiError> {
+        let prepared = prepare(live)?;
+        let finished = prepared.finished();
+        let id = live.record.base.id.clone();
+        match self.store.append(&id, &prepared.log).await {
+            Ok(Appended::Ok) => {}
+            Ok(Appended::Conflict { current }) => {
+                self.refresh(live).await?;
+                return Err(ApiError::new(
+                    Reason::StaleSeq,
+                    format!("the game moved on (seq {current}); read the state and retry"),
+                )
+                .with("current_seq", current.to_string()));
+            }
+            Err(e) => {
+                tracing::error!(game = %id, error = %e, "append failed; action not acknowledged");
+                return Err(ApiError::new(
+                    Reason::StoreFailed,
+                    "the action could not be stored and is not acknowledged; retry with the same request_id",
+                ));
+            }
+        }
+        let seq = live.accept(prepared);
+        if finished {
+            let variant = live.record.base.variant.clone();
+            self.count_out(&id, &variant);
+            crate::metrics::family_game_finished(GAME, &variant);
+            if let Err(e) = self.store.finish(&id).await {
+                tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
+            }
+        }
+        live.notify();
+        Ok(seq)
+    }
+
+    /// Lets the bot seats act, each action committed on its own, until a player must act (at most
+    /// a deal's worth of actions per call).
+    pub async fn run_bots(&self, live: &mut Table) -> Result<(), ApiError> {
+        for _ in 0..64 {
+            let Some((seat, command)) = live.bot_action()? else {
+                return Ok(());
+            };
+            let now = now_ms();
+            self.commit(live, |t| t.prepare(seat, command, now, None))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Applies the log entries after this copy's seq.
+    async fn refresh(&self, live: &mut Table) -> Result<(), ApiError> {
+        let id = live.record.base.id.clone();
+        let entries = self.store.entries_after(&id, live.seq()).await?;
+        let was_finished = live.finished();
+        for e in entries {
+            live.apply_entry(&e)?;
+        }
+        if !was_finished && live.finished() {
+            self.count_out(&id, &live.record.base.variant.clone());
+        }
+        Ok(())
+    }
+}

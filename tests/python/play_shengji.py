@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""An independent client of shengji.v1 (升級): plays complete matches against a running server.
+
+Generated from proto/ by grpc_tools.protoc (not by anything in this repository), it uses only
+what a platform frontend has: the seat tokens CreateGame returns, GetState, GetHints,
+SubmitAction and WatchGame. Each seat decides from its own view. It checks what it sees: its own
+hand only, the bottom only as the dealer, a spectator's stream without a hidden card; and, from
+the rules text (SHENGJI.md A2, written out here independently of the engine), every deal's
+points (100 in a deck), the 摳底 bonus, the upgrade band, the levels and the next dealer; at the
+end, that GetReplay reveals a seed matching the commitment.
+
+usage: play_shengji.py HOST:PORT [MATCHES]
+"""
+
+import hashlib
+import os
+import random
+import sys
+import tempfile
+import threading
+
+import grpc
+
+POINTS = {2: 5, 7: 10, 10: 10}  # rank index (id % 13: 0 = "3") -> points of 5, T, K
+
+
+def generate_stubs(proto_root: str, out_dir: str) -> None:
+    from grpc_tools import protoc  # noqa: PLC0415 (imported late: generation step)
+
+    args = [
+        "protoc",
+        f"-I{proto_root}",
+        f"--python_out={out_dir}",
+        f"--grpc_python_out={out_dir}",
+        os.path.join(proto_root, "shengji", "v1", "shengji.proto"),
+    ]
+    if protoc.main(args) != 0:
+        raise SystemExit("protoc failed")
+    for d in ("shengji", os.path.join("shengji", "v1")):
+        open(os.path.join(out_dir, d, "__init__.py"), "a").close()
+    sys.path.insert(0, out_dir)
+
+
+def points(card: int) -> int:
+    return 0 if card >= 52 else POINTS.get(card % 13, 0)
+
+
+def upgrade(p: int):
+    """The seed's table: 0 -> dealer +3; under 40 -> dealer +1; 40 -> opponents +1, +1 per 20."""
+    if p == 0:
+        return ("dealer", 3)
+    if p < 40:
+        return ("dealer", 1)
+    return ("opponents", min(12, 1 + (p - 40) // 20))
+
+
+def collect(stream, out: list) -> None:
+    for event in stream:
+        out.append(event)
+
+
+def play_match(stub, pb, rng: random.Random, index: int) -> None:
+    created = stub.CreateGame(
+        pb.CreateGameRequest(players=[f"py{i}" for i in range(4)], request_id=f"py-sj-{rng.random()}")
+    )
+    gid = created.game_id
+    seats = [[("authorization", f"Bearer {t}")] for t in created.seat_tokens]
+    spectator = [("authorization", f"Bearer {created.spectator_token}")]
+    watched: list = []
+    stream = stub.WatchGame(pb.WatchGameRequest(game_id=gid), metadata=spectator, timeout=600)
+    watcher = threading.Thread(target=collect, args=(stream, watched), daemon=True)
+    watcher.start()
+
+    def state(meta):
+        return stub.GetState(pb.GetStateRequest(game_id=gid), metadata=meta).state
+
+    def submit(seat: int, seq: int, **action):
+        req = pb.SubmitActionRequest(game_id=gid, seat=seat, expected_seq=seq, **action)
+        return stub.SubmitAction(req, metadata=seats[seat])
+
+    steps = 0
+    last_seq = 0
+    while True:
+        steps += 1
+        assert steps < 20000, "the match did not end"
+        views = [state(m) for m in seats]
+        spec = state(spectator)
+        assert spec.seq >= last_seq, "seq went back"
+        last_seq = spec.seq
+        # Each seat sees its own hand only; the bottom only as the dealer, once taken.
+        assert not spec.hand and not spec.bottom_visible
+        held = set()
+        for s, v in enumerate(views):
+            assert v.your_seat == s
+            assert len(v.hand) == spec.hand_counts[s]
+            assert not held & set(v.hand), "a card in two hands"
+            held |= set(v.hand)
+            taken = spec.phase in (pb.PHASE_EXCHANGE, pb.PHASE_PLAYING)
+            is_dealer = spec.HasField("dealer") and spec.dealer == s
+            assert v.bottom_visible == (taken and is_dealer), f"seat {s} bottom visibility"
+        if spec.phase == pb.PHASE_FINISHED:
+            break
+        seq = spec.seq
+        if spec.phase == pb.PHASE_DEALING:
+            if not spec.HasField("declaration") and rng.random() < 0.3:
+                s = rng.randrange(4)
+                hints = stub.GetHints(pb.GetHintsRequest(game_id=gid), metadata=seats[s])
+                if hints.declarable:
+                    submit(s, seq, declare=pb.Declare(card=hints.declarable[0]))
+                    continue
+            submit(rng.randrange(4), seq, deal=pb.Deal(count=rng.randint(1, 12)))
+            continue
+        turn = spec.turn
+        hints = stub.GetHints(pb.GetHintsRequest(game_id=gid), metadata=seats[turn])
+        assert hints.your_turn
+        if hints.must_bury:
+            hand = list(views[turn].hand)
+            assert len(hand) == 18, "the dealer holds 18 cards"
+            pool = [c for c in hand if hints.bury_points_allowed or points(c) == 0]
+            submit(turn, seq, bury=pb.Bury(cards=rng.sample(pool, 6)))
+        else:
+            legal = list(hints.legal_cards)
+            assert legal and set(legal) <= set(views[turn].hand)
+            if len(legal) < len(views[turn].hand):
+                # A card outside the legal ones is refused with MUST_FOLLOW.
+                bad = next(c for c in views[turn].hand if c not in legal)
+                try:
+                    submit(turn, seq, play=pb.PlayCard(card=bad))
+                    raise AssertionError("a card that does not follow was accepted")
+                except grpc.RpcError as e:
+                    assert e.code() == grpc.StatusCode.FAILED_PRECONDITION, e
+                    assert e.details().startswith("MUST_FOLLOW"), e.details()
+            submit(turn, seq, play=pb.PlayCard(card=rng.choice(legal)))
+
+    end = state(spectator)
+    check_results(pb, end)
+    watcher.join(timeout=60)
+    assert not watcher.is_alive(), "the spectator's stream did not end with the match"
+    for e in watched:
+        kind = e.WhichOneof("kind")
+        if kind == "card_dealt":
+            assert not e.card_dealt.HasField("card"), "a spectator saw a dealt card"
+        if kind in ("bottom_taken", "buried"):
+            assert not getattr(e, kind).visible and not getattr(e, kind).cards
+    replay = stub.GetReplay(pb.GetReplayRequest(game_id=gid), metadata=spectator)
+    seed = bytes.fromhex(replay.seed)
+    assert hashlib.sha256(seed).hexdigest() == created.seed_commitment, "seed commitment"
+    assert len(replay.results) == len(end.results)
+    print(
+        f"match {index}: {len(end.results)} deals, team {end.winner} wins, "
+        f"{len(replay.steps)} core steps, {len(watched)} events watched"
+    )
+
+
+def check_results(pb, end) -> None:
+    levels = [2, 2]
+    dealer = None
+    for r in end.results:
+        assert r.deal_number == len([x for x in end.results if x.deal_number <= r.deal_number])
+        if dealer is not None:
+            assert r.dealer == dealer, "the next dealer rule"
+        assert sum(r.trick_points) + r.buried_points == 100, "100 points in a deck"
+        assert r.buried_points == sum(points(c) for c in r.buried)
+        assert len(r.buried) == 6
+        dteam = r.dealer % 2
+        opp = 1 - dteam
+        assert r.level == levels[dteam], "the 莊家 side's level is played"
+        kou = r.last_trick_winner % 2 == opp
+        assert r.bottom_bonus == (r.buried_points * r.multiplier if kou else 0)
+        assert (r.multiplier > 0) == kou
+        assert r.opponents_points == r.trick_points[opp] + r.bottom_bonus
+        side, n = upgrade(r.opponents_points)
+        want_side = pb.SIDE_DEALER if side == "dealer" else pb.SIDE_OPPONENTS
+        assert (r.upgrade_side, r.upgrade_levels) == (want_side, n), (r.opponents_points, r)
+        up = dteam if side == "dealer" else opp
+        levels[up] = min(14, levels[up] + n)
+        assert [r.levels_after.team0, r.levels_after.team1] == levels
+        if r.HasField("winner"):
+            assert levels[r.winner] == 14 and r.winner == up
+            assert not r.HasField("next_dealer")
+        else:
+            dealer = (r.dealer + 2) % 4 if side == "dealer" else (r.dealer + 1) % 4
+            assert r.next_dealer == dealer
+    assert end.HasField("winner") and end.results[-1].winner == end.winner
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    addr = sys.argv[1]
+    matches = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
+    seed = int(os.environ.get("SHENGJI_PY_SEED", "2026"))
+    print(f"seed {seed} (rerun with SHENGJI_PY_SEED={seed})")
+    with tempfile.TemporaryDirectory() as out:
+        generate_stubs(root, out)
+        from shengji.v1 import shengji_pb2 as pb  # noqa: PLC0415
+        from shengji.v1 import shengji_pb2_grpc as pb_grpc  # noqa: PLC0415
+
+        with grpc.insecure_channel(addr) as channel:
+            stub = pb_grpc.ShengjiEngineStub(channel)
+            rng = random.Random(seed)
+            for i in range(matches):
+                play_match(stub, pb, rng, i)
+    print(f"ok: {matches} 升級 matches")
+
+
+if __name__ == "__main__":
+    main()
