@@ -50,7 +50,7 @@ pub fn caller(keys: &Keys, metadata: &MetadataMap) -> Caller {
 }
 
 /// The rejection of a credential that was sent but is not valid.
-fn invalid_token() -> ApiError {
+pub fn invalid_token() -> ApiError {
     ApiError::new(
         Reason::InvalidToken,
         "the bearer credential is not a valid key or token (malformed, unknown or expired)",

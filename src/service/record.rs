@@ -141,11 +141,12 @@ impl NewGame {
         let options: Vec<u8> = serde_json::to_vec(&self.options).unwrap_or_default();
         let players = self.players.join("\u{1f}");
         let hands = serde_json::to_vec(&self.preset_hands).unwrap_or_default();
+        let deals = self.deals.to_le_bytes();
         let mut parts: Vec<&[u8]> = vec![
             b"create",
             self.variant.as_bytes(),
             &options,
-            &self.deals.to_le_bytes(),
+            &deals,
             players.as_bytes(),
             self.seed.as_bytes(),
             &hands,

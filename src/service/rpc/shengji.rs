@@ -131,6 +131,7 @@ async fn authorize(
                 "missing token (authorization: Bearer <token>)",
             ));
         }
+        Caller::Invalid => return Err(crate::service::access::invalid_token()),
     };
     let unknown = || ApiError::new(Reason::Unauthenticated, "unknown or expired token");
     let table = tables

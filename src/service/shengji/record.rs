@@ -103,6 +103,9 @@ impl ShengjiRecord {
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Compact,
+            request_digest: None,
+            bots: std::collections::BTreeMap::new(),
+            bot_delay_ms: 0,
         };
         let record = ShengjiRecord {
             game: GAME.to_string(),

@@ -182,6 +182,8 @@ impl Tables {
             platform: record.base.platform.clone(),
             request_id,
             body: record.encode()?,
+            // The script text stays in the record's body (the script table serves Shuangkou's).
+            script: None,
         };
         let created = self.store.create(&stored).await?;
         if created == Created::New {
