@@ -359,7 +359,7 @@ impl Run {
                     self.turn = t.leader as u8;
                     self.top = None;
                 }
-                Some(Ev::PlayerOut(_)) => {}
+                Some(Ev::PlayerOut(_)) | Some(Ev::PlayerLeft(_)) => {}
                 Some(Ev::DealEnded(_)) => stats.deals += 1,
                 Some(Ev::MatchEnded(m)) => {
                     self.finished = true;

@@ -223,12 +223,15 @@ fn check(a: CheckArgs) -> ExitCode {
         let started = std::time::Instant::now();
         match variants::load(&origin, &text, id.as_deref(), a.random, a.seed) {
             Ok((v, report)) => println!(
-                "ok   {} {} ({}): {} examples, {} random hook calls, {:.0?}",
+                "ok   {} {} ({}): {} examples, {} random hook calls, {} worst-case \
+                 settlements ({} option sets refused), {:.0?}",
                 v.id(),
                 v.short_hash(),
                 origin,
                 report.examples,
                 report.random_calls,
+                report.worst_cases,
+                report.refused_option_sets,
                 started.elapsed()
             ),
             Err(e) => {

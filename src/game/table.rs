@@ -204,6 +204,12 @@ pub enum Event {
         seat: u8,
         reason: EscapeReason,
     },
+    /// A player who had already gone out this deal left (or let the reconnect window run out):
+    /// not an escape; the deal plays on and the match ends with it (docs/VARIANTS.md, "Leaving
+    /// after going out").
+    Left {
+        seat: u8,
+    },
     DealEnded(DealResult),
     MatchEnded {
         totals: Vec<Centi>,
@@ -859,6 +865,14 @@ impl Game {
         now: u64,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
+        if self.out.contains(&seat) {
+            // Gone out already (no cards, no more turns this deal): not an escape. The partner
+            // plays on, the deal is settled as usual, and the match ends with this deal (the
+            // player is gone). RULES.md says nothing on it; see docs/VARIANTS.md.
+            self.config.deals = self.deal_number;
+            events.push(Event::Left { seat });
+            return Ok(());
+        }
         let facts = EscapeFacts {
             players: self.players(),
             deal_number: self.deal_number,
@@ -871,7 +885,15 @@ impl Game {
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };
-        let settlement = hooks.settle_escape(&facts)?;
+        // The escape path never traps the table: an escape settlement that fails (a script
+        // error or a malformed result) ends the deal with no points exchanged and the failure
+        // recorded in a `settlement_failed` line per seat.
+        let players = self.players();
+        let settlement = hooks
+            .settle_escape(&facts)
+            .map_err(GameError::Hook)
+            .and_then(|s| check_settlement(&s, players).map(|()| s))
+            .unwrap_or_else(|e| failed_settlement(players, &e));
         events.push(Event::Escaped { seat, reason });
         let places = self.places();
         // An escape ends the deal and the match: the player is gone.
@@ -1015,6 +1037,29 @@ impl Game {
 
 fn bomb_fact(seat: u8, cards: RankCounts, hand: &Hand) -> BombFact {
     super::bombs::fact(seat, cards, hand)
+}
+
+/// The label of the lines of a settlement the variant could not compute.
+pub const SETTLEMENT_FAILED: &str = "settlement_failed";
+
+/// The settlement recorded when the variant's escape settlement fails: no points, one
+/// [`SETTLEMENT_FAILED`] line per seat saying why (at most 256 characters).
+fn failed_settlement(players: u8, error: &GameError) -> Settlement {
+    let detail: String = format!("the variant's settlement failed, no points exchanged: {error}")
+        .chars()
+        .take(256)
+        .collect();
+    Settlement {
+        scores: vec![0; players as usize],
+        lines: (0..players)
+            .map(|seat| super::hooks::LineItem {
+                seat,
+                label: SETTLEMENT_FAILED.to_string(),
+                amount: 0,
+                detail: detail.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// Checks a settlement's shape: one score per seat, and each seat's lines add up to its score.

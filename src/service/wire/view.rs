@@ -183,6 +183,9 @@ pub fn event(game: &Game, seq: u64, at: u64, e: &Event, viewer: Viewer) -> pb::G
             }
             .into(),
         }),
+        Event::Left { seat } => E::PlayerLeft(pb::PlayerLeft {
+            seat: u32::from(seat),
+        }),
         Event::DealEnded(r) => E::DealEnded(deal_result(&r)),
         Event::MatchEnded { totals } => E::MatchEnded(match_result(game, &totals)),
         Event::Disconnected { seat } | Event::Reconnected { seat } => E::Passed(pb::Passed {
