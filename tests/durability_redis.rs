@@ -239,6 +239,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
             .get_state(authed(
                 pb::GetStateRequest {
                     game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &t.spectator,
             ))
@@ -446,7 +447,8 @@ async fn failover_player(
     loop {
         let state = call!("GetState", |c| c.get_state(authed(
             pb::GetStateRequest {
-                game_id: t.game_id.clone()
+                game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator
         )));
@@ -497,6 +499,7 @@ async fn readiness_follows_the_store() {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator,
         ))
@@ -556,6 +559,7 @@ async fn readiness_follows_the_store() {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator,
         ))

@@ -24,6 +24,7 @@ async fn state(server: &Server, t: &Table) -> pb::GetStateResponse {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator,
         ))

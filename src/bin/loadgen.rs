@@ -495,6 +495,7 @@ impl Worker {
     async fn sync(&mut self, run: &mut Run, player: u8) -> Option<()> {
         let req = pb::GetStateRequest {
             game_id: run.id.clone(),
+            ..Default::default()
         };
         let s = self
             .stats
