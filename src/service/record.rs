@@ -209,7 +209,7 @@ impl Record {
             created_at: now_ms,
             seat_digests,
             spectator_digest,
-            hash_scheme: crate::game::HashScheme::Compact,
+            hash_scheme: crate::game::HashScheme::Chained,
         };
         Ok((record, tokens))
     }
