@@ -44,6 +44,7 @@ async fn pinned_version(game: &mut Game, game_id: &str, token: &str) -> String {
         token,
         pb::GetStateRequest {
             game_id: game_id.to_string(),
+            ..Default::default()
         },
     ))
     .await
@@ -60,6 +61,7 @@ async fn play_first_hint(game: &mut Game, created: &pb::CreateGameResponse) -> u
             token0,
             pb::GetStateRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
         ))
         .await

@@ -23,6 +23,7 @@ async fn state(
         token,
         pb::GetStateRequest {
             game_id: id.to_string(),
+            ..Default::default()
         },
     ))
     .await

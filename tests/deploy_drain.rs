@@ -29,6 +29,7 @@ fn get_state(token: &str, game_id: &str) -> tonic::Request<pb::GetStateRequest> 
         token,
         pb::GetStateRequest {
             game_id: game_id.to_string(),
+            ..Default::default()
         },
     )
 }

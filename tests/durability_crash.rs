@@ -151,7 +151,8 @@ async fn sigkill_loses_no_acknowledged_play() {
             "final GetState",
             c.get_state(authed(
                 pb::GetStateRequest {
-                    game_id: t.game_id.clone()
+                    game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &t.spectator
             ))
@@ -225,7 +226,8 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
             "GetState",
             c.get_state(authed(
                 pb::GetStateRequest {
-                    game_id: game_id.clone()
+                    game_id: game_id.clone(),
+                    ..Default::default()
                 },
                 &t.spectator
             ))

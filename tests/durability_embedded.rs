@@ -31,6 +31,7 @@ async fn concurrent_plays_on_the_embedded_store_exactly_one_wins() {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: raced.game_id.clone(),
+                ..Default::default()
             },
             &raced.spectator,
         ))

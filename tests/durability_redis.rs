@@ -241,6 +241,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
             .get_state(authed(
                 pb::GetStateRequest {
                     game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &t.spectator,
             ))
@@ -449,7 +450,8 @@ async fn failover_player(
     loop {
         let state = call!("GetState", |c| c.get_state(authed(
             pb::GetStateRequest {
-                game_id: t.game_id.clone()
+                game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator
         )));
@@ -501,6 +503,7 @@ async fn readiness_follows_the_store() {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator,
         ))
@@ -561,6 +564,7 @@ async fn readiness_follows_the_store() {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator,
         ))

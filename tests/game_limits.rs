@@ -264,11 +264,19 @@ fn state_hash_schemes_hash_their_encoding() {
         compact.len(),
         json.len()
     );
-    assert_eq!(g.state_hash(), hex::encode(Sha256::digest(&compact)));
+    assert_eq!(
+        g.state_hash_with(HashScheme::Compact),
+        hex::encode(Sha256::digest(&compact))
+    );
     // The compact form is a faithful encoding (it round-trips), not just bytes to hash.
     let back: Game = postcard::from_bytes(&compact).expect("the compact form decodes");
     assert_eq!(back, g);
-    assert_eq!(g.state_hash_with(HashScheme::Compact), g.state_hash());
+    // New games hash the chained form: before any deal is settled, the state without its
+    // (empty) results and the all-zero digest.
+    assert_eq!(g.state_hash_with(HashScheme::Chained), g.state_hash());
+    let mut chained = compact.clone();
+    chained.extend([0u8; 32]);
+    assert_eq!(g.state_hash(), hex::encode(Sha256::digest(&chained)));
     assert_eq!(
         g.state_hash_with(HashScheme::Json),
         hex::encode(Sha256::digest(&json))

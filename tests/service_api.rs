@@ -343,6 +343,7 @@ async fn no_such_game_is_not_found() {
         c.get_state(authed(
             pb::GetStateRequest {
                 game_id: "0123456789abcdef01234567".into(),
+                ..Default::default()
             },
             ADMIN_KEY,
         ))
@@ -464,8 +465,14 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
     );
     let gid = || g.game_id.clone();
     expect_reject(
-        c.get_state(authed(pb::GetStateRequest { game_id: gid() }, foreign))
-            .await,
+        c.get_state(authed(
+            pb::GetStateRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            foreign,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -569,6 +576,7 @@ async fn missing_or_invalid_tokens_are_unauthenticated_and_told_apart() {
             c.get_state(authed(
                 pb::GetStateRequest {
                     game_id: g.game_id.clone(),
+                    ..Default::default()
                 },
                 token,
             ))
@@ -664,6 +672,7 @@ async fn creating_games_needs_a_platform_key_when_keys_are_configured() {
         c.get_state(authed(
             pb::GetStateRequest {
                 game_id: made.game_id.clone(),
+                ..Default::default()
             },
             ACME_KEY,
         ))
@@ -766,7 +775,10 @@ async fn games_of_one_platform_are_invisible_to_another() {
     ] {
         expect_reject(
             c.get_state(authed(
-                pb::GetStateRequest { game_id: id.into() },
+                pb::GetStateRequest {
+                    game_id: id.into(),
+                    ..Default::default()
+                },
                 OTHER_KEY,
             ))
             .await,
@@ -802,6 +814,7 @@ async fn games_of_one_platform_are_invisible_to_another() {
         c.get_state(authed(
             pb::GetStateRequest {
                 game_id: acme.game_id.clone(),
+                ..Default::default()
             },
             &other.seat_tokens[0],
         ))

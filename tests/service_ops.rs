@@ -130,6 +130,7 @@ async fn grpc_web_over_http1_on_the_grpc_port() {
         "/shuangkou.v1.GameEngine/GetState",
         &pb::GetStateRequest {
             game_id: "feedfeedfeedfeedfeedfeed".into(),
+            ..Default::default()
         }
         .encode_to_vec(),
         "",
@@ -340,6 +341,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
                         .get_state(authed(
                             pb::GetStateRequest {
                                 game_id: game_id.clone(),
+                                ..Default::default()
                             },
                             &token,
                         ))
@@ -407,8 +409,14 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
             let mut c = c.clone();
             let (game_id, token) = (g.game_id.clone(), g.spectator_token.clone());
             tokio::spawn(async move {
-                c.get_state(authed(pb::GetStateRequest { game_id }, &token))
-                    .await
+                c.get_state(authed(
+                    pb::GetStateRequest {
+                        game_id,
+                        ..Default::default()
+                    },
+                    &token,
+                ))
+                .await
             })
         })
         .collect();

@@ -337,6 +337,7 @@ async fn drive(reason: Reason) {
         Reason::NoSuchGame => {
             let req = pb::GetStateRequest {
                 game_id: "0123456789abcdef01234567".into(),
+                ..Default::default()
             };
             c.get_state(authed(req, ADMIN_KEY))
                 .await
@@ -347,6 +348,7 @@ async fn drive(reason: Reason) {
             let (g, _, _) = game(&mut c, 912).await;
             let req = pb::GetStateRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             };
             c.get_state(authed(req, ""))
                 .await

@@ -24,6 +24,7 @@ async fn state(server: &Server, t: &Table) -> pb::GetStateResponse {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &t.spectator,
         ))
@@ -107,8 +108,8 @@ async fn a_store_written_with_json_state_hashes_recovers() {
         let mut entry = json(&log[k - 1].body);
         assert_eq!(
             entry["hash"].as_str(),
-            Some(live.game().state_hash_with(HashScheme::Compact).as_str()),
-            "the server's hash of entry {k} is the compact one"
+            Some(live.game().state_hash_with(HashScheme::Chained).as_str()),
+            "the server's hash of entry {k} is the chained one"
         );
         let old_hash = live.game().state_hash_with(HashScheme::Json);
         assert_ne!(entry["hash"].as_str(), Some(old_hash.as_str()));

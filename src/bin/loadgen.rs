@@ -385,6 +385,7 @@ impl Run {
                 // The load generator never opens a stream: its seats are never disconnected.
                 Some(
                     Ev::PlayerOut(_)
+                    | Ev::PlayerLeft(_)
                     | Ev::SeatDisconnected(_)
                     | Ev::SeatReconnected(_)
                     | Ev::AutoPlayChanged(_),
@@ -594,6 +595,7 @@ impl Worker {
     async fn sync(&mut self, run: &mut Run, player: u8) -> Option<()> {
         let req = pb::GetStateRequest {
             game_id: run.id.clone(),
+            ..Default::default()
         };
         let s = self
             .stats

@@ -231,12 +231,15 @@ fn check(a: CheckArgs) -> ExitCode {
         let started = std::time::Instant::now();
         match load_any(&origin, &text, id.as_deref(), a.random, a.seed) {
             Ok((v, report)) => println!(
-                "ok   {} {} ({}): {} examples, {} random hook calls, {:.0?}",
+                "ok   {} {} ({}): {} examples, {} random hook calls, {} worst-case \
+                 settlements ({} option sets refused), {:.0?}",
                 v.0,
                 v.1,
                 origin,
                 report.examples,
                 report.random_calls,
+                report.worst_cases,
+                report.refused_option_sets,
                 started.elapsed()
             ),
             Err(e) => {

@@ -262,9 +262,18 @@ pub trait VariantHooks: Send + Sync {
     fn timeout_is_escape(&self, facts: &TimeoutFacts) -> Result<bool, HookError>;
 }
 
+/// The label of the zero-point note a settlement carries for a seat whose amount the host
+/// saturated at its line limit (docs/VARIANTS.md "Saturation").
+pub const SATURATED: &str = "saturated";
+
 impl SumRule {
-    /// Checks a settlement against the rule; the error says by how much it is off.
+    /// Checks a settlement against the rule; the error says by how much it is off. A saturated
+    /// settlement (one with a [`SATURATED`] note) is exempt: capping each amount at the line limit
+    /// cannot keep an asymmetric line (e.g. an escape's −3D, +D, +D, +D) summing to zero.
     pub fn check(self, s: &Settlement) -> Result<(), String> {
+        if s.lines.iter().any(|l| l.label == SATURATED) {
+            return Ok(());
+        }
         let total: i128 = s.scores.iter().map(|x| i128::from(*x)).sum();
         let rake: i128 = s
             .lines

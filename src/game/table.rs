@@ -15,6 +15,8 @@
 //! players are the people (index = their seat in the first deal = their token). Seat swaps of the
 //! shown-card rule move players between seats and persist into later deals.
 
+use std::sync::Arc;
+
 use rand::seq::SliceRandom;
 use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
@@ -42,8 +44,11 @@ pub enum HashScheme {
     /// SHA-256 of the JSON form (games recorded before the compact scheme).
     #[default]
     Json,
-    /// SHA-256 of the postcard form (every new game).
+    /// SHA-256 of the postcard form (games recorded before the chained scheme).
     Compact,
+    /// SHA-256 of the postcard form with the settled deals replaced by a running digest of them
+    /// ([`Results`]): the cost of a hash does not grow with the match (every new game).
+    Chained,
 }
 
 /// Settings of one match.
@@ -234,6 +239,12 @@ pub enum Event {
         seat: u8,
         reason: EscapeReason,
     },
+    /// A player who had already gone out this deal left (or let the reconnect window run out):
+    /// not an escape; the deal plays on and the match ends with it (docs/VARIANTS.md, "Leaving
+    /// after going out").
+    Left {
+        seat: u8,
+    },
     DealEnded(DealResult),
     MatchEnded {
         totals: Vec<Centi>,
@@ -282,7 +293,51 @@ pub struct Game {
     /// When each player disconnected (by player).
     disconnected: Vec<Option<u64>>,
     totals: Vec<Centi>,
-    results: Vec<DealResult>,
+    results: Results,
+}
+
+/// Every settled deal of a match, shared between copies of the state (the service prepares each
+/// action on a copy, and a long match's results must not be copied with it: only a deal's end
+/// copies the list, once), with a running digest of them for the chained state hash:
+/// `digest_k = SHA-256(digest_{k-1} ‖ postcard(result_k))`, `digest_0` all zeros. Serialized as
+/// the plain list; the digest is recomputed when read back (it is a function of the list).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Results {
+    list: Arc<Vec<DealResult>>,
+    digest: [u8; 32],
+}
+
+impl Results {
+    fn push(&mut self, result: DealResult) {
+        self.digest = chain(&self.digest, &result);
+        Arc::make_mut(&mut self.list).push(result);
+    }
+}
+
+/// The next link of the results digest.
+fn chain(digest: &[u8; 32], result: &DealResult) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(digest);
+    h.update(postcard::to_stdvec(result).unwrap_or_default());
+    h.finalize().into()
+}
+
+impl Serialize for Results {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.list.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Results {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Results, D::Error> {
+        let list = Vec::<DealResult>::deserialize(d)?;
+        let digest = list.iter().fold([0; 32], |acc, r| chain(&acc, r));
+        Ok(Results {
+            list: Arc::new(list),
+            digest,
+        })
+    }
 }
 
 fn deal_rng(seed: &[u8; 32], deal_number: u32) -> ChaCha20Rng {
@@ -363,7 +418,7 @@ impl Game {
             timeouts: vec![0; n],
             disconnected: vec![None; n],
             totals: vec![0; n],
-            results: Vec::new(),
+            results: Results::default(),
         };
         let mut events = Vec::new();
         game.start_deal(hooks, now, &mut events)?;
@@ -440,7 +495,7 @@ impl Game {
         &self.totals
     }
     pub fn results(&self) -> &[DealResult] {
-        &self.results
+        &self.results.list
     }
     pub fn passed_seats(&self) -> Vec<u8> {
         (0..self.players())
@@ -510,10 +565,12 @@ impl Game {
     /// The encoding is postcard (its stable 1.x wire format) of the state's serde representation:
     /// the same fields, in declaration order, as the JSON form, without field names. It runs on
     /// every action (the service records it with each log entry and verifies it on every
-    /// replay), where the JSON form was the largest single cost of `SubmitPlay`. Games recorded
-    /// with the JSON form keep it ([`HashScheme::Json`], [`Game::state_hash_with`]).
+    /// replay), where the JSON form was the largest single cost of `SubmitPlay`. The settled
+    /// deals enter it as their running digest ([`HashScheme::Chained`], [`Results`]), so its cost
+    /// does not grow with the match. Games recorded with the JSON or the whole-list compact form
+    /// keep theirs ([`HashScheme::Json`], [`HashScheme::Compact`], [`Game::state_hash_with`]).
     pub fn state_hash(&self) -> String {
-        self.state_hash_with(HashScheme::Compact)
+        self.state_hash_with(HashScheme::Chained)
     }
 
     /// The state hash under a given scheme (games stored before the compact scheme verify with
@@ -523,6 +580,13 @@ impl Game {
         match scheme {
             HashScheme::Json => state_hash(self, Encoding::Json),
             HashScheme::Compact => state_hash(self, Encoding::Compact),
+            HashScheme::Chained => {
+                // The state without its settled deals (a cheap copy: the list is shared), then
+                // the digest that stands for them.
+                let mut bare = self.clone();
+                bare.results.list = Arc::default();
+                state_hash(&(&bare, &self.results.digest), Encoding::Compact)
+            }
         }
     }
 
@@ -864,6 +928,14 @@ impl Game {
         now: u64,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
+        if self.out.contains(&seat) {
+            // Gone out already (no cards, no more turns this deal): not an escape. The partner
+            // plays on, the deal is settled as usual, and the match ends with this deal (the
+            // player is gone). RULES.md says nothing on it; see docs/VARIANTS.md.
+            self.config.deals = self.deal_number;
+            events.push(Event::Left { seat });
+            return Ok(());
+        }
         let facts = EscapeFacts {
             players: self.players(),
             deal_number: self.deal_number,
@@ -874,7 +946,15 @@ impl Game {
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };
-        let settlement = hooks.settle_escape(&facts)?;
+        // The escape path never traps the table: an escape settlement that fails (a script
+        // error or a malformed result) ends the deal with no points exchanged and the failure
+        // recorded in a `settlement_failed` line per seat.
+        let players = self.players();
+        let settlement = hooks
+            .settle_escape(&facts)
+            .map_err(GameError::Hook)
+            .and_then(|s| check_settlement(&s, players).map(|()| s))
+            .unwrap_or_else(|e| failed_settlement(players, &e));
         events.push(Event::Escaped { seat, reason });
         let places = self.places();
         // An escape ends the deal and the match: the player is gone.
@@ -947,7 +1027,7 @@ impl Game {
             .get(rng.random_range(0..dealt_cards.len().max(1)))
             .ok_or_else(|| GameError::Setup("nothing dealt".into()))?;
         let holder = |c: Card| hands.iter().position(|h| h.contains(c)).map(|s| s as u8);
-        let previous = self.results.last().map(|r| PreviousDeal {
+        let previous = self.results.list.last().map(|r| PreviousDeal {
             outcome: r.outcome,
             // The previous deal's seats, mapped to the seats those players have now.
             places: r
@@ -1020,6 +1100,29 @@ fn bomb_fact(seat: u8, cards: RankCounts, hand: &Hand) -> BombFact {
     super::bombs::fact(seat, cards, hand)
 }
 
+/// The label of the lines of a settlement the variant could not compute.
+pub const SETTLEMENT_FAILED: &str = "settlement_failed";
+
+/// The settlement recorded when the variant's escape settlement fails: no points, one
+/// [`SETTLEMENT_FAILED`] line per seat saying why (at most 256 characters).
+fn failed_settlement(players: u8, error: &GameError) -> Settlement {
+    let detail: String = format!("the variant's settlement failed, no points exchanged: {error}")
+        .chars()
+        .take(256)
+        .collect();
+    Settlement {
+        scores: vec![0; players as usize],
+        lines: (0..players)
+            .map(|seat| super::hooks::LineItem {
+                seat,
+                label: SETTLEMENT_FAILED.to_string(),
+                amount: 0,
+                detail: detail.clone(),
+            })
+            .collect(),
+    }
+}
+
 /// Checks a settlement's shape: one score per seat, and each seat's lines add up to its score.
 fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
     let bad = |message: String| {
@@ -1079,6 +1182,7 @@ impl Turns for Game {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::game::hooks::Settlement;
     use crate::game::testing::PlainHooks;
 
     /// A 4-player classic game whose hands and finishers are set directly.
@@ -1111,6 +1215,62 @@ mod tests {
         // Not a 雙扣 (an escape with N and E out): fewer cards first, then turn order.
         let g = game_with(&[0, 1], ["", "", "4 5 6 7 8", "3"]);
         assert_eq!(g.places(), vec![0, 1, 3, 2]);
+    }
+
+    fn result(deal_number: u32, score: Centi) -> DealResult {
+        DealResult {
+            deal_number,
+            outcome: Some(Outcome::Double),
+            escaped: None,
+            places: vec![0, 2, 1, 3],
+            players: vec![0, 1, 2, 3],
+            settlement: Settlement {
+                scores: vec![score, -score, score, -score],
+                lines: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_chained_hash_covers_every_settled_deal_and_survives_a_round_trip() {
+        let mut g = game_with(&[], ["3", "4", "5", "6"]);
+        let mut seen = std::collections::HashSet::new();
+        assert!(seen.insert(g.state_hash_with(HashScheme::Chained)));
+        for k in 1..=3 {
+            g.results.push(result(k, 400));
+            assert!(
+                seen.insert(g.state_hash_with(HashScheme::Chained)),
+                "deal {k}"
+            );
+        }
+        // An earlier deal that differs changes the hash (the digest chains every result).
+        let mut other = game_with(&[], ["3", "4", "5", "6"]);
+        for k in 1..=3 {
+            other
+                .results
+                .push(result(k, if k == 1 { 200 } else { 400 }));
+        }
+        assert_ne!(
+            other.state_hash_with(HashScheme::Chained),
+            g.state_hash_with(HashScheme::Chained)
+        );
+        // Read back from either encoding, the digest is recomputed from the list.
+        let back: Game = postcard::from_bytes(&postcard::to_stdvec(&g).unwrap()).unwrap();
+        assert_eq!(back, g);
+        assert_eq!(
+            back.state_hash_with(HashScheme::Chained),
+            g.state_hash_with(HashScheme::Chained)
+        );
+        let back: Game = serde_json::from_str(&serde_json::to_string(&g).unwrap()).unwrap();
+        assert_eq!(
+            back.state_hash_with(HashScheme::Chained),
+            g.state_hash_with(HashScheme::Chained)
+        );
+        // The older schemes still hash the whole list.
+        assert_ne!(
+            g.state_hash_with(HashScheme::Compact),
+            g.state_hash_with(HashScheme::Chained)
+        );
     }
 }
 

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::hooks::Centi;
-use super::table::{DealResult, Event, Game, Phase, Top};
+use super::table::{Event, Game, Phase, Top};
 use crate::cards::{Card, CardSet};
 
 /// Who is looking.
@@ -65,7 +65,8 @@ pub struct View {
     pub passed: Vec<u8>,
     pub shown_card: Card,
     pub finishing_order: Vec<u8>,
-    pub results: Vec<DealResult>,
+    // The settled deals are not copied into a view (a long match has many): read them, a page
+    // at a time, from `Game::results`.
     pub totals: Vec<Centi>,
 }
 
@@ -125,7 +126,6 @@ impl Game {
             passed: self.passed_seats(),
             shown_card: self.shown_card(),
             finishing_order: self.out().to_vec(),
-            results: self.results().to_vec(),
             totals: self.totals().to_vec(),
         }
     }

@@ -14,10 +14,10 @@
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
+use tokio::sync::{Mutex as AsyncMutex, MutexGuard, OnceCell};
 
 use super::clock::now_ms;
 use super::record::Record;
@@ -90,6 +90,11 @@ pub struct Games {
     schedule: Mutex<Schedule>,
     /// Wakes the schedule's task early (a bot seat to act with no delay).
     wake: tokio::sync::Notify,
+    /// Rebuilds under way, by game: one per game at a time; readers that arrive meanwhile await
+    /// the same one (the entry is dropped once the game is in the cache).
+    loading: Mutex<HashMap<String, Arc<OnceCell<Shared>>>>,
+    /// Games rebuilt from the store so far.
+    rebuilds: AtomicU64,
 }
 
 impl Games {
@@ -102,6 +107,8 @@ impl Games {
             active: AtomicUsize::new(0),
             schedule: Mutex::new(BinaryHeap::new()),
             wake: tokio::sync::Notify::new(),
+            loading: Mutex::new(HashMap::new()),
+            rebuilds: AtomicU64::new(0),
         }
     }
 
@@ -225,6 +232,11 @@ impl Games {
         self.cache.lock().map(|g| g.len()).unwrap_or(0)
     }
 
+    /// Games rebuilt from the store (replayed) so far by this process.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds.load(Ordering::Relaxed)
+    }
+
     // ---- the cache ----
 
     /// The live game `id` if this process holds it.
@@ -233,14 +245,44 @@ impl Games {
     }
 
     /// The live game `id`, from the cache or rebuilt from the store (replayed and verified).
+    /// One rebuild per game at a time, shared by the readers that wait for it, and run on a
+    /// blocking thread: a long match's replay never occupies an async worker.
     pub async fn load(&self, id: &str) -> Result<Shared, ApiError> {
+        if let Some(g) = self.cache.lock().ok().and_then(|g| g.get(id).cloned()) {
+            return Ok(g);
+        }
+        let flight = {
+            let mut loading = self
+                .loading
+                .lock()
+                .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
+            Arc::clone(loading.entry(id.to_string()).or_default())
+        };
+        let result = flight.get_or_try_init(|| self.rebuild(id)).await.cloned();
+        if let Ok(mut loading) = self.loading.lock()
+            && loading.get(id).is_some_and(|f| Arc::ptr_eq(f, &flight))
+        {
+            loading.remove(id);
+        }
+        result
+    }
+
+    /// Rebuilds game `id` from the store (the replay on a blocking thread) and caches it.
+    async fn rebuild(&self, id: &str) -> Result<Shared, ApiError> {
         if let Some(g) = self.cache.lock().ok().and_then(|g| g.get(id).cloned()) {
             return Ok(g);
         }
         let Some((record, log)) = self.store.load(id).await? else {
             return Err(ApiError::new(Reason::NoSuchGame, format!("no game {id}")));
         };
-        let live = Session::restore(&self.registry, &record, &log, self.config.no_turn_timers)?;
+        self.rebuilds.fetch_add(1, Ordering::Relaxed);
+        let registry = Arc::clone(&self.registry);
+        let no_timers = self.config.no_turn_timers;
+        let live = tokio::task::spawn_blocking(move || {
+            Session::restore(&registry, &record, &log, no_timers)
+        })
+        .await
+        .map_err(|e| ApiError::new(Reason::Unavailable, format!("the rebuild failed: {e}")))??;
         self.adopt(id, live)
     }
 
@@ -721,5 +763,46 @@ mod tests {
             })
         });
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Readers of a game that is not in the cache share one rebuild: four concurrent loads
+    /// replay the game once and get the same live game.
+    #[test]
+    fn concurrent_readers_of_an_evicted_game_share_one_rebuild() {
+        let registry = Arc::new(Registry::embedded().unwrap());
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let compiled = registry.active("classic").unwrap();
+            let new = NewGame {
+                variant: "classic".into(),
+                ..NewGame::default()
+            };
+            let (record, _) = Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms()).unwrap();
+            let games = Arc::new(games(&registry, Store::open("memory").await.unwrap()));
+            games.create(record, None).await.unwrap();
+            games.cache.lock().unwrap().clear();
+            let readers: Vec<_> = (0..4)
+                .map(|_| {
+                    let games = Arc::clone(&games);
+                    tokio::spawn(async move { games.load("g1").await.unwrap() })
+                })
+                .collect();
+            let mut loaded = Vec::new();
+            for r in readers {
+                loaded.push(
+                    tokio::time::timeout(std::time::Duration::from_secs(60), r)
+                        .await
+                        .expect("a load within 60 s")
+                        .unwrap(),
+                );
+            }
+            assert_eq!(games.rebuilds(), 1, "one rebuild for four readers");
+            assert!(loaded.iter().all(|g| Arc::ptr_eq(g, &loaded[0])));
+            assert!(games.loading.lock().unwrap().is_empty());
+        });
     }
 }

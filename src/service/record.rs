@@ -341,7 +341,7 @@ impl Record {
             created_at: now_ms,
             seat_digests,
             spectator_digest,
-            hash_scheme: crate::game::HashScheme::Compact,
+            hash_scheme: crate::game::HashScheme::Chained,
             request_digest: (!req.request_id.is_empty()).then(|| req.digest()),
             bot_delay_ms: if bots.is_empty() { 0 } else { req.bot_delay_ms },
             bots,

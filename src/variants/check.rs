@@ -3,7 +3,10 @@
 //! must return well-formed results and must obey the declared sum rule.
 //!
 //! The random batch runs under the default options and under each distinct option set the
-//! examples use. Failures name the seed, the case and the facts (as JSON) so they can be replayed
+//! examples use. Then the worst cases: the heaviest deals the deck allows (every card in bombs,
+//! played or held, every outcome, every escaper) are settled under all option maxima, all
+//! minima and seeded random option sets from the whole schema; none may fail (amounts beyond the
+//! host's line limit saturate, docs/VARIANTS.md "Saturation"). Failures name the seed, the case and the facts (as JSON) so they can be replayed
 //! with `shuangkou variants settle`.
 
 use std::collections::BTreeMap;
@@ -13,6 +16,7 @@ use rhai::{Array, Dynamic, Map};
 use serde::Serialize;
 
 use super::engine::{self, describe, to_centi, to_json};
+use super::extremes;
 use super::facts::{self, RandomFacts};
 use super::options::{OptionValue, OptionValues};
 use super::script::{CompiledVariant, ScriptVariant, VariantError, parse_seating, points};
@@ -25,6 +29,12 @@ pub struct CheckReport {
     pub examples: usize,
     /// Random hook calls that passed.
     pub random_calls: usize,
+    /// Worst-case settlements that passed: the heaviest deals the deck allows, settled under
+    /// option sets drawn from the whole schema (bounds included).
+    pub worst_cases: usize,
+    /// Option sets of the worst-case check the script refused (`rules(opts)` threw): CreateGame
+    /// refuses them too, with the script's message.
+    pub refused_option_sets: usize,
 }
 
 /// The default number of random deals per option set.
@@ -254,7 +264,81 @@ pub fn run(
             e
         })?;
     }
+    let (calls, refused) = worst_cases(compiled, random_deals.div_ceil(25), seed)?;
+    report.worst_cases = calls;
+    report.refused_option_sets = refused;
     Ok(report)
+}
+
+/// Settles the heaviest deals under all option maxima, all minima and `random_sets` random
+/// option sets drawn from the schema (seeded by `seed`). Returns the settlements that passed and
+/// the option sets the script refused.
+pub fn worst_cases(
+    compiled: &Arc<CompiledVariant>,
+    random_sets: usize,
+    seed: u64,
+) -> Result<(usize, usize), VariantError> {
+    let (mut calls, mut refused) = (0, 0);
+    for options in extremes::option_sets(compiled.options(), seed, random_sets) {
+        let v = match compiled.configure(&options) {
+            Ok(v) => v,
+            Err(VariantError::Options { .. }) => {
+                refused += 1;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        calls += worst_case_batch(&v, seed).map_err(|mut e| {
+            if let VariantError::Random { message, .. } = &mut e {
+                let opts: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                message.push_str(&format!(" [options: {}]", opts.join(" ")));
+            }
+            e
+        })?;
+    }
+    Ok((calls, refused))
+}
+
+/// Settles the heaviest deals and escapes ([`facts::heavy_deals`], [`facts::heavy_escapes`])
+/// through a configured variant; each must succeed and obey the sum rule.
+pub fn worst_case_batch(v: &ScriptVariant, seed: u64) -> Result<usize, VariantError> {
+    let origin = v.compiled().origin().to_string();
+    let rules = *v.rules();
+    let fail = |case: usize, hook: &str, message: String, facts: String| VariantError::Random {
+        origin: origin.clone(),
+        seed,
+        case,
+        hook: hook.to_string(),
+        message: format!("worst case: {message}"),
+        facts,
+    };
+    let mut case = 0;
+    for set in facts::heavy_bomb_sets(&rules) {
+        for d in facts::heavy_deals(&rules, &set) {
+            let s = v
+                .settle(&d)
+                .map_err(|e| fail(case, "settle", e.to_string(), json(&d)))?;
+            v.sum_rule()
+                .check(&s)
+                .map_err(|m| fail(case, "settle", format!("{m} — {}", fmt_lines(&s)), json(&d)))?;
+            case += 1;
+        }
+        for e in facts::heavy_escapes(&rules, &set) {
+            let s = v
+                .settle_escape(&e)
+                .map_err(|err| fail(case, "settle_escape", err.to_string(), json(&e)))?;
+            v.sum_rule().check(&s).map_err(|m| {
+                fail(
+                    case,
+                    "settle_escape",
+                    format!("{m} — {}", fmt_lines(&s)),
+                    json(&e),
+                )
+            })?;
+            case += 1;
+        }
+    }
+    Ok(case)
 }
 
 /// Runs `n` random deals, escapes, seatings and timeouts through a configured variant.

@@ -463,6 +463,27 @@ pub fn from_json(value: &serde_json::Value) -> Dynamic {
 /// any real stake, and safely inside `i64` hundredths when summed).
 pub const MAX_POINTS: f64 = 1e13;
 
+/// A script number of points in hundredths, saturated at the host's line limit: a finite number
+/// whose magnitude exceeds [`MAX_POINTS`] becomes ±[`MAX_POINTS`] (in hundredths), and the second
+/// value says it did (the settlement then carries a `saturated` note, see docs/VARIANTS.md
+/// "Saturation"). Non-finite numbers and values that are not numbers stay errors (a script bug).
+pub fn to_centi_saturating(value: &Dynamic) -> Result<(Centi, bool), String> {
+    let cap = (MAX_POINTS as Centi) * 100;
+    if let Ok(i) = value.as_int() {
+        if (i as f64).abs() > MAX_POINTS {
+            return Ok((if i < 0 { -cap } else { cap }, true));
+        }
+        return Ok((i * 100, false));
+    }
+    if let Ok(f) = value.as_float()
+        && f.is_finite()
+        && f.abs() > MAX_POINTS
+    {
+        return Ok((if f < 0.0 { -cap } else { cap }, true));
+    }
+    to_centi(value).map(|c| (c, false))
+}
+
 /// A script number (integer or float points) in hundredths of a point.
 ///
 /// Integers are exact. Floats are multiplied by 100 and rounded to the nearest integer, halves
@@ -571,6 +592,20 @@ mod tests {
         assert!(to_centi(&Dynamic::from_float(f64::NAN)).is_err());
         assert!(to_centi(&Dynamic::from_float(1e14)).is_err());
         assert!(to_centi(&Dynamic::from("4")).is_err());
+    }
+
+    #[test]
+    fn points_beyond_the_line_limit_saturate_and_say_so() {
+        let cap = 1_000_000_000_000_000; // 10^13 points in hundredths
+        let sat = |v: Dynamic| to_centi_saturating(&v);
+        assert_eq!(sat(Dynamic::from_int(4)), Ok((400, false)));
+        assert_eq!(sat(Dynamic::from_int(10_000_000_000_000)), Ok((cap, false)));
+        assert_eq!(sat(Dynamic::from_int(10_000_000_000_001)), Ok((cap, true)));
+        assert_eq!(sat(Dynamic::from_int(i64::MIN)), Ok((-cap, true)));
+        assert_eq!(sat(Dynamic::from_float(-1e30)), Ok((-cap, true)));
+        assert_eq!(sat(Dynamic::from_float(0.125)), Ok((13, false)));
+        assert!(sat(Dynamic::from_float(f64::INFINITY)).is_err());
+        assert!(sat(Dynamic::from("4")).is_err());
     }
 
     #[test]

@@ -25,6 +25,7 @@
 
 pub mod check;
 pub mod engine;
+pub mod extremes;
 pub mod facts;
 pub mod family;
 pub mod options;

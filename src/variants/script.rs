@@ -18,7 +18,7 @@ use rhai::{AST, Array, Dynamic, Map};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::engine::{self, describe, to_centi, to_json};
+use super::engine::{self, describe, to_centi_saturating, to_json};
 use super::facts;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
 use crate::game::hooks::{
@@ -566,14 +566,18 @@ fn parse_settlement(
         scores: vec![0; players as usize],
         lines: Vec::with_capacity(lines.len()),
     };
+    let mut notes: Vec<LineItem> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        parse_line(line, players, &mut out.lines).map_err(|m| err(format!("lines[{i}]: {m}")))?;
+        parse_line(line, players, &mut out.lines, &mut notes)
+            .map_err(|m| err(format!("lines[{i}]: {m}")))?;
         if out.lines.len() > MAX_LINES {
             return Err(err(format!(
                 "more than {MAX_LINES} line items (lines[{i}] passes the limit)"
             )));
         }
     }
+    // At most one `saturated` note per seat (zero points: the sums stay as they are).
+    out.lines.extend(notes);
     for (j, item) in out.lines.iter().enumerate() {
         let slot = &mut out.scores[item.seat as usize];
         *slot = slot.checked_add(item.amount).ok_or_else(|| {
@@ -589,7 +593,14 @@ fn parse_settlement(
 /// Reads one line of a settlement into `out`: `#{ seat, label, points, detail }` is one line
 /// item; `#{ label, points: [p0, p1, …], detail }` (points by seat, one entry per player) is one
 /// line item for every seat whose entry is not zero, in seat order, sharing label and detail.
-fn parse_line(v: &Dynamic, players: u8, out: &mut Vec<LineItem>) -> Result<(), String> {
+/// An amount beyond the host's line limit is saturated, and the seat gets a zero-point
+/// `saturated` note in `notes` (the first such amount of the seat is the one described).
+fn parse_line(
+    v: &Dynamic,
+    players: u8,
+    out: &mut Vec<LineItem>,
+    notes: &mut Vec<LineItem>,
+) -> Result<(), String> {
     let map = v.read_lock::<Map>().ok_or_else(|| {
         format!(
             "{}; expected #{{ seat, label, points, detail }} or #{{ label, points: [by seat], detail }}",
@@ -622,11 +633,18 @@ fn parse_line(v: &Dynamic, players: u8, out: &mut Vec<LineItem>) -> Result<(), S
     let detail_ref = detail_v
         .as_immutable_string_ref()
         .map_err(|_| format!("detail = {}; expected a string", describe(detail_v)))?;
-    let detail = detail_ref.as_str();
-    // A string of at most 256 bytes has at most 256 characters: count only longer ones.
-    if detail.len() > 256 && detail.chars().count() > 256 {
-        return Err("detail is longer than 256 characters".into());
-    }
+    // A detail longer than 256 characters (e.g. the list of every bomb of a heavy deal) is cut
+    // to 255 and an ellipsis: the settlement stands. A string of at most 256 bytes has at most
+    // 256 characters: count only longer ones.
+    let detail: std::borrow::Cow<str> =
+        if detail_ref.len() > 256 && detail_ref.chars().count() > 256 {
+            let mut cut: String = detail_ref.chars().take(255).collect();
+            cut.push('…');
+            cut.into()
+        } else {
+            detail_ref.as_str().into()
+        };
+    let detail = detail.as_ref();
     let points_v = get("points")?;
     if let Some(by_seat) = points_v.read_lock::<Array>() {
         if map.contains_key("seat") {
@@ -642,7 +660,11 @@ fn parse_line(v: &Dynamic, players: u8, out: &mut Vec<LineItem>) -> Result<(), S
             ));
         }
         for (seat, p) in by_seat.iter().enumerate() {
-            let amount = to_centi(p).map_err(|m| format!("points[{seat}]: {m}"))?;
+            let (amount, saturated) =
+                to_centi_saturating(p).map_err(|m| format!("points[{seat}]: {m}"))?;
+            if saturated {
+                note_saturation(notes, seat as SeatIndex, label, p);
+            }
             if amount != 0 {
                 out.push(LineItem {
                     seat: seat as SeatIndex,
@@ -666,7 +688,11 @@ fn parse_line(v: &Dynamic, players: u8, out: &mut Vec<LineItem>) -> Result<(), S
                 players.saturating_sub(1)
             )
         })? as SeatIndex;
-    let amount: Centi = to_centi(points_v).map_err(|m| format!("points: {m}"))?;
+    let (amount, saturated): (Centi, bool) =
+        to_centi_saturating(points_v).map_err(|m| format!("points: {m}"))?;
+    if saturated {
+        note_saturation(notes, seat, label, points_v);
+    }
     out.push(LineItem {
         seat,
         label: label.to_string(),
@@ -674,6 +700,20 @@ fn parse_line(v: &Dynamic, players: u8, out: &mut Vec<LineItem>) -> Result<(), S
         detail: detail.to_string(),
     });
     Ok(())
+}
+
+/// Records that `seat`'s amount `raw` on the line `label` was saturated (once per seat).
+fn note_saturation(notes: &mut Vec<LineItem>, seat: SeatIndex, label: &str, raw: &Dynamic) {
+    if notes.iter().any(|n| n.seat == seat) {
+        return;
+    }
+    let cap = engine::MAX_POINTS;
+    notes.push(LineItem {
+        seat,
+        label: crate::game::hooks::SATURATED.to_string(),
+        amount: 0,
+        detail: format!("{label}: {raw} points capped at ±{cap:e} (the host's line limit)"),
+    });
 }
 
 /// Reads a seating decision (`#{ leader, swap }`, `swap` = `()` or `[a, b]`).

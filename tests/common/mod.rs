@@ -400,6 +400,7 @@ async fn viewer_state(
 ) -> Result<pb::GetStateResponse, String> {
     let req = pb::GetStateRequest {
         game_id: game_id.into(),
+        ..Default::default()
     };
     answer(client.get_state(authed(req, token)).await, who, "GetState")
 }

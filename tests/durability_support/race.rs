@@ -42,6 +42,7 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
             .get_state(authed(
                 pb::GetStateRequest {
                     game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &t.spectator,
             ))
@@ -156,6 +157,7 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
                 .get_state(authed(
                     pb::GetStateRequest {
                         game_id: t.game_id.clone(),
+                        ..Default::default()
                     },
                     &t.spectator,
                 ))

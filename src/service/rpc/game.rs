@@ -79,7 +79,13 @@ impl GameApi {
         let games = self.app.games();
         let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
         let live = games.current(&game).await?;
-        Ok(wire::state(live.game(), &live.record, viewer))
+        Ok(wire::state(
+            live.game(),
+            &live.record,
+            viewer,
+            req.results_from_deal,
+            req.results_limit,
+        ))
     }
 
     async fn watch(

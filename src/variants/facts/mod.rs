@@ -1,12 +1,15 @@
 //! Facts in and out of scripts, by concern: `maps` (the hook inputs of `game::hooks` as Rhai
-//! maps), `input` (the JSON form operators write, with shorthands) and `random` (seeded random
-//! facts for a variant's self-check). This module only declares them and re-exports their items
+//! maps), `input` (the JSON form operators write, with shorthands), `random` (seeded random
+//! facts for a variant's self-check) and `heavy` (the heaviest deals the deck allows, for the
+//! worst-case check). This module only declares them and re-exports their items
 //! under `variants::facts`.
 
+mod heavy;
 mod input;
 mod maps;
 mod random;
 
+pub use heavy::{heavy_bomb_sets, heavy_deals, heavy_escapes};
 pub use input::{bomb_fact, parse_deal, parse_escape, parse_seating, parse_timeout};
 pub use maps::{deal_map, escape_map, seating_map, timeout_map};
 pub use random::RandomFacts;
