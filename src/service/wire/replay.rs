@@ -339,14 +339,16 @@ mod tests {
         bad.seed = "00".into();
         assert!(Replay::try_from(&bad).is_err());
 
-        // In pages of 3 actions: 3 pages (3, 3, 3) that chain and assemble into the replay.
-        let pages: Vec<pb::GetReplayResponse> = [0, 3, 6]
+        // In pages of 3 actions: 4 pages (3, 3, 3, 2) that chain and assemble into the replay.
+        let pages: Vec<pb::GetReplayResponse> = [0, 3, 6, 9]
             .into_iter()
             .map(|first| page(&replay, first, 3, usize::MAX))
             .collect();
         assert_eq!(pages[0].next_page_token, "s4");
-        assert_eq!(pages[2].next_page_token, "");
-        assert_eq!(page_start(&pages[0].next_page_token, 9), Ok(3));
+        assert_eq!(pages[2].next_page_token, "s10");
+        assert_eq!(pages[3].actions.len(), 2);
+        assert_eq!(pages[3].next_page_token, "");
+        assert_eq!(page_start(&pages[0].next_page_token, 11), Ok(3));
         assert_eq!(assemble(&pages).unwrap(), replay);
         assert!(
             Replay::try_from(&pages[0]).is_err(),
