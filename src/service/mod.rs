@@ -12,7 +12,8 @@
 //! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
 //! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
 //! - [`status`]: every rejection, every domain error's mapping to it, its gRPC status;
-//! - [`clock`]: the one clock.
+//! - [`clock`]: the one clock;
+//! - [`web`]: the web table (embedded single-page app and gRPC-Web on its own address).
 
 pub mod access;
 pub mod app;
@@ -26,4 +27,5 @@ pub mod rpc;
 pub mod server;
 pub mod session;
 pub mod status;
+pub mod web;
 pub mod wire;
