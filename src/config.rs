@@ -80,4 +80,8 @@ pub struct ServeConfig {
     /// Turn timers: when off, turn deadlines are not enforced (tests and load runs).
     #[arg(long, env = "SHUANGKOU_NO_TURN_TIMERS")]
     pub no_turn_timers: bool,
+    /// The bot that plays for a seat whose turn deadline passed or whose player is disconnected
+    /// (托管): any bot name of docs/BOTS.md (`search:N` for a smaller search budget).
+    #[arg(long, env = "SHUANGKOU_AUTO_POLICY", default_value = "heuristic")]
+    pub auto_policy: String,
 }

@@ -78,6 +78,7 @@ async fn play_first_hint(game: &mut Game, created: &pb::CreateGameResponse) -> u
             token,
             pb::GetHintsRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
         ))
         .await

@@ -81,6 +81,7 @@ async fn sigterm_turns_health_not_serving_first_finishes_calls_and_exits_in_time
             &token,
             pb::GetHintsRequest {
                 game_id: created.game_id.clone(),
+                ..Default::default()
             },
         ))
         .await

@@ -240,7 +240,8 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
             "GetHints",
             c.get_hints(authed(
                 pb::GetHintsRequest {
-                    game_id: game_id.clone()
+                    game_id: game_id.clone(),
+                    ..Default::default()
                 },
                 &token
             ))

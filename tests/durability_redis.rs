@@ -259,6 +259,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
             .get_hints(authed(
                 pb::GetHintsRequest {
                     game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &token,
             ))
@@ -456,7 +457,8 @@ async fn failover_player(
         let token = t.seat_tokens[player as usize].clone();
         let hints = call!("GetHints", |c| c.get_hints(authed(
             pb::GetHintsRequest {
-                game_id: t.game_id.clone()
+                game_id: t.game_id.clone(),
+                ..Default::default()
             },
             &token
         )));
@@ -509,6 +511,7 @@ async fn readiness_follows_the_store() {
         .get_hints(authed(
             pb::GetHintsRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))

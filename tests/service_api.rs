@@ -292,6 +292,7 @@ async fn game_over_after_the_match_ends() {
         c.get_hints(authed(
             pb::GetHintsRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))
@@ -464,8 +465,14 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, foreign))
-            .await,
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            foreign,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -497,8 +504,14 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(pb::GetHintsRequest { game_id: gid() }, spec))
-            .await,
+        c.get_hints(authed(
+            pb::GetHintsRequest {
+                game_id: gid(),
+                ..Default::default()
+            },
+            spec,
+        ))
+        .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -558,6 +571,7 @@ async fn missing_or_unknown_tokens_are_unauthenticated() {
         c.get_hints(authed(
             pb::GetHintsRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             },
             &wrong_secret,
         ))

@@ -354,6 +354,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
                         .get_hints(authed(
                             pb::GetHintsRequest {
                                 game_id: game_id.clone(),
+                                ..Default::default()
                             },
                             &token,
                         ))

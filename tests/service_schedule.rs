@@ -77,7 +77,7 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
         .into_inner();
     assert_eq!(replay.turn_ms, 5_000);
     assert!(replay.created_at > 0);
-    assert_eq!(replay.actions[0].kind, "timeout");
+    assert_eq!(replay.actions[0].kind, "auto");
     let rebuilt = rebuild(&replay).expect("the replay verifies");
     assert_eq!(rebuilt.entries.len(), 2);
 }

@@ -42,6 +42,7 @@ async fn play(server: &Server, t: &Table, rng: &mut Rand, rid: &str) -> u64 {
         .get_hints(authed(
             pb::GetHintsRequest {
                 game_id: t.game_id.clone(),
+                ..Default::default()
             },
             token,
         ))

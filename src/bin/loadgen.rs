@@ -1,7 +1,11 @@
 //! `shuangkou-load`: a load generator that plays real games against a running `shuangkou serve`.
 //!
 //! It creates `--games` games and drives every seat of every game with a bot (legal plays from
-//! `GetHints`, or enumerated locally with `--hints local`; a random or greedy policy, seeded),
+//! `GetHints`, or enumerated locally with `--hints local`; a random or greedy policy, seeded, or
+//! `--policy suggest`: the server's suggested play, `GetHints.suggested`, made by the serve's
+//! `--auto-policy` bot from the seat's view). `--bot-seats K --bot-policy NAME` makes the last K
+//! players of every game server-side bot seats (any bot of docs/BOTS.md) that the server plays;
+//! the client then waits for them (GetState as the spectator) and drives the other seats,
 //! playing complete matches in a closed loop (`--concurrency` requests in flight) or at a target
 //! rate (`--rate` plays per second). It reports plays per second, the latency of every rpc
 //! (p50/p90/p99/max from HDR histograms) and errors by gRPC code.
@@ -54,6 +58,9 @@ enum Policy {
     Random,
     /// The weakest legal play; pass only when nothing beats the trick.
     Greedy,
+    /// The server's suggested play (`GetHints` with `suggest`: the serve's `--auto-policy` bot,
+    /// deciding from the seat's view); needs `--hints server`.
+    Suggest,
 }
 
 /// Where the legal plays come from.
@@ -102,6 +109,14 @@ struct Args {
     /// Where legal plays come from.
     #[arg(long, value_enum, default_value = "server")]
     hints: Hints,
+    /// Bot seats per game played by the server (CreateGame `bots`): the last K players. With
+    /// K = players the server plays whole games by itself. Needs `--hints server`.
+    #[arg(long, default_value_t = 0)]
+    bot_seats: u8,
+    /// The bot of those seats: any bot name of docs/BOTS.md (`heuristic`, `search`, `search:N`,
+    /// `laoshou`, …).
+    #[arg(long, default_value = "heuristic")]
+    bot_policy: String,
     /// Probability of passing when passing is legal (random policy).
     #[arg(long, default_value_t = 0.3)]
     pass_probability: f64,
@@ -289,6 +304,8 @@ struct Finished {
     scores: Vec<f64>,
     /// SubmitPlays acknowledged in this game.
     plays: u64,
+    /// Players that are server-side bot seats (from this index on).
+    first_bot: u8,
 }
 
 // ---- one game, as the bots see it ----
@@ -310,6 +327,12 @@ struct Run {
     /// `--hints local`: the top play of the trick and the hands (by player) as far as known.
     top: Option<Hand>,
     hands: Vec<Option<CardSet>>,
+    /// Players from this index on are server-side bot seats.
+    first_bot: u8,
+    /// The spectator's `authorization` (reads while bot seats act).
+    spectator: Option<AsciiMetadataValue>,
+    /// Deals of the match seen settled so far.
+    deals_seen: usize,
 }
 
 impl Run {
@@ -360,7 +383,10 @@ impl Run {
                     self.top = None;
                 }
                 Some(Ev::PlayerOut(_)) => {}
-                Some(Ev::DealEnded(_)) => stats.deals += 1,
+                Some(Ev::DealEnded(_)) => {
+                    stats.deals += 1;
+                    self.deals_seen += 1;
+                }
                 Some(Ev::MatchEnded(m)) => {
                     self.finished = true;
                     self.scores = m.scores.clone();
@@ -450,9 +476,14 @@ impl Worker {
             Some(k) => Some(bearer(k).ok()?),
             None => None,
         };
+        let players = self.shared.rules.players;
+        let first_bot = players.saturating_sub(a.bot_seats);
         let req = pb::CreateGameRequest {
             variant: a.variant.clone(),
             deals: a.deals_per_game,
+            bots: (first_bot..players)
+                .map(|p| (u32::from(p), a.bot_policy.clone()))
+                .collect(),
             ..Default::default()
         };
         let resp = self
@@ -465,6 +496,12 @@ impl Worker {
         self.stats.games_created += 1;
         let mut auth = Vec::new();
         for tok in &resp.seat_tokens {
+            // A bot seat has no token (nothing acts for it).
+            let tok = if tok.is_empty() {
+                &resp.spectator_token
+            } else {
+                tok
+            };
             match bearer(tok) {
                 Ok(v) => auth.push(v),
                 Err(e) => {
@@ -486,9 +523,63 @@ impl Worker {
             plays: 0,
             top: None,
             hands: vec![None; n],
+            first_bot,
+            spectator: bearer(&resp.spectator_token).ok(),
+            deals_seen: 0,
         };
-        self.sync(&mut run, 0).await?;
+        if first_bot == 0 {
+            self.await_bots(&mut run).await?;
+        } else {
+            self.sync(&mut run, 0).await?;
+        }
         Some(run)
+    }
+
+    /// While server-side bot seats act: reads the state (as the spectator) until a seat of this
+    /// client is to act or the match is over, and catches up with it.
+    async fn await_bots(&mut self, run: &mut Run) -> Option<()> {
+        loop {
+            let req = pb::GetStateRequest {
+                game_id: run.id.clone(),
+            };
+            let s = self
+                .stats
+                .timed(
+                    STATE,
+                    self.client
+                        .get_state(with_auth(req, run.spectator.as_ref())),
+                )
+                .await?;
+            run.seq = s.seq;
+            for seat in &s.seats {
+                if let Some(p) = run.seating.get_mut(seat.seat as usize) {
+                    *p = seat.player as u8;
+                }
+                if let Some(c) = run.cards_left.get_mut(seat.seat as usize) {
+                    *c = seat.card_count;
+                }
+            }
+            let settled = s.scores.as_ref().map_or(0, |sc| sc.deals.len());
+            if settled > run.deals_seen {
+                self.stats.deals += (settled - run.deals_seen) as u64;
+                run.deals_seen = settled;
+            }
+            if s.phase == pb::Phase::Finished as i32 {
+                run.finished = true;
+                run.scores = s.scores.map(|sc| sc.total).unwrap_or_default();
+                return Some(());
+            }
+            let turn = s.turn_seat.unwrap_or(0) as u8;
+            run.turn = turn;
+            let player = run.seating.get(turn as usize).copied()?;
+            if player < run.first_bot {
+                return Some(());
+            }
+            if self.out_of_time() {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
     }
 
     /// GetState as `player`: the seating, cards left, the seat to act, and the player's hand.
@@ -534,6 +625,9 @@ impl Worker {
     async fn turn(&mut self, run: &mut Run) -> Option<()> {
         let seat = run.turn;
         let player = *run.seating.get(seat as usize)?;
+        if player >= run.first_bot {
+            return self.await_bots(run).await;
+        }
         let a = &self.shared.args;
         let (policy, hints, pass_p, no_ids) =
             (a.policy, a.hints, a.pass_probability, a.no_request_ids);
@@ -542,6 +636,7 @@ impl Worker {
             Hints::Server => {
                 let req = pb::GetHintsRequest {
                     game_id: run.id.clone(),
+                    suggest: policy == Policy::Suggest,
                 };
                 let h = self
                     .stats
@@ -560,17 +655,25 @@ impl Worker {
                     );
                     return None;
                 }
-                let pass = h.can_pass
-                    && (h.plays.is_empty()
-                        || (policy == Policy::Random && self.rng.random_bool(pass_p)));
+                let pass = match (&h.suggested, policy) {
+                    (Some(s), Policy::Suggest) => s.pass,
+                    _ => {
+                        h.can_pass
+                            && (h.plays.is_empty()
+                                || (policy == Policy::Random && self.rng.random_bool(pass_p)))
+                    }
+                };
                 if pass {
                     (None, None)
                 } else {
-                    let i = match policy {
-                        Policy::Greedy => 0,
-                        Policy::Random => self.rng.random_range(0..h.plays.len().max(1)),
+                    let suggested = h.suggested.as_ref().and_then(|s| s.play.as_ref());
+                    let p = match policy {
+                        Policy::Suggest => suggested?,
+                        Policy::Greedy => h.plays.first()?,
+                        Policy::Random => h
+                            .plays
+                            .get(self.rng.random_range(0..h.plays.len().max(1)))?,
                     };
-                    let p = h.plays.get(i)?;
                     let declared = pb::Declared {
                         r#type: p.r#type,
                         key: p.key.clone(),
@@ -596,7 +699,7 @@ impl Worker {
                     (None, None)
                 } else {
                     let i = match policy {
-                        Policy::Greedy => 0,
+                        Policy::Greedy | Policy::Suggest => 0,
                         Policy::Random => self.rng.random_range(0..plays.len().max(1)),
                     };
                     let p = plays.get(i)?;
@@ -667,6 +770,7 @@ impl Worker {
                 replay,
                 scores: run.scores,
                 plays: run.plays,
+                first_bot: run.first_bot,
             }),
             None => self.stats.games_failed += 1,
         }
@@ -804,11 +908,16 @@ fn verify(variant: &str, f: &Finished) -> Result<(), String> {
             f.scores
         ));
     }
-    if f.plays != replay.entries.len() as u64 {
+    // The client's own plays: every entry but the server-side bot seats'.
+    let own = replay
+        .entries
+        .iter()
+        .filter(|e| e.player < f.first_bot)
+        .count() as u64;
+    if f.plays != own {
         return Err(format!(
-            "{} plays acknowledged but {} in the log",
-            f.plays,
-            replay.entries.len()
+            "{} plays acknowledged but {own} in the log",
+            f.plays
         ));
     }
     Ok(())
@@ -873,6 +982,16 @@ async fn connect(target: &str, n: usize) -> Result<Vec<Channel>, String> {
 /// The whole run; `Ok(false)` when something failed (errors, desyncs, mismatches).
 async fn run(args: Args) -> Result<bool, String> {
     let rules = shuangkou::variants::builtin_rules(&args.variant).map_err(|e| e.to_string())?;
+    if args.bot_seats > rules.players {
+        return Err(format!(
+            "--bot-seats {} but {} has {} players",
+            args.bot_seats, args.variant, rules.players
+        ));
+    }
+    if args.hints == Hints::Local && (args.bot_seats > 0 || args.policy == Policy::Suggest) {
+        return Err("--bot-seats and --policy suggest need --hints server".into());
+    }
+    shuangkou::bot::styles::spec(&args.bot_policy).map_err(|e| format!("--bot-policy: {e}"))?;
     let channels = connect(&args.target, args.connections).await?;
     let concurrency = args.concurrency.max(1);
     let populate = args.populate;
@@ -1023,6 +1142,8 @@ async fn run(args: Args) -> Result<bool, String> {
             "variant": args.variant,
             "policy": format!("{:?}", args.policy).to_lowercase(),
             "hints": format!("{:?}", args.hints).to_lowercase(),
+            "bot_seats": args.bot_seats,
+            "bot_policy": args.bot_policy,
             "games": games,
             "concurrency": concurrency,
             "connections": args.connections,

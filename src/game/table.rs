@@ -73,8 +73,17 @@ pub enum Action {
     Pass,
     /// Leave the game (an escape, 逃跑).
     Leave,
-    /// The seat to act let its deadline pass: the engine plays for it (托管).
+    /// The seat to act let its deadline pass: the engine plays for it by the old rule (托管:
+    /// pass where it may, else the weakest lead). Logs written before [`Action::Auto`] hold it
+    /// and replay with that rule.
     Timeout,
+    /// The service played for the seat to act (托管 by a bot): these cards, or a pass when
+    /// `cards` is empty, marked automatic. Accepted once the seat's deadline passed (counted as a
+    /// timeout, so the variant may rule an escape) or while its player is disconnected.
+    Auto {
+        cards: CardSet,
+        declared: Option<Declared>,
+    },
     /// The player's connection dropped.
     Disconnect,
     /// The player is back.
@@ -580,28 +589,33 @@ impl Game {
             }
             Action::Leave => self.escape(hooks, seat, EscapeReason::Left, now, events),
             Action::Timeout => {
-                if seat != self.turn {
-                    return Err(GameError::NotYourTurn {
-                        seat,
-                        turn: self.turn,
-                    });
-                }
+                self.check_turn(seat)?;
                 if !self.deadline_passed(now) {
                     return Err(GameError::NotDue);
                 }
-                let count = self.timeouts[seat as usize] + 1;
-                self.timeouts[seat as usize] = count;
-                if count >= self.config.max_consecutive_timeouts.max(1) {
-                    let facts = TimeoutFacts {
-                        seat,
-                        consecutive_timeouts: count,
-                        disconnected: self.is_disconnected(entry.player),
-                    };
-                    if hooks.timeout_is_escape(&facts)? {
-                        return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
-                    }
+                if self.count_timeout(hooks, entry.player, seat)? {
+                    return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
                 }
                 self.auto_play(hooks, seat, now, events)
+            }
+            Action::Auto { cards, declared } => {
+                self.check_turn(seat)?;
+                if self.deadline_passed(now) {
+                    if self.count_timeout(hooks, entry.player, seat)? {
+                        return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
+                    }
+                } else if !self.is_disconnected(entry.player) {
+                    return Err(GameError::NotDue);
+                }
+                if cards.is_empty() {
+                    if self.top.is_none() {
+                        return Err(GameError::MustLead);
+                    }
+                    self.pass(seat, true, now, events);
+                    return Ok(());
+                }
+                let hand = self.check_play(seat, cards, declared)?;
+                self.play(hooks, seat, cards, hand, true, now, events)
             }
             Action::Disconnect => {
                 if self.disconnected[entry.player as usize].is_none() {
@@ -636,6 +650,26 @@ impl Game {
                 }
             }
         }
+    }
+
+    /// Counts a timeout of the seat to act; true when the variant rules it an escape.
+    fn count_timeout(
+        &mut self,
+        hooks: &dyn VariantHooks,
+        player: u8,
+        seat: u8,
+    ) -> Result<bool, GameError> {
+        let count = self.timeouts[seat as usize] + 1;
+        self.timeouts[seat as usize] = count;
+        if count < self.config.max_consecutive_timeouts.max(1) {
+            return Ok(false);
+        }
+        let facts = TimeoutFacts {
+            seat,
+            consecutive_timeouts: count,
+            disconnected: self.is_disconnected(player),
+        };
+        Ok(hooks.timeout_is_escape(&facts)?)
     }
 
     fn check_turn(&self, seat: u8) -> Result<(), GameError> {

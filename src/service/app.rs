@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::auth::Keys;
+use super::bots;
 use super::clock::now_ms;
 use super::games::{Games, GamesConfig};
 use crate::config::ServeConfig;
@@ -89,8 +90,11 @@ impl App {
         } else {
             None
         };
+        let auto_bot = crate::bot::styles::spec(&config.auto_policy)
+            .map_err(|e| format!("--auto-policy: {e}"))?;
         let games = Games::new(
             GamesConfig {
+                auto_bot,
                 no_turn_timers: config.no_turn_timers,
                 finished_linger_seconds: config.finished_linger_seconds,
                 max_games: config.max_games,
@@ -174,18 +178,26 @@ impl App {
     }
 
     /// Starts the background task of the schedule (`Games::run_due`): turn deadlines (托管 and
-    /// escapes, when turn timers are on) and the eviction of finished games from the cache.
+    /// escapes, when turn timers are on), bot seats' turns (woken at once when one is
+    /// scheduled) and the eviction of finished games from the cache. Each due turn is played by
+    /// `bots` in its own task, so a thinking bot holds up no other game.
     pub fn start_timers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
         let app = Arc::clone(self);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_millis(250));
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                tick.tick().await;
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = app.games.woken() => {}
+                }
                 if app.draining() {
                     continue;
                 }
-                app.games.run_due(now_ms()).await;
+                for turn in app.games.run_due(now_ms()).await {
+                    let app = Arc::clone(&app);
+                    tokio::spawn(async move { bots::play_due(&app.games, turn).await });
+                }
             }
         })
     }

@@ -22,6 +22,7 @@ use super::clock::now_ms;
 use super::record::Record;
 use super::session::{Prepared, Session, Submitted};
 use super::status::{ApiError, Reason};
+use crate::bot::BotSpec;
 use crate::store::{Appended, Created, GameRecord, Store, StoreKind};
 use crate::variants::Registry;
 
@@ -36,8 +37,19 @@ type Schedule = BinaryHeap<Reverse<(u64, Due, Arc<str>)>>;
 enum Due {
     /// Its turn deadline: play for the seat if it has passed (托管).
     Turn,
+    /// A bot seat's turn at this seq (人機): the bot plays if the game is still there.
+    Bot(u64),
     /// Finished a while ago: drop it from the cache (the store still has it).
     Evict,
+}
+
+/// A turn due now that `bots` plays (what [`Games::run_due`] hands back).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DueTurn {
+    /// The turn deadline of game `0` passed (托管).
+    Deadline(Arc<str>),
+    /// A bot seat of game `0` is to act at seq `1`.
+    Bot(Arc<str>, u64),
 }
 
 /// What the cache needs from the configuration.
@@ -49,6 +61,8 @@ pub struct GamesConfig {
     pub finished_linger_seconds: u64,
     /// Most games in progress in this process.
     pub max_games: usize,
+    /// The bot that plays 托管 (a seat past its deadline, or a disconnected player's).
+    pub auto_bot: BotSpec,
 }
 
 /// The live games.
@@ -64,6 +78,8 @@ pub struct Games {
     /// game when they come due (a deadline met by a play in time is simply skipped), so the task
     /// never scans every game.
     schedule: Mutex<Schedule>,
+    /// Wakes the schedule's task early (a bot seat to act with no delay).
+    wake: tokio::sync::Notify,
 }
 
 impl Games {
@@ -75,6 +91,7 @@ impl Games {
             cache: Mutex::new(HashMap::new()),
             active: AtomicUsize::new(0),
             schedule: Mutex::new(BinaryHeap::new()),
+            wake: tokio::sync::Notify::new(),
         }
     }
 
@@ -84,6 +101,11 @@ impl Games {
 
     pub fn registry(&self) -> &Arc<Registry> {
         &self.registry
+    }
+
+    /// The bot that plays 托管.
+    pub fn auto_bot(&self) -> BotSpec {
+        self.config.auto_bot
     }
 
     /// Rebuilds every unfinished game from the store (replaying and verifying its log).
@@ -214,19 +236,42 @@ impl Games {
     // ---- the schedule ----
 
     /// Schedules what comes next for a game after a change: its turn deadline (when turn timers
-    /// are on), or its eviction from the cache once it has finished.
+    /// are on) and a bot seat's turn (after the game's bot delay), or its eviction from the cache
+    /// once it has finished.
     fn schedule_next(&self, live: &Session) {
-        let due = if live.finished() {
+        let now = now_ms();
+        let mut due = Vec::with_capacity(2);
+        if live.finished() {
             let linger = self.config.finished_linger_seconds.saturating_mul(1000);
-            Some((now_ms().saturating_add(linger), Due::Evict))
-        } else if self.config.no_turn_timers {
-            None
+            due.push((now.saturating_add(linger), Due::Evict));
         } else {
-            live.game().deadline().map(|d| (d, Due::Turn))
-        };
-        if let (Some((at, what)), Ok(mut q)) = (due, self.schedule.lock()) {
-            q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+            if !self.config.no_turn_timers
+                && let Some(d) = live.game().deadline()
+            {
+                due.push((d, Due::Turn));
+            }
+            if live.bot_to_act().is_some() {
+                let delay = u64::from(live.record.bot_delay_ms);
+                due.push((now.saturating_add(delay), Due::Bot(live.seq())));
+            }
         }
+        if due.is_empty() {
+            return;
+        }
+        let bot = due.iter().any(|(_, d)| matches!(d, Due::Bot(_)));
+        if let Ok(mut q) = self.schedule.lock() {
+            for (at, what) in due {
+                q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+            }
+        }
+        if bot {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Resolves when a bot turn was scheduled (the schedule's task then runs early).
+    pub async fn woken(&self) {
+        self.wake.notified().await;
     }
 
     /// The entries due at `now`, removed from the schedule.
@@ -246,30 +291,21 @@ impl Games {
         due
     }
 
-    /// Does what is due at `now`: plays for the seats whose turn deadline passed (托管 and
-    /// escapes), drops finished games from the cache. Visits only the games whose entry is due.
-    pub async fn run_due(&self, now: u64) {
+    /// Does what is due at `now`: drops finished games from the cache, and hands back the turns
+    /// to play (deadlines passed, bot seats to act) for `bots` to play. Visits only the games
+    /// whose entry is due.
+    pub async fn run_due(&self, now: u64) -> Vec<DueTurn> {
+        let mut turns = Vec::new();
         for (what, id) in self.take_due(now) {
-            let game = match self.cache.lock() {
-                Ok(g) => g.get(&*id).cloned(),
-                Err(_) => None,
-            };
-            let Some(game) = game else { continue };
             match what {
-                Due::Turn => {
-                    let r = async {
-                        let mut live = self.current(&game).await?;
-                        if live.deadline_passed(now) {
-                            self.commit(&mut live, |l| l.prepare_timeout(now)).await?;
-                        }
-                        Ok::<_, ApiError>(())
-                    }
-                    .await;
-                    if let Err(e) = r {
-                        tracing::warn!(game = %id, error = %e, "timeout action failed");
-                    }
-                }
+                Due::Turn => turns.push(DueTurn::Deadline(id)),
+                Due::Bot(seq) => turns.push(DueTurn::Bot(id, seq)),
                 Due::Evict => {
+                    let game = match self.cache.lock() {
+                        Ok(g) => g.get(&*id).cloned(),
+                        Err(_) => None,
+                    };
+                    let Some(game) = game else { continue };
                     let finished = game.lock().await.finished();
                     if finished && let Ok(mut g) = self.cache.lock() {
                         g.remove(&*id);
@@ -277,6 +313,12 @@ impl Games {
                 }
             }
         }
+        turns
+    }
+
+    /// The cached game `id` (turns are played only for games in the cache).
+    pub fn cached(&self, id: &str) -> Option<Shared> {
+        self.cache.lock().ok().and_then(|g| g.get(id).cloned())
     }
 
     // ---- the commit protocol ----
@@ -421,6 +463,7 @@ mod tests {
             no_turn_timers: true,
             finished_linger_seconds: 120,
             max_games: 1,
+            auto_bot: crate::bot::styles::spec("heuristic").unwrap(),
         };
         Games::new(config, Arc::clone(registry), store)
     }

@@ -7,7 +7,8 @@
 //! - [`rpc`]: the rpcs, sharing one prologue/epilogue (caller, tracing, metrics, status);
 //! - [`access`]: who calls and what they may do in a game;
 //! - [`games`]: the only owner of live games (cache, counts, schedule, commit protocol);
-//! - [`session`]: one game's domain state (engine, log, events, idempotency keys);
+//! - [`session`]: one game's domain state (engine, log, events, idempotency keys, bot seats);
+//! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
 //! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
 //! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
 //! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
@@ -18,6 +19,7 @@
 pub mod access;
 pub mod app;
 pub mod auth;
+pub mod bots;
 pub mod clock;
 pub mod games;
 pub mod pb;

@@ -47,7 +47,20 @@ pub struct Record {
     /// before the compact scheme have no such field and verify with the JSON one.
     #[serde(default)]
     pub hash_scheme: crate::game::HashScheme,
+    /// Bot seats: player → bot name (checked by `bot::styles::spec`); they have no token.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bots: BTreeMap<u8, String>,
+    /// Milliseconds a bot waits before it plays.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bot_delay_ms: u32,
 }
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
+}
+
+/// Most milliseconds a bot may wait before it plays.
+pub const MAX_BOT_DELAY_MS: u32 = 10_000;
 
 /// The tokens of a new game (returned once, never stored).
 pub struct Tokens {
@@ -71,6 +84,10 @@ pub struct NewGame {
     pub preset_hands: Option<Vec<Vec<u32>>>,
     /// The idempotency key; empty = none.
     pub request_id: String,
+    /// Bot seats: player index → bot name.
+    pub bots: BTreeMap<u32, String>,
+    /// Milliseconds a bot waits before it plays.
+    pub bot_delay_ms: u32,
 }
 
 fn derive_secret(key: &[u8; 32], game_id: &str, role: Role) -> Result<String, ApiError> {
@@ -94,14 +111,22 @@ fn token(game_id: &str, role: Role, secret: &str) -> String {
     format!("{game_id}.{r}.{secret}")
 }
 
+/// The tokens and digests of a game; a bot seat (in `bots`) has neither (empty strings: no token
+/// verifies against an empty digest).
 fn tokens_for(
     key: &[u8; 32],
     game_id: &str,
     players: usize,
+    bots: &BTreeMap<u8, String>,
 ) -> Result<(Tokens, Vec<String>, String), ApiError> {
     let mut seats = Vec::with_capacity(players);
     let mut digests = Vec::with_capacity(players);
     for p in 0..players {
+        if bots.contains_key(&(p as u8)) {
+            digests.push(String::new());
+            seats.push(String::new());
+            continue;
+        }
         let role = Role::Player(p as u8);
         let secret = derive_secret(key, game_id, role)?;
         digests.push(hex::encode(hash_secret(&secret)));
@@ -115,6 +140,28 @@ fn tokens_for(
 
 fn bad(reason: Reason, msg: impl Into<String>) -> ApiError {
     ApiError::new(reason, msg)
+}
+
+/// A request's bot seats, checked: each index is a player of the game and each name a known bot.
+fn bot_seats(
+    requested: &BTreeMap<u32, String>,
+    players: usize,
+) -> Result<BTreeMap<u8, String>, ApiError> {
+    let mut bots = BTreeMap::new();
+    for (&p, name) in requested {
+        if p as usize >= players {
+            return Err(bad(
+                Reason::BadRequest,
+                format!("bots: no player {p} (the game has {players})"),
+            )
+            .with("field", "bots"));
+        }
+        crate::bot::styles::spec(name).map_err(|e| {
+            bad(Reason::BadRequest, format!("bots: player {p}: {e}")).with("field", "bots")
+        })?;
+        bots.insert(p as u8, name.clone());
+    }
+    Ok(bots)
 }
 
 impl Record {
@@ -194,7 +241,16 @@ impl Record {
                 Some(hands.clone())
             }
         };
-        let (tokens, seat_digests, spectator_digest) = tokens_for(token_key, game_id, players)?;
+        let bots = bot_seats(&req.bots, players)?;
+        if req.bot_delay_ms > MAX_BOT_DELAY_MS {
+            return Err(bad(
+                Reason::BadRequest,
+                format!("bot_delay_ms is at most {MAX_BOT_DELAY_MS}"),
+            )
+            .with("field", "bot_delay_ms"));
+        }
+        let (tokens, seat_digests, spectator_digest) =
+            tokens_for(token_key, game_id, players, &bots)?;
         let record = Record {
             id: game_id.to_string(),
             platform,
@@ -210,13 +266,16 @@ impl Record {
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Compact,
+            bot_delay_ms: if bots.is_empty() { 0 } else { req.bot_delay_ms },
+            bots,
         };
         Ok((record, tokens))
     }
 
     /// The tokens again (idempotent create); an error if the token key changed since.
     pub fn tokens_again(&self, token_key: &[u8; 32]) -> Result<Tokens, ApiError> {
-        let (tokens, digests, spec) = tokens_for(token_key, &self.id, self.players.len())?;
+        let (tokens, digests, spec) =
+            tokens_for(token_key, &self.id, self.players.len(), &self.bots)?;
         if digests != self.seat_digests || spec != self.spectator_digest {
             return Err(bad(
                 Reason::Unavailable,
@@ -292,6 +351,8 @@ mod tests {
             seat_digests: vec![String::new(); 4],
             spectator_digest: String::new(),
             hash_scheme: HashScheme::Compact,
+            bots: BTreeMap::new(),
+            bot_delay_ms: 0,
         }
     }
 

@@ -20,6 +20,7 @@ use super::record::Record;
 use super::replay::Replay;
 use super::status::{ApiError, Reason};
 use super::wire::Action as WireAction;
+use crate::bot::Bot;
 use crate::cards::CardSet;
 use crate::game::hooks::Outcome;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
@@ -56,6 +57,8 @@ pub struct Session {
     /// sending player's: another seat that happens to use the same key is another request.
     requests: HashMap<(u8, String), u64>,
     notify: broadcast::Sender<u64>,
+    /// The bot of each bot seat (人機), by player; `None` for a person.
+    bots: Vec<Option<Bot>>,
 }
 
 fn int_option(v: &ScriptVariant, name: &str) -> Option<i64> {
@@ -131,6 +134,7 @@ impl Session {
             record.created_at,
         )?;
         let (notify, _) = broadcast::channel(16);
+        let bots = Session::bot_seats(&record, hooks.as_ref())?;
         // The script text is needed only to build the hooks (above); the store keeps it in the
         // record. Not holding a copy per live game saves ~15-18 KB of memory per game.
         let mut record = record;
@@ -143,7 +147,42 @@ impl Session {
             entries: Vec::new(),
             requests: HashMap::new(),
             notify,
+            bots,
         })
+    }
+
+    fn bot_seats(record: &Record, hooks: &ScriptVariant) -> Result<Vec<Option<Bot>>, ApiError> {
+        let mut bots = vec![None; record.players.len()];
+        for (&p, name) in &record.bots {
+            let bot = Bot::named(name, hooks)
+                .map_err(|e| ApiError::new(Reason::BadRequest, format!("bots: {e}")))?;
+            match bots.get_mut(p as usize) {
+                Some(seat) => *seat = Some(bot),
+                None => return Err(ApiError::new(Reason::BadRequest, "bots: no such player")),
+            }
+        }
+        Ok(bots)
+    }
+
+    /// The bot playing for `player`, if that seat is a bot's.
+    pub fn bot(&self, player: u8) -> Option<&Bot> {
+        self.bots.get(player as usize).and_then(Option::as_ref)
+    }
+
+    /// The player whose turn it is (`None` once the match is over).
+    pub fn player_to_act(&self) -> Option<u8> {
+        let seat = self.game.turn()?;
+        self.game.seating().get(seat as usize).copied()
+    }
+
+    /// The bot seat to act now, if it is a bot's turn.
+    pub fn bot_to_act(&self) -> Option<u8> {
+        self.player_to_act().filter(|&p| self.bot(p).is_some())
+    }
+
+    /// The variant's hooks (settlement and rules) the game runs with.
+    pub fn hooks(&self) -> &Arc<ScriptVariant> {
+        &self.hooks
     }
 
     /// Rebuilds a game from its stored record and log, verifying every recorded state hash.
@@ -263,34 +302,29 @@ impl Session {
         )
     }
 
-    /// The player leaves (escape).
-    pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
+    /// An engine action for `player` decided by the service (a bot seat's play or pass).
+    pub fn prepare_action(
+        &self,
+        player: u8,
+        action: Action,
+        now: u64,
+    ) -> Result<Prepared, ApiError> {
         self.prepare_entry(
             Entry {
                 player,
-                action: Action::Leave,
+                action,
                 at: now,
             },
             None,
         )
     }
 
-    /// The seat to act timed out: the engine plays for it.
-    pub fn prepare_timeout(&self, now: u64) -> Result<Prepared, ApiError> {
-        let seat = self
-            .game
-            .turn()
-            .ok_or_else(|| ApiError::new(Reason::GameOver, "no seat to act"))?;
-        let player = self
-            .game
-            .seating()
-            .get(seat as usize)
-            .copied()
-            .unwrap_or(seat);
+    /// The player leaves (escape).
+    pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
         self.prepare_entry(
             Entry {
                 player,
-                action: Action::Timeout,
+                action: Action::Leave,
                 at: now,
             },
             None,
@@ -469,6 +503,14 @@ mod tests {
             Action::Pass,
             Action::Leave,
             Action::Timeout,
+            Action::Auto {
+                cards,
+                declared: None,
+            },
+            Action::Auto {
+                cards: CardSet::EMPTY,
+                declared: None,
+            },
             Action::Disconnect,
             Action::Reconnect,
             Action::ReconnectExpired,

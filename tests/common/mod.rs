@@ -394,6 +394,7 @@ async fn viewer_hints(
 ) -> Result<pb::GetHintsResponse, String> {
     let req = pb::GetHintsRequest {
         game_id: game_id.into(),
+        ..Default::default()
     };
     answer(client.get_hints(authed(req, token)).await, who, "GetHints")
 }

@@ -57,6 +57,7 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
             .get_hints(authed(
                 pb::GetHintsRequest {
                     game_id: t.game_id.clone(),
+                    ..Default::default()
                 },
                 &token,
             ))

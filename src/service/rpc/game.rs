@@ -9,6 +9,7 @@ use super::watch::{self, EventStream};
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::auth;
+use crate::service::bots;
 use crate::service::clock::now_ms;
 use crate::service::games::Shared;
 use crate::service::pb;
@@ -95,9 +96,13 @@ impl GameApi {
         let (game, p) = self
             .seat(&caller, &req.game_id, "hints need a seat token")
             .await?;
-        let live = games.current(&game).await?;
-        let h = live.hints(p)?;
-        Ok(wire::hints(&h.plays, h.can_pass, h.your_turn))
+        let h = games.current(&game).await?.hints(p)?;
+        let mut resp = wire::hints(&h.plays, h.can_pass, h.your_turn);
+        if req.suggest && h.your_turn {
+            let play = bots::suggest(games, &game, p).await?;
+            resp.suggested = Some(wire::view::suggested(play, games.auto_bot().name));
+        }
+        Ok(resp)
     }
 
     async fn leave(

@@ -19,9 +19,13 @@ const KINDS: [(&str, Option<Action>); 7] = [
     ("reconnect_expired", Some(Action::ReconnectExpired)),
 ];
 
+/// The wire name of the service's automatic play (托管 by a bot): its cards, none for a pass.
+const AUTO: &str = "auto";
+
 fn kind_name(a: &Action) -> &'static str {
     match a {
         Action::Play { .. } => "play",
+        Action::Auto { .. } => AUTO,
         other => KINDS
             .iter()
             .find(|(_, k)| k.as_ref() == Some(other))
@@ -38,7 +42,9 @@ impl From<&Replay> for pb::GetReplayResponse {
             .enumerate()
             .map(|(i, (e, hash))| {
                 let (cards, declared) = match e.action {
-                    Action::Play { cards, declared } => (cards.ids(), declared.map(declared_to)),
+                    Action::Play { cards, declared } | Action::Auto { cards, declared } => {
+                        (cards.ids(), declared.map(declared_to))
+                    }
                     _ => (Vec::new(), None),
                 };
                 pb::ReplayAction {
@@ -76,14 +82,20 @@ impl From<&Replay> for pb::GetReplayResponse {
 }
 
 fn entry(a: &pb::ReplayAction) -> Result<Entry, String> {
+    let cards = || CardSet::from_ids(&a.cards).map_err(|e| e.to_string());
+    let declared = || match &a.declared {
+        Some(d) => declared(d).map_err(|e| e.to_string()),
+        None => Ok(None),
+    };
     let action = match KINDS.iter().find(|(name, _)| *name == a.kind) {
         Some((_, Some(action))) => *action,
         Some((_, None)) => Action::Play {
-            cards: CardSet::from_ids(&a.cards).map_err(|e| e.to_string())?,
-            declared: match &a.declared {
-                Some(d) => declared(d).map_err(|e| e.to_string())?,
-                None => None,
-            },
+            cards: cards()?,
+            declared: declared()?,
+        },
+        None if a.kind == AUTO => Action::Auto {
+            cards: cards()?,
+            declared: declared()?,
         },
         None => return Err(format!("unknown action kind {:?}", a.kind)),
     };
@@ -155,11 +167,19 @@ mod tests {
         });
         // A declared play, an undeclared one, then every other kind.
         let plays = [declared, None].map(|declared| Action::Play { cards, declared });
+        let autos = [
+            Action::Auto { cards, declared },
+            Action::Auto {
+                cards: CardSet::EMPTY,
+                declared: None,
+            },
+        ];
         let actions: Vec<Action> = plays
             .into_iter()
             .chain(KINDS.iter().filter_map(|(_, a)| *a))
+            .chain(autos)
             .collect();
-        assert_eq!(actions.len(), 8);
+        assert_eq!(actions.len(), 10);
         let entries: Vec<Entry> = actions
             .iter()
             .enumerate()

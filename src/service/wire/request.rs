@@ -106,5 +106,7 @@ pub fn new_game(req: pb::CreateGameRequest) -> NewGame {
             .preset_hands
             .map(|p| p.hands.into_iter().map(|h| h.cards).collect()),
         request_id: req.request_id,
+        bots: req.bots.into_iter().collect(),
+        bot_delay_ms: req.bot_delay_ms,
     }
 }

@@ -216,6 +216,7 @@ pub fn state(game: &Game, record: &Record, viewer: Viewer) -> pb::GetStateRespon
             team: u32::from(s.team),
             score: points(s.total),
             auto_play: s.disconnected,
+            bot: record.bots.get(&s.player).cloned().unwrap_or_default(),
         })
         .collect();
     let trick = pb::Trick {
@@ -260,6 +261,16 @@ pub fn hints(plays: &[(CardSet, Hand)], can_pass: bool, your_turn: bool) -> pb::
             .collect(),
         can_pass,
         your_turn,
+        suggested: None,
+    }
+}
+
+/// GetHints' `suggested`: the bot's play (its cards and combination), or a pass.
+pub fn suggested(play_: Option<(CardSet, Hand)>, bot: &str) -> pb::SuggestedPlay {
+    pb::SuggestedPlay {
+        pass: play_.is_none(),
+        play: play_.map(|(cards, hand)| play(cards, &hand)),
+        bot: bot.to_string(),
     }
 }
 

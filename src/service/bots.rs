@@ -1,0 +1,242 @@
+//! The server-side bot driver: plays bot seats (人機) when it is their turn, and the seats whose
+//! turn deadline passed (托管).
+//!
+//! A decision is made from the acting seat's [`PlayerView`] only, with an RNG seeded from the
+//! game's seed commitment, the seq and the player (so the same view at the same point decides
+//! the same way), off the async runtime when it can take long (`search`: `spawn_blocking`), and
+//! is committed as an ordinary play or pass: the log never depends on a bot's budget or speed,
+//! and replays re-execute the logged cards.
+//!
+//! The schedule (`games`) says when a turn is due; this module decides and commits through the
+//! commit protocol, re-checking under the game's lock that nothing moved in between. Depends on
+//! `games`, `session`, `status` and the bot core; never on the wire types.
+
+use std::sync::Arc;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use sha2::{Digest, Sha256};
+
+use super::clock::now_ms;
+use super::games::{DueTurn, Games, Shared};
+use super::session::Session;
+use super::status::{ApiError, Reason};
+use crate::bot::{Bot, Decision, Kind, PlayerView};
+use crate::cards::CardSet;
+use crate::game::Action;
+use crate::variants::ScriptVariant;
+
+/// Plays a turn the schedule found due; failures are logged (the game is unchanged).
+pub async fn play_due(games: &Games, turn: DueTurn) {
+    let (id, result) = match turn {
+        DueTurn::Deadline(id) => {
+            let r = play_deadline(games, &id).await;
+            (id, r)
+        }
+        DueTurn::Bot(id, seq) => {
+            let r = play_bot_turn(games, &id, seq).await;
+            (id, r)
+        }
+    };
+    if let Err(e) = result {
+        tracing::warn!(game = %id, error = %e, "automatic action failed");
+    }
+}
+
+/// The turn deadline of a game passed: 托管 by bot plays for the seat (or the variant rules an
+/// escape). A bot seat past its deadline plays as itself.
+async fn play_deadline(games: &Games, id: &str) -> Result<(), ApiError> {
+    let Some(game) = games.cached(id) else {
+        return Ok(());
+    };
+    let (player, seq, bot_seat) = {
+        let live = games.current(&game).await?;
+        let Some(player) = live.player_to_act() else {
+            return Ok(());
+        };
+        if !live.deadline_passed(now_ms()) {
+            return Ok(());
+        }
+        (player, live.seq(), live.bot(player).is_some())
+    };
+    if bot_seat {
+        return play_bot_turn(games, id, seq).await;
+    }
+    play_for(games, &game, player).await.map(|_| ())
+}
+
+/// 托管 by bot, the one entry point for turn deadlines and disconnects: if it is `player`'s turn
+/// and its deadline has passed or it is disconnected, the serve's auto bot (`--auto-policy`)
+/// decides from the seat's view and the service commits an automatic play or pass
+/// ([`Action::Auto`]; past the deadline it counts as a timeout, so the variant may rule an
+/// escape instead). Returns the new seq, or `None` when there was nothing to do (not its turn,
+/// not due, or the game moved on while the bot thought).
+pub async fn play_for(games: &Games, game: &Shared, player: u8) -> Result<Option<u64>, ApiError> {
+    let (pending, seq) = {
+        let live = games.current(game).await?;
+        let due = live.deadline_passed(now_ms()) || live.game().is_disconnected(player);
+        if live.player_to_act() != Some(player) || !due {
+            return Ok(None);
+        }
+        let bot = Bot::new(games.auto_bot(), live.hooks().as_ref());
+        (Pending::new(&live, player, bot)?, live.seq())
+    };
+    let auto = match pending.decide_off_runtime().await? {
+        Action::Play { cards, declared } => Action::Auto { cards, declared },
+        _ => Action::Auto {
+            cards: CardSet::EMPTY,
+            declared: None,
+        },
+    };
+    let mut live = games.current(game).await?;
+    if live.seq() != seq {
+        return Ok(None);
+    }
+    let now = now_ms();
+    let submitted = games
+        .commit(&mut live, |l| l.prepare_action(player, auto, now))
+        .await?;
+    Ok(Some(submitted.seq))
+}
+
+/// The decision the serve's auto bot would make for `player` now, from its view only (GetHints'
+/// `suggested`): a play, or `None` for a pass.
+pub async fn suggest(
+    games: &Games,
+    game: &Shared,
+    player: u8,
+) -> Result<Option<(CardSet, crate::hand::Hand)>, ApiError> {
+    let pending = {
+        let live = games.current(game).await?;
+        let bot = Bot::new(games.auto_bot(), live.hooks().as_ref());
+        Pending::new(&live, player, bot)?
+    };
+    let hand = pending.hand;
+    Ok(match pending.decision_off_runtime().await? {
+        Decision::Pass => None,
+        Decision::Play(p) => hand.take(p.cards).map(|cards| (cards, p.hand)),
+    })
+}
+
+/// A bot seat's turn at `seq`: decides from the seat's view and commits the play or pass, unless
+/// the game moved on meanwhile (a duplicate schedule entry, an escape).
+async fn play_bot_turn(games: &Games, id: &str, seq: u64) -> Result<(), ApiError> {
+    let Some(game) = games.cached(id) else {
+        return Ok(());
+    };
+    let pending = {
+        let live = games.current(&game).await?;
+        if live.seq() != seq {
+            return Ok(());
+        }
+        let Some(player) = live.bot_to_act() else {
+            return Ok(());
+        };
+        let Some(bot) = live.bot(player).cloned() else {
+            return Ok(());
+        };
+        Pending::new(&live, player, bot)?
+    };
+    let player = pending.player;
+    let action = pending.decide_off_runtime().await?;
+    let mut live = games.current(&game).await?;
+    if live.seq() != seq {
+        return Ok(());
+    }
+    let now = now_ms();
+    games
+        .commit(&mut live, |l| l.prepare_action(player, action, now))
+        .await?;
+    Ok(())
+}
+
+/// The RNG seed of one decision: SHA-256 of the game's seed commitment (hex, as CreateGame
+/// returns it), the seq the decision is made at and the player. The commitment is public and says
+/// nothing about the hidden cards.
+pub fn decision_seed(seed_commitment: &str, seq: u64, player: u8) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"shuangkou bot decision|");
+    h.update(seed_commitment.as_bytes());
+    h.update(seq.to_le_bytes());
+    h.update([player]);
+    h.finalize().into()
+}
+
+fn decision_rng(live: &Session, player: u8) -> ChaCha8Rng {
+    ChaCha8Rng::from_seed(decision_seed(
+        &live.record.seed_commitment(),
+        live.seq(),
+        player,
+    ))
+}
+
+/// A decision to make, detached from the game (its lock is not held while a bot thinks).
+pub struct Pending {
+    player: u8,
+    bot: Bot,
+    view: PlayerView,
+    hand: CardSet,
+    hooks: Arc<ScriptVariant>,
+    rng: ChaCha8Rng,
+}
+
+impl Pending {
+    /// What `bot` needs to decide for `player` now: the seat's view, its own cards (to name the
+    /// physical cards of the chosen play), the variant's settlement and the seeded RNG.
+    pub fn new(live: &Session, player: u8, bot: Bot) -> Result<Pending, ApiError> {
+        let game = live.game();
+        let seat = game
+            .seat_of(player)
+            .ok_or_else(|| ApiError::new(Reason::BadRequest, "no such player"))?;
+        let view = PlayerView::new(game, seat)
+            .ok_or_else(|| ApiError::new(Reason::BadRequest, "no such seat"))?;
+        Ok(Pending {
+            player,
+            bot,
+            view,
+            hand: game.hand(seat),
+            hooks: Arc::clone(live.hooks()),
+            rng: decision_rng(live, player),
+        })
+    }
+
+    /// The bot's decision (on this thread).
+    pub fn decision(&mut self) -> Decision {
+        self.bot
+            .decide(&self.view, self.hooks.as_ref(), &mut self.rng)
+    }
+
+    /// The decision as the engine action (the physical cards of the play, or a pass).
+    pub fn decide(mut self) -> Result<Action, ApiError> {
+        let decision = self.decision();
+        action_of(decision, self.hand)
+    }
+
+    /// As [`Pending::decision`], on a blocking thread when the bot searches (it can think for a
+    /// few hundred milliseconds), inline otherwise (microseconds).
+    pub async fn decision_off_runtime(mut self) -> Result<Decision, ApiError> {
+        if self.bot.spec().kind != Kind::Search {
+            return Ok(self.decision());
+        }
+        tokio::task::spawn_blocking(move || self.decision())
+            .await
+            .map_err(|e| ApiError::new(Reason::Unavailable, format!("bot task failed: {e}")))
+    }
+
+    /// As [`Pending::decide`], off the async runtime when it can take long.
+    pub async fn decide_off_runtime(self) -> Result<Action, ApiError> {
+        let hand = self.hand;
+        let decision = self.decision_off_runtime().await?;
+        action_of(decision, hand)
+    }
+}
+
+/// The engine action of a decision, with the physical cards taken from `hand`.
+fn action_of(decision: Decision, hand: CardSet) -> Result<Action, ApiError> {
+    decision.action(hand).ok_or_else(|| {
+        ApiError::new(
+            Reason::Unavailable,
+            "the bot chose cards its seat does not hold",
+        )
+    })
+}

@@ -1,0 +1,406 @@
+//! Bot seats (人機) over the wire: a match with three bot seats and one person playing through
+//! its token, a table of bots only, and the validation of `CreateGameRequest.bots`. Every bot
+//! play in the log is checked against the bot core's own decision from that seat's view at that
+//! point (the oracle: `Bot::decide` on a `PlayerView` of the replayed state, seeded as the
+//! service documents).
+
+pub mod common;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use common::*;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use shuangkou::bot::{Bot, PlayerView};
+use shuangkou::service::bots::decision_seed;
+use shuangkou::service::pb;
+use shuangkou::service::replay::{self, Replay};
+use tonic::Code;
+
+/// Checks every action of `players` in the match's replay against the bot's decision from the
+/// view of the state before it; returns how many were checked.
+fn check_bot_plays(
+    replay: &pb::GetReplayResponse,
+    commitment: &str,
+    bots: &HashMap<u32, String>,
+) -> usize {
+    let r = Replay::try_from(replay).expect("replay converts");
+    let verified = replay::verify(&r).expect("the replay verifies");
+    let hooks = &verified.hooks;
+    let (mut game, _) = shuangkou::game::Game::new(
+        r.config.clone(),
+        hooks,
+        r.seed,
+        r.preset().expect("preset"),
+        r.created_at,
+    )
+    .expect("game");
+    let mut checked = 0;
+    for (i, e) in r.entries.iter().enumerate() {
+        if let Some(name) = bots.get(&u32::from(e.player)) {
+            let seat = game.seat_of(e.player).expect("seat");
+            let view = PlayerView::new(&game, seat).expect("view");
+            let bot = Bot::named(name, hooks).expect("bot");
+            let mut rng = ChaCha8Rng::from_seed(decision_seed(commitment, i as u64, e.player));
+            let expected = bot.decide(&view, hooks, &mut rng).action(game.hand(seat));
+            assert_eq!(
+                Some(e.action),
+                expected,
+                "entry {} of player {} ({name}) is not the bot's decision",
+                i + 1,
+                e.player
+            );
+            checked += 1;
+        }
+        game.apply(hooks, *e).expect("replays");
+    }
+    checked
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_match_with_three_bot_seats_is_played_by_the_server() {
+    let seed = test_seed(15);
+    let server = TestServer::start(keyed).await;
+    let mut c = server.client().await;
+    let bots: HashMap<u32, String> = [(1, "heuristic"), (2, "search:8"), (3, "greedy")]
+        .into_iter()
+        .map(|(p, n)| (p, n.to_string()))
+        .collect();
+    let mut req = create_req("classic", 2, Some(seed));
+    req.bots = bots.clone();
+    let g = create(&mut c, ADMIN_KEY, req).await;
+    assert!(!g.seat_tokens[0].is_empty(), "the person has a token");
+    for p in 1..4 {
+        assert!(g.seat_tokens[p].is_empty(), "bot seat {p} has no token");
+    }
+    let st = state(&mut c, &g.game_id, &g.spectator_token).await;
+    for s in &st.seats {
+        let want = bots.get(&s.player).cloned().unwrap_or_default();
+        assert_eq!(s.bot, want, "SeatState.bot of player {}", s.player);
+    }
+
+    // Nobody can act for a bot: there is no token, and the person's token is for its own seat.
+    let mut bot_play = pass_req(&g.game_id, 1, 0);
+    bot_play.pass = true;
+    expect_reject(
+        c.submit_play(authed(bot_play.clone(), "")).await,
+        Code::Unauthenticated,
+        "UNAUTHENTICATED_TOKEN",
+    );
+    expect_reject(
+        c.submit_play(authed(bot_play, &g.seat_tokens[0])).await,
+        Code::PermissionDenied,
+        "PERMISSION_DENIED_TOKEN",
+    );
+
+    // The person plays through its token only; the server plays the other three.
+    let policy = Policy {
+        seed,
+        pass_prob: 0.2,
+        stop_at_seq: None,
+    };
+    let person = within(
+        Duration::from_secs(300),
+        "the person's match against three bots",
+        play_as(
+            server.addr,
+            g.game_id.clone(),
+            0,
+            g.seat_tokens[0].clone(),
+            policy,
+        ),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!person.submits.is_empty(), "the person played");
+    let end = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(end.phase, pb::Phase::Finished as i32, "the match ended");
+
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+            },
+            ADMIN_KEY,
+        ))
+        .await
+        .expect("GetReplay")
+        .into_inner();
+    let checked = check_bot_plays(&replay, &g.seed_commitment, &bots);
+    assert!(
+        checked > person.submits.len(),
+        "the bots acted ({checked} bot actions, {} by the person)",
+        person.submits.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_of_bots_only_plays_itself_to_the_end() {
+    let seed = test_seed(16);
+    let server = TestServer::start(keyed).await;
+    let mut c = server.client().await;
+    let bots: HashMap<u32, String> = [(0, "douqi"), (1, "pingfan"), (2, "sasa"), (3, "basic")]
+        .into_iter()
+        .map(|(p, n)| (p, n.to_string()))
+        .collect();
+    let mut req = create_req("baibian", 1, Some(seed));
+    req.bots = bots.clone();
+    req.bot_delay_ms = 1;
+    let g = create(&mut c, ADMIN_KEY, req).await;
+    assert!(g.seat_tokens.iter().all(String::is_empty));
+    let start = Instant::now();
+    let mut st = state(&mut c, &g.game_id, &g.spectator_token).await;
+    while st.phase != pb::Phase::Finished as i32 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "a table of bots did not finish within 120 s (at seq {})",
+            st.seq
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        st = state(&mut c, &g.game_id, &g.spectator_token).await;
+    }
+    let replay = c
+        .get_replay(authed(
+            pb::GetReplayRequest {
+                game_id: g.game_id.clone(),
+            },
+            ADMIN_KEY,
+        ))
+        .await
+        .expect("GetReplay")
+        .into_inner();
+    let checked = check_bot_plays(&replay, &g.seed_commitment, &bots);
+    assert_eq!(checked as u64, st.seq, "every action is a bot's decision");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bot_seats_are_validated() {
+    let server = TestServer::start(keyed).await;
+    let mut c = server.client().await;
+    // (variant, bot seats, bot delay, what the message says)
+    type Case<'a> = (&'a str, &'a [(u32, &'a str)], u32, &'a str);
+    let cases: [Case; 5] = [
+        ("classic", &[(1, "grandmaster")], 0, "unknown bot"),
+        ("classic", &[(4, "heuristic")], 0, "no player 4"),
+        ("erren", &[(2, "greedy")], 0, "no player 2"),
+        ("classic", &[(1, "search:0")], 0, "playouts"),
+        ("classic", &[(1, "greedy")], 10_001, "bot_delay_ms"),
+    ];
+    for (variant, bots, delay, says) in cases {
+        let mut req = create_req(variant, 1, None);
+        req.bots = bots.iter().map(|(p, n)| (*p, n.to_string())).collect();
+        req.bot_delay_ms = delay;
+        let s = expect_reject(
+            c.create_game(authed(req, ACME_KEY)).await,
+            Code::InvalidArgument,
+            "BAD_REQUEST",
+        );
+        assert!(
+            s.message().contains(says),
+            "{variant} {bots:?} {delay}: {}",
+            s.message()
+        );
+    }
+    // The largest delay is accepted.
+    let mut req = create_req("erren", 1, None);
+    req.bots = [(1, "heuristic".to_string())].into_iter().collect();
+    req.bot_delay_ms = 10_000;
+    let g = create(&mut c, ACME_KEY, req).await;
+    assert_eq!(g.seat_tokens.len(), 2);
+    assert!(g.seat_tokens[1].is_empty() && !g.seat_tokens[0].is_empty());
+}
+
+/// The replay of a finished game (admin).
+async fn replay_of(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    game_id: &str,
+) -> pb::GetReplayResponse {
+    c.get_replay(authed(
+        pb::GetReplayRequest {
+            game_id: game_id.into(),
+        },
+        ADMIN_KEY,
+    ))
+    .await
+    .expect("GetReplay")
+    .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
+    let seed = test_seed(17);
+    let server = TestServer::start(|c| {
+        c.no_turn_timers = false;
+        keyed(c);
+    })
+    .await;
+    let mut c = server.client().await;
+    let mut req = create_req("classic", 1, Some(seed));
+    req.options.insert("turn_seconds".into(), "5".into());
+    let g = create(&mut c, ADMIN_KEY, req).await;
+    let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    let leader = turn_player(&st);
+    let start = Instant::now();
+    let mut after = st.clone();
+    while after.seq == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no 托管 within 20 s of a 5 s deadline"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        after = state(&mut c, &g.game_id, ADMIN_KEY).await;
+    }
+    assert_ne!(turn_player(&after), leader, "the turn moved on");
+    // The trick's top is the automatic lead (a play, not a pass: the leader must lead).
+    assert!(after.trick.as_ref().and_then(|t| t.top.as_ref()).is_some());
+
+    // End the match (an escape) and check the log: an automatic play of the cards the auto bot
+    // (heuristic) chooses from the leader's view, and the replay verifies.
+    c.leave_game(authed(
+        pb::LeaveGameRequest {
+            game_id: g.game_id.clone(),
+        },
+        &g.seat_tokens[turn_player(&after) as usize],
+    ))
+    .await
+    .expect("LeaveGame");
+    let replay = replay_of(&mut c, &g.game_id).await;
+    assert_eq!(replay.actions[0].kind, "auto");
+    assert!(!replay.actions[0].cards.is_empty(), "a lead, not a pass");
+    let rebuilt = rebuild(&replay).expect("the replay verifies");
+    let first = rebuilt.entries[0];
+    let game = &rebuilt.states[0];
+    let seat = game.seat_of(first.player).expect("seat");
+    let r = Replay::try_from(&replay).expect("replay");
+    let hooks = r.builtin_hooks().expect("hooks");
+    let bot = Bot::named("heuristic", &hooks).expect("bot");
+    let view = PlayerView::new(game, seat).expect("view");
+    let mut rng = ChaCha8Rng::from_seed(decision_seed(&g.seed_commitment, 0, first.player));
+    let Some(shuangkou::game::Action::Play { cards, declared }) =
+        bot.decide(&view, &hooks, &mut rng).action(game.hand(seat))
+    else {
+        panic!("the heuristic leads a play");
+    };
+    assert_eq!(
+        first.action,
+        shuangkou::game::Action::Auto { cards, declared },
+        "the automatic play is the auto bot's decision"
+    );
+}
+
+/// Hands of a classic deal from a seed: 27 cards each.
+fn dealt(seed: u64) -> Vec<Vec<u32>> {
+    use rand::seq::SliceRandom;
+    let mut ids: Vec<u32> = (0..108).collect();
+    ids.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    ids.chunks(27).map(<[u32]>::to_vec).collect()
+}
+
+async fn create_preset(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    seed: u64,
+    hands: &[Vec<u32>],
+) -> pb::CreateGameResponse {
+    let mut req = create_req("classic", 1, Some(seed));
+    req.preset_hands = Some(pb::PresetHands {
+        hands: hands
+            .iter()
+            .map(|h| pb::CardList { cards: h.clone() })
+            .collect(),
+    });
+    create(c, ADMIN_KEY, req).await
+}
+
+#[allow(clippy::field_reassign_with_default)]
+async fn suggestion(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    game_id: &str,
+    token: &str,
+) -> pb::GetHintsResponse {
+    // Built field by field: other fields of the request (paging) keep their defaults.
+    let mut req = pb::GetHintsRequest::default();
+    req.game_id = game_id.into();
+    req.suggest = true;
+    c.get_hints(authed(req, token))
+        .await
+        .expect("GetHints")
+        .into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_suggested_play_is_the_bots_decision_from_the_callers_view_only() {
+    let seed = test_seed(18);
+    let server = TestServer::start(keyed).await;
+    let app = server.app.clone().expect("app");
+    let mut c = server.client().await;
+    let hands = dealt(seed);
+    let a = create_preset(&mut c, seed, &hands).await;
+    let st = state(&mut c, &a.game_id, ADMIN_KEY).await;
+    let leader = turn_player(&st) as usize;
+    let shown = st.shown_card.expect("a shown card");
+    // The same deal with a card of each of two other players swapped (neither the shown card nor
+    // its twin, which decide the seating): the leader's view is the same, the hidden cards not.
+    let (p, q) = ((leader + 1) % 4, (leader + 3) % 4);
+    let keep = |id: &u32| *id % 54 != shown % 54;
+    let x = hands[p].iter().position(keep).expect("a card to swap");
+    let y = hands[q].iter().position(keep).expect("a card to swap");
+    let mut other = hands.clone();
+    let (cx, cy) = (other[p][x], other[q][y]);
+    other[p][x] = cy;
+    other[q][y] = cx;
+    assert_ne!(cx % 54, cy % 54, "the swap changes the hidden hands");
+    let b = create_preset(&mut c, seed, &other).await;
+    let view_a = state(&mut c, &a.game_id, &a.seat_tokens[leader]).await;
+    let view_b = state(&mut c, &b.game_id, &b.seat_tokens[leader]).await;
+    assert_eq!(view_a.hand, view_b.hand);
+    assert_eq!(view_a.turn_seat, view_b.turn_seat);
+
+    let ha = suggestion(&mut c, &a.game_id, &a.seat_tokens[leader]).await;
+    let hb = suggestion(&mut c, &b.game_id, &b.seat_tokens[leader]).await;
+    let sa = ha
+        .suggested
+        .clone()
+        .expect("a suggestion on the caller's turn");
+    let sb = hb
+        .suggested
+        .clone()
+        .expect("a suggestion on the caller's turn");
+    assert_eq!(sa, sb, "equal views, equal suggestions");
+    assert_eq!(sa.bot, "heuristic");
+    let play = sa.play.clone().expect("the leader must lead");
+    assert!(!sa.pass);
+    assert!(ha.plays.contains(&play), "the suggestion is a legal hint");
+
+    // The oracle: the bot core on the server's game, from the leader's view, seeded as documented.
+    let shared = app.games().load(&a.game_id).await.expect("game");
+    let expected = {
+        let live = shared.lock().await;
+        let game = live.game();
+        let seat = game.seat_of(leader as u8).expect("seat");
+        let view = PlayerView::new(game, seat).expect("view");
+        let bot = Bot::named("heuristic", live.hooks().as_ref()).expect("bot");
+        let mut rng = ChaCha8Rng::from_seed(decision_seed(&a.seed_commitment, 0, leader as u8));
+        bot.decide(&view, live.hooks().as_ref(), &mut rng)
+            .action(game.hand(seat))
+    };
+    let Some(shuangkou::game::Action::Play { cards, .. }) = expected else {
+        panic!("the heuristic leads a play: {expected:?}");
+    };
+    assert_eq!(
+        play.cards,
+        cards.ids(),
+        "the suggestion is the bot's decision"
+    );
+
+    // Another seat, not to act, gets no suggestion; the suggestion, played, is accepted.
+    let other_player = (leader + 1) % 4;
+    let h = suggestion(&mut c, &a.game_id, &a.seat_tokens[other_player]).await;
+    assert!(h.suggested.is_none() && !h.your_turn);
+    c.submit_play(authed(
+        play_req(&a.game_id, leader as u32, &play, 0),
+        &a.seat_tokens[leader],
+    ))
+    .await
+    .expect("the suggested play is accepted");
+}
