@@ -75,6 +75,7 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
   const name = h("input", { id: "name", name: "name", value: localStorage.getItem("name") ?? "" });
   name.placeholder = t("you");
   const deals = h("input", { id: "deals", type: "number", min: "0", max: "1000", value: "1" });
+  const delay = h("input", { id: "bot-delay", type: "number", min: "0", max: "10000", step: "100", value: "600" });
   const error = h("p", { class: "error", role: "alert", id: "lobby-error" });
   const start = h("button", { id: "start", type: "submit", class: "primary" }, t("start"));
   const form = h(
@@ -86,6 +87,7 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
     h("label", {}, h("span", {}, t("yourName")), name),
     h("label", {}, h("span", {}, t("deals")), deals),
     h("fieldset", { class: "bots" }),
+    h("label", {}, h("span", {}, t("botDelay")), delay),
     start,
     error,
   );
@@ -97,7 +99,7 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
     for (const o of v.options) opts.append(optionField(o));
     details.replaceChildren(h("p", { class: "description" }, v.description), opts);
     const bots = form.querySelector("fieldset.bots")!;
-    bots.replaceChildren(h("legend", {}, t("bot")));
+    bots.replaceChildren(h("legend", {}, t("bots")));
     for (let p = 1; p < v.players; p++) {
       const s = h("select", { name: `bot${p}`, "data-player": String(p) });
       for (const b of BOT_POLICIES) s.append(h("option", { value: b }, b));
@@ -125,16 +127,15 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
     }
     const options = chosenOptions(form);
     try {
-      // `bots` (player index → policy) is CreateGameRequest field 7 of the bot-seat API.
-      const request = {
+      const created = await api.createGame({
         variant: v.id,
         options,
         deals: Number(deals.value) || 0,
         players,
         requestId: crypto.randomUUID(),
         bots,
-      };
-      const created = await api.createGame(request);
+        botDelayMs: Math.max(0, Math.min(10_000, Number(delay.value) || 0)),
+      });
       rememberGame(created.gameId, {
         seatTokens: created.seatTokens,
         spectatorToken: created.spectatorToken,

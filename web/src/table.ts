@@ -23,9 +23,10 @@ interface TrickEntry {
   play?: Play;
 }
 
-/** Fields other services add to SeatState (bot seats, presence), read where the server sends them. */
-function seatFlag(s: SeatState, field: "bot" | "connected"): unknown {
-  return (s as unknown as Record<string, unknown>)[field];
+/** SeatState.connected of the presence API, read where the server sends it. */
+function connected(s: SeatState): boolean | undefined {
+  const c = (s as unknown as Record<string, unknown>)["connected"];
+  return typeof c === "boolean" ? c : undefined;
 }
 
 function describe(p: Play): string {
@@ -251,6 +252,29 @@ export class Table {
     measured(started, "hint");
   };
 
+  /** The 托管 bot's suggested play for this seat (GetHints with `suggest`), selected. */
+  private suggest = async () => {
+    if (this.spectator) return;
+    const started = performance.now();
+    try {
+      const r = await api.getHints({ gameId: this.viewer.game, suggest: true }, auth(this.viewer.token));
+      const s = r.suggested;
+      if (!s) {
+        this.message = t("noSuggestion");
+      } else if (s.pass || !s.play) {
+        this.selected.clear();
+        this.message = `${t("suggest")} (${s.bot}): ${t("passed")}`;
+      } else {
+        this.selected = new Set(s.play.cards);
+        this.message = `${t("suggest")} (${s.bot}): ${describe(s.play)}`;
+      }
+    } catch (e) {
+      this.message = rejection(e).words;
+    }
+    this.render();
+    measured(started, "suggest");
+  };
+
   private toggle(id: number): void {
     const started = performance.now();
     if (this.selected.has(id)) this.selected.delete(id);
@@ -276,6 +300,8 @@ export class Table {
       this.pass();
     } else if (ev.key === "h" || ev.key === "H") {
       void this.hint();
+    } else if (ev.key === "b" || ev.key === "B") {
+      void this.suggest();
     } else if (ev.key === "Escape") {
       this.selected.clear();
       this.render();
@@ -291,11 +317,8 @@ export class Table {
       markers.append(h("span", { class: "marker turn" }, `▶ ${t("turn")}`));
     }
     if (s.autoPlay) markers.append(h("span", { class: "marker auto" }, t("auto")));
-    const bot = seatFlag(s, "bot");
-    if (typeof bot === "string" && bot !== "") {
-      markers.append(h("span", { class: "marker bot" }, `${t("bot")} ${bot}`));
-    }
-    if (seatFlag(s, "connected") === false && !(typeof bot === "string" && bot !== "")) {
+    if (s.bot !== "") markers.append(h("span", { class: "marker bot" }, `${t("bot")} ${s.bot}`));
+    if (connected(s) === false && s.bot === "") {
       markers.append(h("span", { class: "marker offline" }, t("disconnected")));
     }
     const entry = this.trick.get(s.seat);
@@ -397,7 +420,7 @@ export class Table {
         h("a", { id: "spectator-link", href: absolute({ view: "watch", game: this.viewer.game, token: created.spectatorToken }), target: "_blank" }, t("spectatorLink")),
       );
       created.seatTokens.forEach((tok, p) => {
-        if (p !== this.viewer.player && !created.names[p]?.endsWith(" bot")) {
+        if (p !== this.viewer.player && tok !== "") {
           links.append(h("a", { href: absolute({ view: "play", game: this.viewer.game, token: tok, player: p }), target: "_blank" }, `${t("seat")} ${p}`));
         }
       });
@@ -433,6 +456,7 @@ export class Table {
       btn("play", `${t("play")} (P)`, this.play, mine && this.selected.size > 0),
       btn("pass", `${t("pass")} (X)`, this.pass, mine),
       btn("hint", `${t("hint")} (H)`, () => void this.hint(), mine),
+      btn("suggest", `${t("suggest")} (B)`, () => void this.suggest(), mine),
       btn("clear", t("clear"), () => {
         this.selected.clear();
         this.render();

@@ -110,8 +110,37 @@ async function domCards(page: Page): Promise<number[]> {
   return page.$$eval("[data-card]", (els) => els.map((e) => Number((e as HTMLElement).dataset.card)));
 }
 
-async function hands(game: string, tokens: string[]): Promise<number[][]> {
-  return Promise.all(tokens.map(async (tok) => (await api.getState({ gameId: game }, bearer(tok))).hand));
+/**
+ * The cards every viewer may see: those played so far (from seat 0's own WatchGame stream) and
+ * the shown card (明牌, public by the rules). Every other card is in some seat's hand.
+ */
+function publicCards(game: string, token: string, shown: number | undefined, signal: AbortSignal): Set<number> {
+  const seen = new Set<number>(shown === undefined ? [] : [shown]);
+  void (async () => {
+    try {
+      for await (const ev of api.watchGame({ gameId: game, fromSeq: 0n }, { ...bearer(token), signal })) {
+        if (ev.event.case === "played") for (const c of ev.event.value.play?.cards ?? []) seen.add(c);
+      }
+    } catch {
+      // ended by the test (abort)
+    }
+  })();
+  return seen;
+}
+
+/**
+ * Fails when the page shows a card that is neither public nor in `own` (the viewer's hand).
+ * A card not yet public is waited for (seat 0's stream may trail the page); a leaked one never
+ * becomes public while the table waits for seat 0, so the wait ends in the failure.
+ */
+async function noHiddenCard(page: Page, name: string, visibleToAll: Set<number>, own: Set<number>): Promise<void> {
+  let leaked: number[] = [];
+  await waitFor(`${name}: every card on the page public or its own`, 10_000, async () => {
+    leaked = (await domCards(page)).filter((id) => !visibleToAll.has(id) && !own.has(id));
+    return leaked.length === 0 ? true : undefined;
+  }).catch(() => {
+    throw new Error(`${name}'s DOM holds hidden cards ${leaked.join(",")}`);
+  });
 }
 
 let browser: Browser | undefined;
@@ -158,6 +187,7 @@ try {
   await page.selectOption("#variant", "classic");
   await page.fill("#name", "Tester");
   await page.fill("#deals", "1");
+  await page.fill("#bot-delay", "0");
   await page.click("#start");
   await page.waitForSelector("#table", { timeout: STEP_MS });
   const url = new URL(page.url());
@@ -165,8 +195,10 @@ try {
   const created = await page.evaluate((g) => JSON.parse(sessionStorage.getItem(`game:${g}`)!), game);
   const seatTokens: string[] = created.seatTokens;
   const first = await api.getState({ gameId: game }, bearer(seatTokens[0]));
-  const botNames = first.seats.map((s) => (s as unknown as Record<string, unknown>).bot);
-  console.log(`game ${game}: seats ${first.seats.map((s) => `${s.name}${botNames[s.seat] ? ` [bot ${String(botNames[s.seat])}]` : ""}`).join(", ")}`);
+  console.log(`game ${game}: seats ${first.seats.map((s) => `${s.name}${s.bot ? ` [bot ${s.bot}]` : ""}`).join(", ")}`);
+  check(first.seats.filter((s) => s.bot !== "").length === 3 && seatTokens.slice(1).every((tok) => tok === ""), "three bot seats (no tokens)");
+  const botMarkers = await page.locator(".seat .marker.bot").count();
+  check(botMarkers === 3, "the table marks the three bots");
 
   // 2. the spectator, from the table's link.
   const spectatorHref = await page.getAttribute("#spectator-link", "href");
@@ -176,7 +208,8 @@ try {
   await spectator.goto(spectatorHref!);
   await spectator.waitForSelector("#table.spectator", { timeout: STEP_MS });
 
-  const driver = process.env.WEB_TEST_DRIVE_OTHERS === "1" ? driveOthers(game, seatTokens) : undefined;
+  const stopWatch = new AbortController();
+  const visible = publicCards(game, seatTokens[0], first.shownCard, stopWatch.signal);
   const deadline = Date.now() + DEAL_DEADLINE_MS;
   let turns = 0;
   let hiddenChecks = 0;
@@ -196,14 +229,9 @@ try {
     ).catch(async (e) => {
       throw new Error(`${e.message} (spectator at ${(await state(spectator)).seq}, table at ${(await state(page)).seq})`);
     });
-    // The shown card (明牌) is public by the rules: every viewer sees it, wherever it is held.
-    const held = new Set((await hands(game, seatTokens)).flat().filter((id) => id !== first.shownCard));
-    const visible = await domCards(spectator);
-    const leaked = visible.filter((id) => held.has(id));
-    if (leaked.length) throw new Error(`spectator DOM holds hidden cards ${leaked.join(",")}`);
     const mine = new Set((await api.getState({ gameId: game }, bearer(seatTokens[0]))).hand);
-    const othersOnMyPage = (await domCards(page)).filter((id) => held.has(id) && !mine.has(id));
-    if (othersOnMyPage.length) throw new Error(`seat 0's DOM holds other seats' cards ${othersOnMyPage.join(",")}`);
+    await noHiddenCard(spectator, "the spectator", visible, new Set());
+    await noHiddenCard(page, "seat 0", visible, mine);
     hiddenChecks++;
     if (!screenshotTaken && turns >= 2) {
       await page.screenshot({ path: `${OUT}/table.png`, fullPage: true });
@@ -213,9 +241,18 @@ try {
       await page.setViewportSize({ width: 1280, height: 900 });
       screenshotTaken = true;
     }
+    if (turns === 0) {
+      await page.click("#suggest");
+      await waitFor("the bot's suggestion", STEP_MS, async () => ((await page.textContent("#message")) ?? "").startsWith("Bot's suggestion") ? true : undefined);
+      check(true, `the bot's suggestion answers (${await page.textContent("#message")})`);
+    }
     // A turn by clicks: the hint selects the weakest legal play; play it, or pass when none.
+    const said = (await page.textContent("#message")) ?? "";
     await page.click("#hint");
-    await waitFor("the hint", STEP_MS, async () => ((await page.locator("#message").textContent()) ?? "") !== "" ? true : undefined);
+    await waitFor("the hint", STEP_MS, async () => {
+      const m = (await page.textContent("#message")) ?? "";
+      return m !== "" && m !== said ? true : undefined;
+    });
     const before = (await state(page)).seq;
     const selected = await page.locator(".hand .card.selected").count();
     if (selected > 0) await page.click("#play");
@@ -223,7 +260,7 @@ try {
     await waitFor("the play to be taken", STEP_MS, async () => ((await state(page)).seq > before ? true : undefined));
     turns++;
   }
-  driver?.stop();
+  stopWatch.abort();
   check(turns > 0, `seat 0 played ${turns} turns through the UI`);
   check(hiddenChecks > 0, `no hidden card in the spectator's DOM (${hiddenChecks} checks)`);
 
@@ -367,23 +404,3 @@ async function ambiguity(page: Page): Promise<void> {
   check(s.trick?.top?.typeName === options[0].split(":")[0] && s.trick?.topSeat === 0, `the declared reading was played (${s.trick?.top?.typeName} ${s.trick?.top?.key})`);
 }
 
-/** Development only (a server without bot seats): plays seats 1.. from Node by their hints. */
-function driveOthers(game: string, tokens: string[]): { stop(): void } {
-  let running = true;
-  void (async () => {
-    while (running) {
-      for (let p = 1; p < tokens.length && running; p++) {
-        try {
-          const h = await api.getHints({ gameId: game }, bearer(tokens[p]));
-          if (!h.yourTurn) continue;
-          const play = h.plays[0];
-          await api.submitPlay({ gameId: game, seat: p, cards: play?.cards ?? [], pass: !play }, bearer(tokens[p]));
-        } catch {
-          // not its turn any more, or the match ended
-        }
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return { stop: () => (running = false) };
-}
