@@ -83,11 +83,11 @@ export function cardElement(
   return el;
 }
 
-/** A row of faces (a play, a partner's hand). */
+/** A row of faces (a play, a partner's hand), in hand order. */
 export function cardRow(ids: readonly number[], wild: Wild, small = false): HTMLElement {
   const row = document.createElement("span");
   row.className = "cards";
-  for (const id of ids) row.appendChild(cardElement(id, wild, { small }));
+  for (const id of sortHand(ids)) row.appendChild(cardElement(id, wild, { small }));
   return row;
 }
 

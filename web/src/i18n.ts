@@ -112,6 +112,16 @@ const TYPES: Record<string, [string, string]> = {
   chain_bomb: ["chain bomb", "連環炸彈"],
 };
 
+const KINDS: Record<string, [string, string]> = {
+  play: ["plays", "出牌"],
+  pass: ["passes", "過"],
+  leave: ["leaves", "離開"],
+  timeout: ["times out", "超時"],
+  auto: ["托管 auto-play", "托管"],
+  disconnect: ["disconnects", "斷線"],
+  reconnect: ["reconnects", "重連"],
+};
+
 let lang: Lang = pickLang();
 
 function pickLang(): Lang {
@@ -148,6 +158,11 @@ export function reasonWords(reason: string): string {
 
 export function typeWords(typeName: string): string {
   return TYPES[typeName] ? pick(TYPES[typeName]) : typeName;
+}
+
+/** A replay action's kind (GetReplay's `kind`) in words. */
+export function kindWords(kind: string): string {
+  return KINDS[kind] ? pick(KINDS[kind]) : kind;
 }
 
 export function ordinal(place: number): string {

@@ -7,7 +7,7 @@ import { Phase } from "./gen/shuangkou/v1/shuangkou_pb";
 import { api, auth, rejection } from "./api";
 import { cardRow, wildOf, type Wild } from "./cards";
 import { h, measured } from "./dom";
-import { ordinal, outcomeWords, t, typeWords } from "./i18n";
+import { kindWords, ordinal, outcomeWords, t, typeWords } from "./i18n";
 import { points } from "./results";
 
 interface Step {
@@ -133,7 +133,7 @@ export class Replay {
       ? h(
           "div",
           { class: "replay-action", "data-seq": String(action.seq), "data-kind": action.kind },
-          h("strong", {}, `${t("step")} ${this.at}: ${this.playerName(action.player)} — ${action.kind === "pass" ? t("passed") : action.kind}`),
+          h("strong", {}, `${t("step")} ${this.at}: ${this.playerName(action.player)} — ${kindWords(action.kind)}`),
           action.cards.length ? cardRow(action.cards, this.wild) : null,
         )
       : h("div", { class: "replay-action" }, t("first"));
