@@ -28,10 +28,22 @@ use super::rpc;
 static DIST: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/web/dist");
 
 /// Binds the web address and serves it in the background until the streams close (drain).
-pub async fn start(app: &Arc<App>, addr: SocketAddr) -> Result<(), String> {
-    let listener = TcpListener::bind(addr)
-        .await
-        .map_err(|e| format!("cannot listen on {addr} (web; --no-web disables it): {e}"))?;
+///
+/// The game service does not depend on the page: when the address cannot be bound (another
+/// server of the machine holds it, as when tests run several), the error is logged and the
+/// service runs without the web table.
+pub async fn start(app: &Arc<App>, addr: SocketAddr) {
+    let listener = match TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(
+                addr = %addr,
+                error = %e,
+                "web table not served: cannot listen (--web-listen to move it, --no-web to turn it off)"
+            );
+            return;
+        }
+    };
     let local = listener.local_addr().unwrap_or(addr);
     tracing::info!(addr = %local, "web table on http://{}/", display_host(local));
     let app = Arc::clone(app);
@@ -40,7 +52,6 @@ pub async fn start(app: &Arc<App>, addr: SocketAddr) -> Result<(), String> {
             tracing::error!(error = %e, "web table stopped");
         }
     });
-    Ok(())
 }
 
 /// The address to print: a wildcard listen address is opened as localhost.

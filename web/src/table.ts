@@ -46,7 +46,7 @@ export class Table {
   private message = "";
   private ambiguity?: { cards: number[]; options: Interpretation[] };
   private readonly abort = new AbortController();
-  private refreshing = false;
+  private loop?: Promise<void>;
   private dirty = false;
   private busy = false;
 
@@ -82,29 +82,35 @@ export class Table {
     return names;
   }
 
-  /** Reads GetState (coalescing requests that arrive while one is in flight) and renders. */
-  private async refresh(): Promise<void> {
-    if (this.refreshing) {
+  /**
+   * Reads GetState and renders; a call while a read is in flight marks it dirty and shares the
+   * loop, so the returned promise resolves only once a state at least as new as the call has
+   * been rendered (what the latency measurements wait for).
+   */
+  private refresh(): Promise<void> {
+    if (this.loop) {
       this.dirty = true;
-      return;
+      return this.loop;
     }
-    this.refreshing = true;
-    try {
-      do {
-        this.dirty = false;
-        try {
-          const s = await api.getState({ gameId: this.viewer.game }, auth(this.viewer.token));
-          if (!this.state || s.seq >= this.state.seq) this.state = s;
-          const created = recallGame(this.viewer.game);
-          this.wild = wildOf(s.variant, created?.options ?? {});
-        } catch (e) {
-          this.message = rejection(e).words;
-        }
-        this.render();
-      } while (this.dirty);
-    } finally {
-      this.refreshing = false;
-    }
+    this.loop = (async () => {
+      try {
+        do {
+          this.dirty = false;
+          try {
+            const s = await api.getState({ gameId: this.viewer.game }, auth(this.viewer.token));
+            if (!this.state || s.seq >= this.state.seq) this.state = s;
+            const created = recallGame(this.viewer.game);
+            this.wild = wildOf(s.variant, created?.options ?? {});
+          } catch (e) {
+            this.message = rejection(e).words;
+          }
+          this.render();
+        } while (this.dirty);
+      } finally {
+        this.loop = undefined;
+      }
+    })();
+    return this.loop;
   }
 
   private async watch(): Promise<void> {
