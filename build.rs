@@ -7,6 +7,8 @@ use prost::Message;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=proto");
+    // The web table's built assets are embedded (src/service/web.rs): a new bundle rebuilds.
+    println!("cargo:rerun-if-changed=web/dist");
     let fds = protox::Compiler::new(["proto"])?
         .include_imports(true)
         .include_source_info(true)

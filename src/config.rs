@@ -23,6 +23,13 @@ pub struct ServeConfig {
     /// Do not serve metrics (tests that run several servers at once).
     #[arg(long, env = "SHUANGKOU_NO_METRICS")]
     pub no_metrics: bool,
+    /// Web table listen address: the embedded single-page app and, on the same origin, the
+    /// game service over gRPC-Web (so the page needs no CORS).
+    #[arg(long, env = "SHUANGKOU_WEB_LISTEN", default_value = "0.0.0.0:8080")]
+    pub web_listen: SocketAddr,
+    /// Do not serve the web table.
+    #[arg(long, env = "SHUANGKOU_NO_WEB")]
+    pub no_web: bool,
     /// Directory of variant scripts (`*.rhai`), watched for changes. Default: the variants
     /// embedded in the binary.
     #[arg(long, env = "SHUANGKOU_VARIANTS_DIR")]

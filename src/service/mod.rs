@@ -16,6 +16,7 @@
 //! - [`status`]: every rejection, every domain error's mapping to it, its gRPC status;
 //! - [`clock`]: the one clock;
 //! - [`shengji`]: the second game's service (`shengji.v1`, 升級) on the same pieces.
+//! - [`web`]: the web table (embedded single-page app and gRPC-Web on its own address).
 
 pub mod access;
 pub mod app;
@@ -32,4 +33,5 @@ pub mod server;
 pub mod session;
 pub mod shengji;
 pub mod status;
+pub mod web;
 pub mod wire;

@@ -51,6 +51,9 @@ pub async fn run(config: ServeConfig) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     tracing::info!(addr = %config.listen, store = app.store_kind().name(), "serving shuangkou.v1");
+    if !config.no_web {
+        super::web::start(&app, config.web_listen).await;
+    }
     serve(app, listener, signal_received()).await
 }
 

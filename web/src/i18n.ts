@@ -1,0 +1,171 @@
+// Chinese and English labels. The language is the browser's (zh* → Chinese) until the reader
+// picks one; the choice is kept in localStorage.
+
+export type Lang = "en" | "zh";
+
+const LABELS = {
+  title: ["Shuangkou table", "雙扣牌桌"],
+  variant: ["Variant", "玩法"],
+  players: ["players", "人"],
+  deals: ["Deals (0 = default)", "局數 (0 = 預設)"],
+  yourName: ["Your name", "你的名字"],
+  seat: ["Seat", "座位"],
+  human: ["person (share the seat link)", "真人 (分享座位連結)"],
+  start: ["Start game", "開始"],
+  options: ["Options", "選項"],
+  play: ["Play", "出牌"],
+  pass: ["Pass", "過"],
+  hint: ["Hint", "提示"],
+  suggest: ["Bot's suggestion", "機器人建議"],
+  noSuggestion: ["No suggestion now.", "現在沒有建議。"],
+  clear: ["Clear", "清除"],
+  yourTurn: ["Your turn", "輪到你"],
+  waiting: ["Waiting for", "等待"],
+  cards: ["cards", "張"],
+  place: ["place", "名"],
+  team: ["team", "隊"],
+  score: ["score", "分"],
+  auto: ["托管 auto-play", "托管"],
+  disconnected: ["disconnected", "斷線"],
+  bot: ["bot", "機器人"],
+  bots: ["Bots for the other seats", "其他座位的機器人"],
+  botDelay: ["Bot pause before each play (ms)", "機器人出牌前停頓 (毫秒)"],
+  turn: ["to act", "出牌中"],
+  trick: ["Trick", "本輪"],
+  top: ["on top", "最大"],
+  by: ["by", "出牌者"],
+  passed: ["pass", "過"],
+  shownCard: ["Shown card 明牌", "明牌"],
+  partnerHand: ["Partner's hand (雙明)", "隊友的牌 (雙明)"],
+  deal: ["Deal", "第幾局"],
+  of: ["of", "/"],
+  results: ["Results", "結算"],
+  outcome: ["Outcome", "結果"],
+  lines: ["Score lines", "計分明細"],
+  totals: ["Match totals", "總分"],
+  chart: ["Running totals", "累計分數"],
+  matchOver: ["The match is over.", "比賽結束。"],
+  spectatorLink: ["Spectator link", "觀戰連結"],
+  seatLinks: ["Seat links", "座位連結"],
+  replay: ["Replay", "回放"],
+  replayLink: ["Replay link", "回放連結"],
+  step: ["Action", "步"],
+  first: ["⏮ Start", "⏮ 開始"],
+  prev: ["◀ Back", "◀ 上一步"],
+  next: ["Next ▶", "下一步 ▶"],
+  last: ["End ⏭", "結束 ⏭"],
+  interpretation: ["These cards can be read several ways. Play them as:", "這手牌有多種理解，請選擇："],
+  spectating: ["Watching as a spectator", "觀戰中"],
+  lobby: ["New game", "新牌局"],
+  loading: ["Loading…", "載入中…"],
+  you: ["you", "你"],
+  noPlay: ["No play beats the table: pass.", "沒有能壓過的牌：過。"],
+  escaped: ["escaped", "逃跑"],
+  trickWon: ["wins the trick", "贏了這輪"],
+  out: ["is out", "出完了"],
+} as const;
+
+export type LabelKey = keyof typeof LABELS;
+
+const OUTCOMES: Record<number, [string, string]> = {
+  1: ["雙扣 double: partners 1st and 2nd", "雙扣"],
+  2: ["單扣 single: partners 1st and 3rd", "單扣"],
+  3: ["平扣 draw: partners 1st and 4th", "平扣"],
+  4: ["逃跑 escape", "逃跑"],
+};
+
+const REASONS: Record<string, [string, string]> = {
+  BAD_CARD_ID: ["No such card.", "沒有這張牌。"],
+  DUPLICATE_CARD: ["The same card twice.", "同一張牌選了兩次。"],
+  NOT_A_COMBINATION: ["These cards form no combination.", "這些牌不成牌型。"],
+  AMBIGUOUS_PLAY: ["These cards can be read several ways: choose one.", "這手牌有多種理解，請選擇一種。"],
+  NOT_YOUR_TURN: ["It is not your turn.", "還沒輪到你。"],
+  CARDS_NOT_HELD: ["You do not hold these cards.", "你沒有這些牌。"],
+  DOES_NOT_BEAT: ["This does not beat the play on the table.", "壓不過桌上的牌。"],
+  MUST_LEAD: ["You lead this trick: you cannot pass.", "這輪由你先出，不能過。"],
+  GAME_OVER: ["The match is over.", "比賽已結束。"],
+  STALE_SEQ: ["The table moved on; look again.", "牌局已更新，請再看一次。"],
+  NO_SUCH_GAME: ["No such game.", "沒有這個牌局。"],
+  UNAUTHENTICATED_TOKEN: ["This link's token is not known.", "連結的憑證無效。"],
+  PERMISSION_DENIED_TOKEN: ["This link may not do that.", "這個連結沒有權限。"],
+  LIMIT_EXCEEDED: ["The server is at a limit; try again later.", "伺服器已達上限，請稍後再試。"],
+  SCRIPT_FAILED: ["The variant's script failed; nothing changed.", "玩法腳本出錯，牌局未變。"],
+  BAD_REQUEST: ["The request was malformed.", "請求格式錯誤。"],
+  DECLARED_MISMATCH: ["The chosen reading does not fit the cards.", "所選牌型與牌不符。"],
+  UNAVAILABLE_SERVER: ["The server is unavailable; try again.", "伺服器暫時無法使用。"],
+  STORE_FAILED: ["The server could not save; try again.", "伺服器儲存失敗，請重試。"],
+  GAME_IN_PROGRESS: ["The replay opens when the match is over.", "比賽結束後才能回放。"],
+  BAD_OPTION: ["An option is out of range.", "選項超出範圍。"],
+  UNKNOWN_VARIANT: ["No such variant.", "沒有這個玩法。"],
+};
+
+const TYPES: Record<string, [string, string]> = {
+  single: ["single", "單張"],
+  pair: ["pair", "對子"],
+  triple: ["triple", "三張"],
+  straight: ["straight", "順子"],
+  pair_chain: ["pair chain", "連對"],
+  triple_chain: ["triple chain", "連三張"],
+  bomb: ["bomb", "炸彈"],
+  three_jokers: ["three jokers", "三王"],
+  four_jokers: ["four jokers", "天王"],
+  chain_bomb: ["chain bomb", "連環炸彈"],
+};
+
+const KINDS: Record<string, [string, string]> = {
+  play: ["plays", "出牌"],
+  pass: ["passes", "過"],
+  leave: ["leaves", "離開"],
+  timeout: ["times out", "超時"],
+  auto: ["托管 auto-play", "托管"],
+  disconnect: ["disconnects", "斷線"],
+  reconnect: ["reconnects", "重連"],
+};
+
+let lang: Lang = pickLang();
+
+function pickLang(): Lang {
+  const saved = globalThis.localStorage?.getItem("lang");
+  if (saved === "en" || saved === "zh") return saved;
+  return (globalThis.navigator?.language ?? "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+export function currentLang(): Lang {
+  return lang;
+}
+
+export function setLang(l: Lang): void {
+  lang = l;
+  localStorage.setItem("lang", l);
+  document.documentElement.lang = l === "zh" ? "zh-Hant" : "en";
+}
+
+function pick(pair: readonly [string, string]): string {
+  return lang === "zh" ? pair[1] : pair[0];
+}
+
+export function t(key: LabelKey): string {
+  return pick(LABELS[key]);
+}
+
+export function outcomeWords(outcome: number): string {
+  return OUTCOMES[outcome] ? pick(OUTCOMES[outcome]) : "—";
+}
+
+export function reasonWords(reason: string): string {
+  return REASONS[reason] ? pick(REASONS[reason]) : reason;
+}
+
+export function typeWords(typeName: string): string {
+  return TYPES[typeName] ? pick(TYPES[typeName]) : typeName;
+}
+
+/** A replay action's kind (GetReplay's `kind`) in words. */
+export function kindWords(kind: string): string {
+  return KINDS[kind] ? pick(KINDS[kind]) : kind;
+}
+
+export function ordinal(place: number): string {
+  if (lang === "zh") return `第${place}名`;
+  return ["", "1st", "2nd", "3rd", "4th"][place] ?? `${place}th`;
+}

@@ -1,0 +1,158 @@
+// The lobby: the variants (ListVariants) with their option schema as form fields, the bots for
+// the other seats, and CreateGame.
+
+import type { Variant, VariantOption } from "./gen/shuangkou/v1/shuangkou_pb";
+import { api, rejection } from "./api";
+import { h, rememberGame, routeHref } from "./dom";
+import { t } from "./i18n";
+
+/** The bot policies and styles of the bot service (docs/BOTS.md). */
+export const BOT_POLICIES = [
+  "heuristic",
+  "basic",
+  "greedy",
+  "search",
+  "pingfan",
+  "sasa",
+  "chuantong",
+  "zhuanmen",
+  "laoshou",
+  "douqi",
+];
+
+const HUMAN = "";
+
+function optionField(o: VariantOption): HTMLElement {
+  let input: HTMLInputElement;
+  if (o.type === "bool") {
+    input = h("input", { type: "checkbox", name: o.name });
+    input.checked = o.defaultValue === "true";
+  } else {
+    const numeric = o.type === "int" || o.type === "float";
+    input = h("input", { type: numeric ? "number" : "text", name: o.name, value: o.defaultValue });
+    if (numeric) {
+      input.step = o.type === "int" ? "1" : "any";
+      if (o.min !== "") input.min = o.min;
+      if (o.max !== "") input.max = o.max;
+    }
+  }
+  input.dataset.default = o.defaultValue;
+  input.dataset.type = o.type;
+  return h(
+    "label",
+    { class: "option", title: o.description },
+    h("span", { class: "option-name" }, o.name),
+    input,
+    h("small", {}, o.description),
+  );
+}
+
+/** The options that differ from their defaults, as CreateGame takes them. */
+function chosenOptions(form: HTMLElement): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const input of form.querySelectorAll<HTMLInputElement>("fieldset.options input")) {
+    const value = input.type === "checkbox" ? String(input.checked) : input.value.trim();
+    if (value !== input.dataset.default) out[input.name] = value;
+  }
+  return out;
+}
+
+export async function renderLobby(root: HTMLElement): Promise<void> {
+  root.replaceChildren(h("p", { class: "loading" }, t("loading")));
+  let variants: Variant[];
+  try {
+    variants = (await api.listVariants({})).variants;
+  } catch (e) {
+    root.replaceChildren(h("p", { class: "error", role: "alert" }, rejection(e).words));
+    return;
+  }
+  const select = h("select", { id: "variant", name: "variant" });
+  for (const v of variants) {
+    select.append(h("option", { value: v.id }, `${v.name} (${v.id}, ${v.players} ${t("players")})`));
+  }
+  if (variants.some((v) => v.id === "classic")) select.value = "classic";
+  const details = h("div", { id: "variant-details" });
+  const name = h("input", { id: "name", name: "name", value: localStorage.getItem("name") ?? "" });
+  name.placeholder = t("you");
+  const deals = h("input", { id: "deals", type: "number", min: "0", max: "1000", value: "1" });
+  const delay = h("input", { id: "bot-delay", type: "number", min: "0", max: "10000", step: "100", value: "600" });
+  const error = h("p", { class: "error", role: "alert", id: "lobby-error" });
+  const start = h("button", { id: "start", type: "submit", class: "primary" }, t("start"));
+  const form = h(
+    "form",
+    { id: "lobby" },
+    h("h2", {}, t("lobby")),
+    h("label", {}, h("span", {}, t("variant")), select),
+    details,
+    h("label", {}, h("span", {}, t("yourName")), name),
+    h("label", {}, h("span", {}, t("deals")), deals),
+    h("fieldset", { class: "bots" }),
+    h("label", {}, h("span", {}, t("botDelay")), delay),
+    start,
+    error,
+  );
+
+  const show = () => {
+    const v = variants.find((x) => x.id === select.value);
+    if (!v) return;
+    const opts = h("fieldset", { class: "options" }, h("legend", {}, t("options")));
+    for (const o of v.options) opts.append(optionField(o));
+    details.replaceChildren(h("p", { class: "description" }, v.description), opts);
+    const bots = form.querySelector("fieldset.bots")!;
+    bots.replaceChildren(h("legend", {}, t("bots")));
+    for (let p = 1; p < v.players; p++) {
+      const s = h("select", { name: `bot${p}`, "data-player": String(p) });
+      for (const b of BOT_POLICIES) s.append(h("option", { value: b }, b));
+      s.append(h("option", { value: HUMAN }, t("human")));
+      bots.append(h("label", {}, h("span", {}, `${t("seat")} ${p}`), s));
+    }
+  };
+  select.addEventListener("change", show);
+  show();
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const v = variants.find((x) => x.id === select.value);
+    if (!v) return;
+    start.disabled = true;
+    error.textContent = "";
+    const me = name.value.trim() || "Player 1";
+    localStorage.setItem("name", name.value.trim());
+    const players = [me];
+    const bots: Record<number, string> = {};
+    for (const s of form.querySelectorAll<HTMLSelectElement>("fieldset.bots select")) {
+      const p = Number(s.dataset.player);
+      players[p] = s.value === HUMAN ? `Player ${p + 1}` : `${s.value} bot`;
+      if (s.value !== HUMAN) bots[p] = s.value;
+    }
+    const options = chosenOptions(form);
+    try {
+      const created = await api.createGame({
+        variant: v.id,
+        options,
+        deals: Number(deals.value) || 0,
+        players,
+        requestId: crypto.randomUUID(),
+        bots,
+        botDelayMs: Math.max(0, Math.min(10_000, Number(delay.value) || 0)),
+      });
+      rememberGame(created.gameId, {
+        seatTokens: created.seatTokens,
+        spectatorToken: created.spectatorToken,
+        names: players,
+        options,
+      });
+      location.hash = routeHref({
+        view: "play",
+        game: created.gameId,
+        token: created.seatTokens[0],
+        player: 0,
+      });
+    } catch (e) {
+      const r = rejection(e);
+      error.textContent = `${r.words} (${r.message})`;
+      start.disabled = false;
+    }
+  });
+  root.replaceChildren(form);
+}
