@@ -104,6 +104,7 @@ async fn player(
                     .get_state(authed(
                         pb::GetStateRequest {
                             game_id: gid.clone(),
+                            ..Default::default()
                         },
                         &seats[s as usize],
                     ))

@@ -359,6 +359,7 @@ async fn drive(reason: Reason) {
             let (g, _, _) = game(&mut c, 914).await;
             let req = pb::GetStateRequest {
                 game_id: g.game_id.clone(),
+                ..Default::default()
             };
             c.get_state(authed(req, "not-a-token"))
                 .await

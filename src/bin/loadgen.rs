@@ -550,6 +550,7 @@ impl Worker {
         loop {
             let req = pb::GetStateRequest {
                 game_id: run.id.clone(),
+                ..Default::default()
             };
             let s = self
                 .stats

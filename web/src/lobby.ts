@@ -23,8 +23,14 @@ export const BOT_POLICIES = [
 const HUMAN = "";
 
 function optionField(o: VariantOption): HTMLElement {
-  let input: HTMLInputElement;
-  if (o.type === "bool") {
+  let input: HTMLInputElement | HTMLSelectElement;
+  if (o.type === "choice" && o.choices.length > 0) {
+    // A choice option: its allowed values (ListVariants' schema) as a list to pick from.
+    const select = h("select", { name: o.name });
+    for (const c of o.choices) select.append(h("option", { value: c }, c));
+    select.value = o.defaultValue;
+    input = select;
+  } else if (o.type === "bool") {
     input = h("input", { type: "checkbox", name: o.name });
     input.checked = o.defaultValue === "true";
   } else {
@@ -50,8 +56,13 @@ function optionField(o: VariantOption): HTMLElement {
 /** The options that differ from their defaults, as CreateGame takes them. */
 function chosenOptions(form: HTMLElement): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const input of form.querySelectorAll<HTMLInputElement>("fieldset.options input")) {
-    const value = input.type === "checkbox" ? String(input.checked) : input.value.trim();
+  for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>(
+    "fieldset.options input, fieldset.options select",
+  )) {
+    const value =
+      input instanceof HTMLInputElement && input.type === "checkbox"
+        ? String(input.checked)
+        : input.value.trim();
     if (value !== input.dataset.default) out[input.name] = value;
   }
   return out;

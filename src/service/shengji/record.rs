@@ -87,7 +87,8 @@ impl ShengjiRecord {
             return Err(bad("at most 3 bot seats (a player deals)"));
         }
         bot_seats.sort_unstable();
-        let (tokens, seat_digests, spectator_digest) = tokens_for(token_key, game_id, 4, &std::collections::BTreeMap::new())?;
+        let (tokens, seat_digests, spectator_digest) =
+            tokens_for(token_key, game_id, 4, &std::collections::BTreeMap::new())?;
         let base = Record {
             id: game_id.to_string(),
             platform,
