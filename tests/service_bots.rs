@@ -449,7 +449,13 @@ async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
     use shuangkou::service::clock::now_ms;
 
     let seed = test_seed(19);
-    let server = TestServer::start(keyed).await;
+    // Turn timers on (the schedule plays a disconnected seat only at its turn deadline, far
+    // off): the only automatic plays are this test's own calls.
+    let server = TestServer::start(|c| {
+        keyed(c);
+        c.no_turn_timers = false;
+    })
+    .await;
     let app = server.app.clone().expect("app");
     let mut c = server.client().await;
     let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
@@ -458,7 +464,7 @@ async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
     let games = app.games();
     let game = games.load(&g.game_id).await.expect("game");
 
-    // Connected, before any deadline (turn timers are off): nothing to do.
+    // Connected, before its deadline: nothing to do.
     assert_eq!(
         play_for(games, &game, leader).await.expect("play_for"),
         None
