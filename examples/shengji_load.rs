@@ -104,7 +104,6 @@ async fn player(
                     .get_state(authed(
                         pb::GetStateRequest {
                             game_id: gid.clone(),
-                            ..Default::default()
                         },
                         &seats[s as usize],
                     ))

@@ -342,10 +342,12 @@ async fn all_hints(
     let mut page_token = String::new();
     // Bounded: a hand has at most a few tens of thousands of legal plays, 500 a page.
     for _ in 0..1000 {
-        let mut req = pb::GetHintsRequest::default();
-        req.game_id = game_id.into();
-        req.limit = 500;
-        req.page_token = page_token;
+        let req = pb::GetHintsRequest {
+            game_id: game_id.into(),
+            limit: 500,
+            page_token,
+            ..Default::default()
+        };
         let page = c
             .get_hints(authed(req, token))
             .await

@@ -105,7 +105,6 @@ async fn service_plays(
             page_token: token.clone(),
             types: types.iter().map(|t| t.to_string()).collect(),
             suggest: false,
-            ..Default::default()
         };
         let page = c
             .get_hints(authed(req, &g.seat_tokens[0]))

@@ -70,7 +70,6 @@ async fn state(c: &mut Client, t: &Table, token: &str) -> pb::GameState {
     c.get_state(authed(
         pb::GetStateRequest {
             game_id: t.id.clone(),
-            ..Default::default()
         },
         token,
     ))
@@ -224,7 +223,6 @@ async fn hints(c: &mut Client, t: &Table, seat: u32) -> pb::GetHintsResponse {
     c.get_hints(authed(
         pb::GetHintsRequest {
             game_id: t.id.clone(),
-            ..Default::default()
         },
         &t.seats[seat as usize],
     ))
@@ -374,7 +372,6 @@ async fn whole_matches_over_the_wire_leak_no_hidden_card_and_replay_exactly() {
             .get_replay(authed(
                 pb::GetReplayRequest {
                     game_id: t.id.clone(),
-                    ..Default::default()
                 },
                 &t.spectator,
             ))
@@ -428,7 +425,6 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
         .get_state(authed(
             pb::GetStateRequest {
                 game_id: t.id.clone(),
-                ..Default::default()
             },
             &forged,
         ))
@@ -565,7 +561,6 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: t.id.clone(),
-                ..Default::default()
             },
             &t.spectator,
         ))
@@ -576,7 +571,6 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
         .leave_game(authed(
             pb::LeaveGameRequest {
                 game_id: t.id.clone(),
-                ..Default::default()
             },
             &t.seats[1],
         ))
@@ -590,7 +584,6 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: t.id.clone(),
-                ..Default::default()
             },
             &t.spectator,
         ))
@@ -711,7 +704,6 @@ async fn bot_seats_play_a_whole_match_with_one_player() {
         .get_replay(authed(
             pb::GetReplayRequest {
                 game_id: t.id.clone(),
-                ..Default::default()
             },
             &t.spectator,
         ))

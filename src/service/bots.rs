@@ -64,7 +64,8 @@ async fn play_deadline(games: &Games, id: &str) -> Result<(), ApiError> {
             return Ok(());
         };
         let timed_out = live.deadline_passed(now_ms());
-        if !timed_out && !(live.turn_is_away() && games.away_turns_immediate()) {
+        let away_now = live.turn_is_away() && games.away_turns_immediate();
+        if !(timed_out || away_now) {
             return Ok(());
         }
         if timed_out {
