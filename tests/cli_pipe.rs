@@ -11,7 +11,6 @@ use std::process::Command;
 use std::time::Duration;
 
 const SIGPIPE: i32 = 13;
-const ISSUE_HAND: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ BJ";
 
 /// Runs the binary with `args` and `stdin`, its stdout's read end closed before it writes.
 fn with_closed_stdout(args: &[&str], stdin: &str) {
@@ -42,30 +41,8 @@ fn every_tool_ends_quietly_on_a_closed_pipe() {
         (vec!["variants", "check", "--random", "1"], ""),
         (vec!["variants", "settle", "jj"], facts),
         (vec!["simulate", "--variant", "classic", "--deals", "1"], ""),
-        (
-            vec![
-                "rules",
-                "plays",
-                "--variant",
-                "qianbian",
-                "--hand",
-                ISSUE_HAND,
-            ],
-            "",
-        ),
-        (
-            vec![
-                "rules",
-                "plays",
-                "--variant",
-                "qianbian",
-                "--hand",
-                ISSUE_HAND,
-                "--limit",
-                "5",
-            ],
-            "",
-        ),
+        (cli_support::issue_plays(&[]), ""),
+        (cli_support::issue_plays(&["--limit", "5"]), ""),
         (
             vec!["rules", "classify", "--variant", "baibian", "7 7 7 7 BJ"],
             "",

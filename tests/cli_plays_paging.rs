@@ -2,25 +2,15 @@
 //! are exactly its full `rules plays --json` list (issue 14's 千變 hand with 24,205 leads), the
 //! counts agree with the full list, and bad paging input is a clear error (exit 2).
 
-use std::process::{Command, Output};
+pub mod cli_support;
+
+use std::process::Output;
 
 use serde_json::Value;
 
-const ISSUE_HAND: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ BJ";
-
+/// `rules plays` of the issue's hand with `extra`.
 fn plays(extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_shuangkou"))
-        .args([
-            "rules",
-            "plays",
-            "--variant",
-            "qianbian",
-            "--hand",
-            ISSUE_HAND,
-        ])
-        .args(extra)
-        .output()
-        .expect("the binary runs")
+    cli_support::run(&cli_support::issue_plays(extra), "", false)
 }
 
 fn reply(out: &Output) -> Value {

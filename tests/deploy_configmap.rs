@@ -12,7 +12,9 @@ pub mod deploy_support;
 
 use std::time::{Duration, Instant};
 
-use deploy_support::{ConfigMapDir, Game, Server, authed, create_game, repo_variant, temp_dir};
+use deploy_support::{
+    ConfigMapDir, Game, Server, authed, create_game, repo_variant, state_req, temp_dir, turn,
+};
 use shuangkou::service::pb;
 use shuangkou::service::pb::variant_admin_client::VariantAdminClient;
 use shuangkou::variants::content_hash;
@@ -40,52 +42,17 @@ async fn wait_version(server: &Server, game: &mut Game, id: &str, version: &str)
 
 /// The variant version `token`'s game is pinned to.
 async fn pinned_version(game: &mut Game, game_id: &str, token: &str) -> String {
-    game.get_state(authed(
-        token,
-        pb::GetStateRequest {
-            game_id: game_id.to_string(),
-            ..Default::default()
-        },
-    ))
-    .await
-    .expect("GetState")
-    .into_inner()
-    .variant_version
+    game.get_state(authed(token, state_req(game_id)))
+        .await
+        .expect("GetState")
+        .into_inner()
+        .variant_version
 }
 
 /// The seat to act in `created` plays its first hint; returns the new seq.
 async fn play_first_hint(game: &mut Game, created: &pb::CreateGameResponse) -> u64 {
-    let token0 = &created.seat_tokens[0];
-    let state = game
-        .get_state(authed(
-            token0,
-            pb::GetStateRequest {
-                game_id: created.game_id.clone(),
-                ..Default::default()
-            },
-        ))
-        .await
-        .expect("GetState")
-        .into_inner();
-    let turn = state.turn_seat.expect("a seat to act");
-    let player = state
-        .seats
-        .iter()
-        .find(|s| s.seat == turn)
-        .expect("the seat to act")
-        .player;
+    let (state, player, hints) = turn(game, created).await;
     let token = &created.seat_tokens[player as usize];
-    let hints = game
-        .get_hints(authed(
-            token,
-            pb::GetHintsRequest {
-                game_id: created.game_id.clone(),
-                ..Default::default()
-            },
-        ))
-        .await
-        .expect("GetHints")
-        .into_inner();
     let first = hints.plays.first().expect("a legal play");
     game.submit_play(authed(
         token,

@@ -6,7 +6,7 @@ pub mod deploy_support;
 
 use std::time::Duration;
 
-use deploy_support::{Server, create_game, temp_dir};
+use deploy_support::{Server, create_game, state_req, temp_dir};
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 
@@ -19,16 +19,10 @@ async fn state(
     id: &str,
     token: &str,
 ) -> pb::GetStateResponse {
-    game.get_state(authed(
-        token,
-        pb::GetStateRequest {
-            game_id: id.to_string(),
-            ..Default::default()
-        },
-    ))
-    .await
-    .expect("GetState (the game survives a restart)")
-    .into_inner()
+    game.get_state(authed(token, state_req(id)))
+        .await
+        .expect("GetState (the game survives a restart)")
+        .into_inner()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,9 @@ pub mod deploy_support;
 
 use std::time::{Duration, Instant};
 
-use deploy_support::{GAME_SERVICE, Game, Server, authed, create_game, health, temp_dir};
+use deploy_support::{
+    GAME_SERVICE, Game, Server, authed, create_game, health, state_req, temp_dir, turn, watch_req,
+};
 use shuangkou::service::pb;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
@@ -25,13 +27,7 @@ const DRAIN: Duration = Duration::from_secs(5);
 const MARGIN: Duration = Duration::from_secs(10);
 
 fn get_state(token: &str, game_id: &str) -> tonic::Request<pb::GetStateRequest> {
-    authed(
-        token,
-        pb::GetStateRequest {
-            game_id: game_id.to_string(),
-            ..Default::default()
-        },
-    )
+    authed(token, state_req(game_id))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -54,41 +50,12 @@ async fn sigterm_turns_health_not_serving_first_finishes_calls_and_exits_in_time
     let created = create_game(&mut game, "classic", 4).await;
     let token0 = created.seat_tokens[0].clone();
     let mut watch = game
-        .watch_game(authed(
-            &token0,
-            pb::WatchGameRequest {
-                game_id: created.game_id.clone(),
-                from_seq: 0,
-                cursor: String::new(),
-            },
-        ))
+        .watch_game(authed(&token0, watch_req(&created.game_id, 0)))
         .await
         .expect("WatchGame")
         .into_inner();
-    let state = game
-        .get_state(get_state(&token0, &created.game_id))
-        .await
-        .expect("GetState")
-        .into_inner();
-    let turn = state.turn_seat.expect("a seat to act");
-    let player = state
-        .seats
-        .iter()
-        .find(|s| s.seat == turn)
-        .expect("the seat to act")
-        .player;
+    let (_, player, hints) = turn(&mut game, &created).await;
     let token = created.seat_tokens[player as usize].clone();
-    let hints = game
-        .get_hints(authed(
-            &token,
-            pb::GetHintsRequest {
-                game_id: created.game_id.clone(),
-                ..Default::default()
-            },
-        ))
-        .await
-        .expect("GetHints")
-        .into_inner();
     let played = game
         .submit_play(authed(
             &token,

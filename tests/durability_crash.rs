@@ -149,13 +149,7 @@ async fn sigkill_loses_no_acknowledged_play() {
         let state = retry!(
             shared,
             "final GetState",
-            c.get_state(authed(
-                pb::GetStateRequest {
-                    game_id: t.game_id.clone(),
-                    ..Default::default()
-                },
-                &t.spectator
-            ))
+            c.get_state(authed(state_req(&t.game_id), &t.spectator))
         );
         assert_eq!(
             state.phase,
@@ -224,13 +218,7 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
         let state = retry!(
             shared,
             "GetState",
-            c.get_state(authed(
-                pb::GetStateRequest {
-                    game_id: game_id.clone(),
-                    ..Default::default()
-                },
-                &t.spectator
-            ))
+            c.get_state(authed(state_req(&game_id), &t.spectator))
         );
         let Some(player) = player_to_act(&state) else {
             shared.done.lock().unwrap().insert(game_id);
@@ -240,13 +228,7 @@ async fn play(c: &mut Client, t: &Table, rng: &mut Rand, shared: &Shared, seed: 
         let hints = retry!(
             shared,
             "GetHints",
-            c.get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: game_id.clone(),
-                    ..Default::default()
-                },
-                &token
-            ))
+            c.get_hints(authed(hints_req(&game_id), &token))
         );
         assert!(
             hints.your_turn,
@@ -311,13 +293,7 @@ async fn verify(
         let replay = retry!(
             shared,
             "GetReplay",
-            c.get_replay(authed(
-                pb::GetReplayRequest {
-                    game_id: t.game_id.clone(),
-                    ..Default::default()
-                },
-                ADMIN_KEY
-            ))
+            c.get_replay(authed(replay_req(&t.game_id), ADMIN_KEY))
         );
         for (i, a) in replay.actions.iter().enumerate() {
             assert_eq!(

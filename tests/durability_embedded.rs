@@ -11,7 +11,6 @@ pub mod durability_support;
 
 use durability_support::race::race_every_turn;
 use durability_support::*;
-use shuangkou::service::pb;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_plays_on_the_embedded_store_exactly_one_wins() {
@@ -28,13 +27,7 @@ async fn concurrent_plays_on_the_embedded_store_exactly_one_wins() {
     server.restart().await;
     let state = server
         .client()
-        .get_state(authed(
-            pb::GetStateRequest {
-                game_id: raced.game_id.clone(),
-                ..Default::default()
-            },
-            &raced.spectator,
-        ))
+        .get_state(authed(state_req(&raced.game_id), &raced.spectator))
         .await
         .expect("GetState after the restart")
         .into_inner();

@@ -43,7 +43,7 @@ use tonic_health::pb::health_check_response::ServingStatus;
 
 macro_rules! redis_or_skip {
     ($test:expr, $root:expr) => {
-        match RedisServer::start($test, $root) {
+        match RedisServer::start($test, $root.join("redis")) {
             Some(server) => server,
             None => return,
         }
@@ -62,14 +62,7 @@ async fn replicas(n: usize, redis: &RedisServer, root: &std::path::Path) -> Vec<
 /// A WatchGame stream from seq 0, collected until the server ends it (the match is over).
 fn watch(mut c: Client, game_id: String, token: String) -> JoinHandle<Vec<pb::GameEvent>> {
     tokio::spawn(async move {
-        let req = authed(
-            pb::WatchGameRequest {
-                game_id: game_id.clone(),
-                from_seq: 0,
-                cursor: String::new(),
-            },
-            &token,
-        );
+        let req = authed(watch_req(&game_id, 0), &token);
         let mut stream = match c.watch_game(req).await {
             Ok(s) => s.into_inner(),
             Err(s) => panic!("WatchGame {game_id}: {s:?}"),
@@ -157,19 +150,6 @@ fn check_replay(
     }
 }
 
-async fn replay_of(c: &mut Client, game_id: &str) -> pb::GetReplayResponse {
-    c.get_replay(authed(
-        pb::GetReplayRequest {
-            game_id: game_id.into(),
-            ..Default::default()
-        },
-        ADMIN_KEY,
-    ))
-    .await
-    .unwrap_or_else(|s| panic!("GetReplay {game_id}: {s:?}"))
-    .into_inner()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_replica_serves_any_request() {
     let seed = seed("any_replica_serves_any_request");
@@ -238,13 +218,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
     let mut acked = 0u64;
     loop {
         let state = pick(&mut rng)
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: t.game_id.clone(),
-                    ..Default::default()
-                },
-                &t.spectator,
-            ))
+            .get_state(authed(state_req(&t.game_id), &t.spectator))
             .await
             .unwrap_or_else(|s| panic!("{}", what(&format!("GetState: {s:?}"))))
             .into_inner();
@@ -259,13 +233,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
         };
         let token = t.seat_tokens[player as usize].clone();
         let hints = pick(&mut rng)
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: t.game_id.clone(),
-                    ..Default::default()
-                },
-                &token,
-            ))
+            .get_hints(authed(hints_req(&t.game_id), &token))
             .await
             .unwrap_or_else(|s| panic!("{}", what(&format!("GetHints: {s:?}"))))
             .into_inner();
@@ -311,7 +279,7 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
         .unwrap_or_else(|e| panic!("{}", what(&format!("watcher: {e}"))));
     let mut replays = Vec::new();
     for c in &clients {
-        replays.push(replay_of(&mut c.clone(), &t.game_id).await);
+        replays.push(get_replay(&mut c.clone(), &t.game_id, ADMIN_KEY).await);
     }
     check_replay(&replays[0], &acks, &what("replay"));
     assert!(
@@ -386,7 +354,7 @@ async fn killed_replica_mid_game() {
         .expect("watcher ends")
         .expect("watcher");
     let mut c1 = clients[1].clone();
-    let replay = replay_of(&mut c1, &t.game_id).await;
+    let replay = get_replay(&mut c1, &t.game_id, ADMIN_KEY).await;
     check_replay(&replay, &acks, &what("replay on the surviving replica"));
     let full = full_stream(&c1, &t).await;
     check_stream(
@@ -400,7 +368,7 @@ async fn killed_replica_mid_game() {
     servers[0].restart().await;
     let mut c0 = servers[0].client();
     assert_eq!(
-        replay_of(&mut c0, &t.game_id).await,
+        get_replay(&mut c0, &t.game_id, ADMIN_KEY).await,
         replay,
         "{}",
         what("restarted replica's replay")
@@ -448,24 +416,14 @@ async fn failover_player(
         }};
     }
     loop {
-        let state = call!("GetState", |c| c.get_state(authed(
-            pb::GetStateRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            &t.spectator
-        )));
+        let state = call!("GetState", |c| c
+            .get_state(authed(state_req(&t.game_id), &t.spectator)));
         let Some(player) = player_to_act(&state) else {
             return (acks, switched);
         };
         let token = t.seat_tokens[player as usize].clone();
-        let hints = call!("GetHints", |c| c.get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            &token
-        )));
+        let hints = call!("GetHints", |c| c
+            .get_hints(authed(hints_req(&t.game_id), &token)));
         let req = choose(
             rng,
             &t.game_id,
@@ -500,26 +458,14 @@ async fn readiness_follows_the_store() {
     // The play to try while Redis is down, chosen while it is up.
     let t = Table::from_response(&created);
     let state = c
-        .get_state(authed(
-            pb::GetStateRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            &t.spectator,
-        ))
+        .get_state(authed(state_req(&t.game_id), &t.spectator))
         .await
         .expect("state while Redis is up")
         .into_inner();
     let player = player_to_act(&state).expect("playing");
     let token = &t.seat_tokens[player as usize];
     let hints = c
-        .get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            token,
-        ))
+        .get_hints(authed(hints_req(&t.game_id), token))
         .await
         .expect("hints while Redis is up")
         .into_inner();
@@ -561,13 +507,7 @@ async fn readiness_follows_the_store() {
     // A read either serves the cached game, unchanged by the refused play, or fails for the
     // same reason.
     match c
-        .get_state(authed(
-            pb::GetStateRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            &t.spectator,
-        ))
+        .get_state(authed(state_req(&t.game_id), &t.spectator))
         .await
     {
         Ok(r) => assert_eq!(

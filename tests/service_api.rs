@@ -272,10 +272,7 @@ async fn game_over_after_the_match_ends() {
     let leaver = (p + 1) % 4;
     let r = c
         .leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
+            leave_req(&g.game_id),
             &g.seat_tokens[leaver as usize],
         ))
         .await
@@ -290,26 +287,12 @@ async fn game_over_after_the_match_ends() {
         "GAME_OVER",
     );
     expect_reject(
-        c.get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            token,
-        ))
-        .await,
+        c.get_hints(authed(hints_req(&g.game_id), token)).await,
         Code::FailedPrecondition,
         "GAME_OVER",
     );
     expect_reject(
-        c.leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            token,
-        ))
-        .await,
+        c.leave_game(authed(leave_req(&g.game_id), token)).await,
         Code::FailedPrecondition,
         "GAME_OVER",
     );
@@ -340,26 +323,14 @@ async fn stale_seq_is_aborted_with_the_current_seq() {
 async fn no_such_game_is_not_found() {
     let mut c = shared_client().await;
     expect_reject(
-        c.get_state(authed(
-            pb::GetStateRequest {
-                game_id: "0123456789abcdef01234567".into(),
-                ..Default::default()
-            },
-            ADMIN_KEY,
-        ))
-        .await,
+        c.get_state(authed(state_req("0123456789abcdef01234567"), ADMIN_KEY))
+            .await,
         Code::NotFound,
         "NO_SUCH_GAME",
     );
     expect_reject(
-        c.get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: "0123456789abcdef01234567".into(),
-                ..Default::default()
-            },
-            "",
-        ))
-        .await,
+        c.get_replay(authed(replay_req("0123456789abcdef01234567"), ""))
+            .await,
         Code::NotFound,
         "NO_SUCH_GAME",
     );
@@ -369,26 +340,19 @@ async fn no_such_game_is_not_found() {
 async fn replay_is_game_in_progress_until_the_match_ends() {
     let mut c = shared_client().await;
     let g = new_game(&mut c, "classic", 106).await;
-    let req = || pb::GetReplayRequest {
-        game_id: g.game_id.clone(),
-        ..Default::default()
-    };
     expect_reject(
-        c.get_replay(authed(req(), "")).await,
+        c.get_replay(authed(replay_req(&g.game_id), "")).await,
         Code::FailedPrecondition,
         "GAME_IN_PROGRESS",
     );
     expect_reject(
-        c.get_replay(authed(req(), &g.seat_tokens[0])).await,
+        c.get_replay(authed(replay_req(&g.game_id), &g.seat_tokens[0]))
+            .await,
         Code::FailedPrecondition,
         "GAME_IN_PROGRESS",
     );
     // The admin may read it at any time.
-    let r = c
-        .get_replay(authed(req(), ADMIN_KEY))
-        .await
-        .expect("admin replay")
-        .into_inner();
+    let r = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     assert_eq!(r.seed, game_seed(106));
 }
 
@@ -413,13 +377,7 @@ async fn open_mode_and_the_games_limit() {
         (st, p)
     };
     let r = c
-        .leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: a.game_id.clone(),
-                ..Default::default()
-            },
-            &a.seat_tokens[p as usize],
-        ))
+        .leave_game(authed(leave_req(&a.game_id), &a.seat_tokens[p as usize]))
         .await
         .expect("leave")
         .into_inner();
@@ -465,51 +423,22 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
     );
     let gid = || g.game_id.clone();
     expect_reject(
-        c.get_state(authed(
-            pb::GetStateRequest {
-                game_id: gid(),
-                ..Default::default()
-            },
-            foreign,
-        ))
-        .await,
+        c.get_state(authed(state_req(&gid()), foreign)).await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: gid(),
-                ..Default::default()
-            },
-            foreign,
-        ))
-        .await,
+        c.get_hints(authed(hints_req(&gid()), foreign)).await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: gid(),
-                ..Default::default()
-            },
-            foreign,
-        ))
-        .await,
+        c.leave_game(authed(leave_req(&gid()), foreign)).await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.watch_game(authed(
-            pb::WatchGameRequest {
-                game_id: gid(),
-                from_seq: 0,
-                cursor: String::new(),
-            },
-            foreign,
-        ))
-        .await,
+        c.watch_game(authed(watch_req(&gid(), 0), foreign)).await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -523,26 +452,12 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: gid(),
-                ..Default::default()
-            },
-            spec,
-        ))
-        .await,
+        c.get_hints(authed(hints_req(&gid()), spec)).await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
     expect_reject(
-        c.leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: gid(),
-                ..Default::default()
-            },
-            spec,
-        ))
-        .await,
+        c.leave_game(authed(leave_req(&gid()), spec)).await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -573,14 +488,7 @@ async fn missing_or_invalid_tokens_are_unauthenticated_and_told_apart() {
             false => "INVALID_TOKEN",
         };
         let s = expect_reject(
-            c.get_state(authed(
-                pb::GetStateRequest {
-                    game_id: g.game_id.clone(),
-                    ..Default::default()
-                },
-                token,
-            ))
-            .await,
+            c.get_state(authed(state_req(&g.game_id), token)).await,
             Code::Unauthenticated,
             reason,
         );
@@ -595,14 +503,8 @@ async fn missing_or_invalid_tokens_are_unauthenticated_and_told_apart() {
         );
         // An unknown game is NOT_FOUND whatever the credential.
         expect_reject(
-            c.get_state(authed(
-                pb::GetStateRequest {
-                    game_id: "0123456789abcdef01234567".into(),
-                    ..Default::default()
-                },
-                token,
-            ))
-            .await,
+            c.get_state(authed(state_req("0123456789abcdef01234567"), token))
+                .await,
             Code::NotFound,
             "NO_SUCH_GAME",
         );
@@ -612,14 +514,8 @@ async fn missing_or_invalid_tokens_are_unauthenticated_and_told_apart() {
     let last = wrong_secret.pop().expect("a token");
     wrong_secret.push(if last == '0' { '1' } else { '0' });
     expect_reject(
-        c.get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            &wrong_secret,
-        ))
-        .await,
+        c.get_hints(authed(hints_req(&g.game_id), &wrong_secret))
+            .await,
         Code::Unauthenticated,
         "INVALID_TOKEN",
     );
@@ -670,14 +566,8 @@ async fn creating_games_needs_a_platform_key_when_keys_are_configured() {
     );
     // A platform key does not act in games.
     expect_reject(
-        c.get_state(authed(
-            pb::GetStateRequest {
-                game_id: made.game_id.clone(),
-                ..Default::default()
-            },
-            ACME_KEY,
-        ))
-        .await,
+        c.get_state(authed(state_req(&made.game_id), ACME_KEY))
+            .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -743,25 +633,23 @@ async fn games_of_one_platform_are_invisible_to_another() {
             .all(|t| !acme.seat_tokens.contains(t))
     );
 
-    let replay = |id: &str| pb::GetReplayRequest {
-        game_id: id.into(),
-        ..Default::default()
-    };
     let unknown = "00aa00aa00aa00aa00aa00aa";
     // In progress: the owner hears GAME_IN_PROGRESS; the other platform hears exactly what it
     // hears for a game that does not exist.
     expect_reject(
-        c.get_replay(authed(replay(&acme.game_id), ACME_KEY)).await,
+        c.get_replay(authed(replay_req(&acme.game_id), ACME_KEY))
+            .await,
         Code::FailedPrecondition,
         "GAME_IN_PROGRESS",
     );
     expect_reject(
-        c.get_replay(authed(replay(&acme.game_id), OTHER_KEY)).await,
+        c.get_replay(authed(replay_req(&acme.game_id), OTHER_KEY))
+            .await,
         Code::NotFound,
         "NO_SUCH_GAME",
     );
     expect_reject(
-        c.get_replay(authed(replay(unknown), OTHER_KEY)).await,
+        c.get_replay(authed(replay_req(unknown), OTHER_KEY)).await,
         Code::NotFound,
         "NO_SUCH_GAME",
     );
@@ -775,14 +663,7 @@ async fn games_of_one_platform_are_invisible_to_another() {
         (unknown, Code::NotFound, "NO_SUCH_GAME"),
     ] {
         expect_reject(
-            c.get_state(authed(
-                pb::GetStateRequest {
-                    game_id: id.into(),
-                    ..Default::default()
-                },
-                OTHER_KEY,
-            ))
-            .await,
+            c.get_state(authed(state_req(id), OTHER_KEY)).await,
             code,
             reason,
         );
@@ -791,35 +672,23 @@ async fn games_of_one_platform_are_invisible_to_another() {
     let st = state(&mut c, &acme.game_id, &acme.seat_tokens[0]).await;
     let p = turn_player(&st);
     c.leave_game(authed(
-        pb::LeaveGameRequest {
-            game_id: acme.game_id.clone(),
-            ..Default::default()
-        },
+        leave_req(&acme.game_id),
         &acme.seat_tokens[p as usize],
     ))
     .await
     .expect("leave");
-    let r = c
-        .get_replay(authed(replay(&acme.game_id), ACME_KEY))
-        .await
-        .expect("owner's replay")
-        .into_inner();
+    let r = get_replay(&mut c, &acme.game_id, ACME_KEY).await;
     assert_eq!(r.actions.len(), 1);
     expect_reject(
-        c.get_replay(authed(replay(&acme.game_id), OTHER_KEY)).await,
+        c.get_replay(authed(replay_req(&acme.game_id), OTHER_KEY))
+            .await,
         Code::NotFound,
         "NO_SUCH_GAME",
     );
     // The other platform's tokens do not open acme's game either.
     expect_reject(
-        c.get_state(authed(
-            pb::GetStateRequest {
-                game_id: acme.game_id.clone(),
-                ..Default::default()
-            },
-            &other.seat_tokens[0],
-        ))
-        .await,
+        c.get_state(authed(state_req(&acme.game_id), &other.seat_tokens[0]))
+            .await,
         Code::PermissionDenied,
         "PERMISSION_DENIED_TOKEN",
     );
@@ -905,17 +774,7 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
         .into_inner();
     assert_eq!(again, first);
     assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            ADMIN_KEY,
-        ))
-        .await
-        .expect("admin replay")
-        .into_inner();
+    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     assert_eq!(replay.actions.len() as u64, passed.seq);
 }
 
@@ -1068,20 +927,7 @@ async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
         pass_prob: 0.3,
         stop_at_seq: Some(40),
     };
-    let players: Vec<_> = g
-        .seat_tokens
-        .iter()
-        .enumerate()
-        .map(|(p, t)| {
-            tokio::spawn(play_as(
-                addr,
-                g.game_id.clone(),
-                p as u32,
-                t.clone(),
-                policy,
-            ))
-        })
-        .collect();
+    let players = spawn_players(addr, &g, policy);
     let token = g.seat_tokens[1].clone();
     let watch = |from_seq: u64| {
         let (addr, game_id, token) = (addr, g.game_id.clone(), token.clone());
@@ -1399,10 +1245,7 @@ async fn deal_results_carry_by_player_scores_and_places() {
         .player;
     let r = c
         .leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
+            leave_req(&g.game_id),
             &g.seat_tokens[leaver as usize],
         ))
         .await
@@ -1560,15 +1403,9 @@ async fn list_games_shows_a_platform_only_its_own_games() {
     let all: Vec<_> = acme.iter().chain(&other).cloned().collect();
     assert_eq!(listed(&mut c, ADMIN_KEY, 3).await, ids(&all));
     // A finished game is not listed.
-    c.leave_game(authed(
-        pb::LeaveGameRequest {
-            game_id: acme[0].game_id.clone(),
-            ..Default::default()
-        },
-        &acme[0].seat_tokens[0],
-    ))
-    .await
-    .expect("leave");
+    c.leave_game(authed(leave_req(&acme[0].game_id), &acme[0].seat_tokens[0]))
+        .await
+        .expect("leave");
     assert_eq!(listed(&mut c, ACME_KEY, 50).await, ids(&acme[1..]));
     let page = c
         .list_games(authed(pb::ListGamesRequest::default(), OTHER_KEY))
@@ -1665,17 +1502,7 @@ async fn abort_game_is_admin_only_and_the_abort_replays() {
         Code::FailedPrecondition,
         "GAME_OVER",
     );
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            "",
-        ))
-        .await
-        .expect("the replay of an aborted match")
-        .into_inner();
+    let replay = get_replay(&mut c, &g.game_id, "").await;
     let last = replay.actions.last().expect("actions");
     assert_eq!(
         (last.kind.as_str(), last.reason.as_str()),

@@ -19,19 +19,6 @@ use tonic::Code;
 
 type Client = pb::game_engine_client::GameEngineClient<tonic::transport::Channel>;
 
-async fn replay(c: &mut Client, game_id: &str, token: &str) -> pb::GetReplayResponse {
-    c.get_replay(authed(
-        pb::GetReplayRequest {
-            game_id: game_id.into(),
-            ..Default::default()
-        },
-        token,
-    ))
-    .await
-    .expect("GetReplay")
-    .into_inner()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_revealed_seed_hashes_to_the_commitment() {
     let mut c = shared_client().await;
@@ -40,7 +27,7 @@ async fn the_revealed_seed_hashes_to_the_commitment() {
     let b = create(&mut c, ADMIN_KEY, create_req("classic", 1, None)).await;
     assert_ne!(a.seed_commitment, b.seed_commitment, "two draws, two seeds");
     for g in [&a, &b] {
-        let r = replay(&mut c, &g.game_id, ADMIN_KEY).await;
+        let r = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
         let seed = hex::decode(&r.seed).expect("a hex seed");
         assert_eq!(seed.len(), 32, "a 32-byte seed");
         assert_eq!(hex::encode(Sha256::digest(&seed)), g.seed_commitment);
@@ -113,7 +100,7 @@ async fn leave_racing_a_play_is_ordered_one_way_or_the_other() {
         let end = state(&mut c, &g.game_id, ADMIN_KEY).await;
         assert_eq!(end.phase, pb::Phase::Finished as i32, "{why}");
         assert_eq!(end.seq, left, "{why}");
-        let r = replay(&mut c, &g.game_id, ADMIN_KEY).await;
+        let r = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
         assert_eq!(r.actions.len() as u64, left, "{why}");
         assert_eq!(r.actions.last().map(|a| a.kind.as_str()), Some("leave"));
         rebuild(&r).unwrap_or_else(|e| panic!("{why}: {e}"));
@@ -178,7 +165,7 @@ async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
         },
     )
     .await;
-    let r = replay(&mut c, &g.game_id, ADMIN_KEY).await;
+    let r = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let first = &r.actions[st.seq as usize];
     match played {
         Ok(resp) => {

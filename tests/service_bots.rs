@@ -117,17 +117,7 @@ async fn a_match_with_three_bot_seats_is_played_by_the_server() {
     let end = state(&mut c, &g.game_id, &g.spectator_token).await;
     assert_eq!(end.phase, pb::Phase::Finished as i32, "the match ended");
 
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            ADMIN_KEY,
-        ))
-        .await
-        .expect("GetReplay")
-        .into_inner();
+    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let checked = check_bot_plays(&replay, &g.seed_commitment, &bots);
     assert!(
         checked > person.submits.len(),
@@ -161,17 +151,7 @@ async fn a_table_of_bots_only_plays_itself_to_the_end() {
         tokio::time::sleep(Duration::from_millis(200)).await;
         st = state(&mut c, &g.game_id, &g.spectator_token).await;
     }
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            ADMIN_KEY,
-        ))
-        .await
-        .expect("GetReplay")
-        .into_inner();
+    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let checked = check_bot_plays(&replay, &g.seed_commitment, &bots);
     assert_eq!(checked as u64, st.seq, "every action is a bot's decision");
 }
@@ -213,23 +193,6 @@ async fn bot_seats_are_validated() {
     assert!(g.seat_tokens[1].is_empty() && !g.seat_tokens[0].is_empty());
 }
 
-/// The replay of a finished game (admin).
-async fn replay_of(
-    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
-    game_id: &str,
-) -> pb::GetReplayResponse {
-    c.get_replay(authed(
-        pb::GetReplayRequest {
-            game_id: game_id.into(),
-            ..Default::default()
-        },
-        ADMIN_KEY,
-    ))
-    .await
-    .expect("GetReplay")
-    .into_inner()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
     let seed = test_seed(17);
@@ -261,15 +224,12 @@ async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
     // End the match (an escape) and check the log: an automatic play of the cards the auto bot
     // (heuristic) chooses from the leader's view, and the replay verifies.
     c.leave_game(authed(
-        pb::LeaveGameRequest {
-            game_id: g.game_id.clone(),
-            ..Default::default()
-        },
+        leave_req(&g.game_id),
         &g.seat_tokens[turn_player(&after) as usize],
     ))
     .await
     .expect("LeaveGame");
-    let replay = replay_of(&mut c, &g.game_id).await;
+    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     assert_eq!(replay.actions[0].kind, "auto");
     assert!(!replay.actions[0].cards.is_empty(), "a lead, not a pass");
     let rebuilt = rebuild(&replay).expect("the replay verifies");

@@ -128,11 +128,7 @@ async fn grpc_web_over_http1_on_the_grpc_port() {
     let (headers, messages, trailers) = grpc_web_call(
         addr,
         "/shuangkou.v1.GameEngine/GetState",
-        &pb::GetStateRequest {
-            game_id: "feedfeedfeedfeedfeedfeed".into(),
-            ..Default::default()
-        }
-        .encode_to_vec(),
+        &state_req("feedfeedfeedfeedfeedfeed").encode_to_vec(),
         "",
     )
     .await;
@@ -156,12 +152,7 @@ async fn grpc_web_streams_watch_game_live() {
     let mut c = GameEngineClient::new(channel(addr).await);
     let g = create(&mut c, ADMIN_KEY, create_req("erren", 1, Some(seed))).await;
     let web = tokio::spawn({
-        let request = pb::WatchGameRequest {
-            game_id: g.game_id.clone(),
-            from_seq: 0,
-            cursor: String::new(),
-        }
-        .encode_to_vec();
+        let request = watch_req(&g.game_id, 0).encode_to_vec();
         let token = g.spectator_token.clone();
         async move { grpc_web_call(addr, "/shuangkou.v1.GameEngine/WatchGame", &request, &token).await }
     });
@@ -337,16 +328,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
             tokio::spawn(async move {
                 let mut c = GameEngineClient::new(channel(addr).await);
                 loop {
-                    let Ok(st) = c
-                        .get_state(authed(
-                            pb::GetStateRequest {
-                                game_id: game_id.clone(),
-                                ..Default::default()
-                            },
-                            &token,
-                        ))
-                        .await
-                    else {
+                    let Ok(st) = c.get_state(authed(state_req(&game_id), &token)).await else {
                         return;
                     };
                     let st = st.into_inner();
@@ -354,16 +336,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
                         tokio::time::sleep(Duration::from_millis(2)).await;
                         continue;
                     }
-                    let Ok(h) = c
-                        .get_hints(authed(
-                            pb::GetHintsRequest {
-                                game_id: game_id.clone(),
-                                ..Default::default()
-                            },
-                            &token,
-                        ))
-                        .await
-                    else {
+                    let Ok(h) = c.get_hints(authed(hints_req(&game_id), &token)).await else {
                         return;
                     };
                     let h = h.into_inner();
@@ -385,14 +358,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
         .collect();
     // A watcher, open through the shutdown.
     let mut watch = GameEngineClient::new(channel(addr).await)
-        .watch_game(authed(
-            pb::WatchGameRequest {
-                game_id: g.game_id.clone(),
-                from_seq: 0,
-                cursor: String::new(),
-            },
-            &g.spectator_token,
-        ))
+        .watch_game(authed(watch_req(&g.game_id, 0), &g.spectator_token))
         .await
         .expect("watch")
         .into_inner();
@@ -507,17 +473,7 @@ async fn graceful_shutdown_during_play_loses_no_acknowledged_play() {
     play_match(server.addr, &g, policy, Duration::from_secs(120))
         .await
         .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            "",
-        ))
-        .await
-        .expect("replay")
-        .into_inner();
+    let replay = get_replay(&mut c, &g.game_id, "").await;
     for r in &acked {
         let a = &replay.actions[r.seq as usize - 1];
         match &r.play {

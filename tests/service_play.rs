@@ -213,13 +213,7 @@ async fn full_match(variant: &'static str, seed: u64) -> Result<String, String> 
 
     // The core's re-execution of the log (anyone holding the game id may fetch the replay).
     let replay = client
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: created.game_id.clone(),
-                ..Default::default()
-            },
-            "",
-        ))
+        .get_replay(authed(replay_req(&created.game_id), ""))
         .await
         .map_err(|s| format!("GetReplay after the match: {s:?}"))?
         .into_inner();
@@ -313,20 +307,7 @@ async fn a_match_ended_by_leaving_replays_exactly() {
         pass_prob: 0.3,
         stop_at_seq: Some(9),
     };
-    let players: Vec<_> = created
-        .seat_tokens
-        .iter()
-        .enumerate()
-        .map(|(p, t)| {
-            tokio::spawn(play_as(
-                addr,
-                created.game_id.clone(),
-                p as u32,
-                t.clone(),
-                policy,
-            ))
-        })
-        .collect();
+    let players = spawn_players(addr, &created, policy);
     // Wait until the players stopped at seq 9, then player 2 leaves.
     let token = &created.seat_tokens[2];
     let st = poll_until(
@@ -338,13 +319,7 @@ async fn a_match_ended_by_leaving_replays_exactly() {
     .await;
     assert_eq!(st.seq, 9, "seed {seed}");
     let left = client
-        .leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: created.game_id.clone(),
-                ..Default::default()
-            },
-            token,
-        ))
+        .leave_game(authed(leave_req(&created.game_id), token))
         .await
         .expect("LeaveGame")
         .into_inner();
@@ -357,17 +332,7 @@ async fn a_match_ended_by_leaving_replays_exactly() {
     }
     let fin = state(&mut client, &created.game_id, token).await;
     assert_eq!(fin.phase, pb::Phase::Finished as i32);
-    let replay = client
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: created.game_id.clone(),
-                ..Default::default()
-            },
-            "",
-        ))
-        .await
-        .expect("GetReplay")
-        .into_inner();
+    let replay = get_replay(&mut client, &created.game_id, "").await;
     assert_eq!(
         replay.deals, 2,
         "the replay gives the deals the match was created with"

@@ -23,8 +23,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use common::{
-    ADMIN_KEY, TestServer, authed, channel, config, create, create_req, expect_reject, hints,
-    keyed, play_req, state, test_seed, turn_player, within,
+    ADMIN_KEY, TestServer, authed, channel, config, create, create_req, expect_reject, get_replay,
+    hints, keyed, play_req, state, test_seed, turn_player, within,
 };
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
@@ -493,7 +493,8 @@ async fn streams_per_token_are_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_on_one_redis_decide_the_expiry_once() {
     let root = durability_support::temp_dir("presence_redis");
-    let Some(redis) = durability_support::RedisServer::start("presence_redis", &root) else {
+    let Some(redis) = durability_support::RedisServer::start("presence_redis", root.join("redis"))
+    else {
         return;
     };
     let seed = test_seed(1406);
@@ -527,17 +528,7 @@ async fn two_replicas_on_one_redis_decide_the_expiry_once() {
     on_a.until(window, "escape on A", escaped).await;
     on_b.until(Duration::from_secs(5), "escape on B", escaped)
         .await;
-    let replay = cb
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            ADMIN_KEY,
-        ))
-        .await
-        .expect("GetReplay")
-        .into_inner();
+    let replay = get_replay(&mut cb, &g.game_id, ADMIN_KEY).await;
     let kinds: Vec<&str> = replay.actions.iter().map(|a| a.kind.as_str()).collect();
     let count = |k: &str| kinds.iter().filter(|x| **x == k).count();
     assert_eq!(count("disconnect"), 1, "{kinds:?}");

@@ -318,15 +318,9 @@ async fn drive(reason: Reason) {
         }
         Reason::GameInProgress => {
             let (g, _, _) = game(&mut c, 910).await;
-            c.get_replay(authed(
-                pb::GetReplayRequest {
-                    game_id: g.game_id.clone(),
-                    ..Default::default()
-                },
-                &g.seat_tokens[0],
-            ))
-            .await
-            .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+            c.get_replay(authed(replay_req(&g.game_id), &g.seat_tokens[0]))
+                .await
+                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
         }
         Reason::StaleSeq => {
             let (g, st, p) = game(&mut c, 911).await;
@@ -335,10 +329,7 @@ async fn drive(reason: Reason) {
             submit(&mut c, t, play_req(&g.game_id, p, &h.plays[0], st.seq + 7)).await
         }
         Reason::NoSuchGame => {
-            let req = pb::GetStateRequest {
-                game_id: "0123456789abcdef01234567".into(),
-                ..Default::default()
-            };
+            let req = state_req("0123456789abcdef01234567");
             c.get_state(authed(req, ADMIN_KEY))
                 .await
                 .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
@@ -346,10 +337,7 @@ async fn drive(reason: Reason) {
         Reason::Unauthenticated => {
             // No credential at all.
             let (g, _, _) = game(&mut c, 912).await;
-            let req = pb::GetStateRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            };
+            let req = state_req(&g.game_id);
             c.get_state(authed(req, ""))
                 .await
                 .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
@@ -357,10 +345,7 @@ async fn drive(reason: Reason) {
         Reason::InvalidToken => {
             // A credential that is neither a key nor a game token.
             let (g, _, _) = game(&mut c, 914).await;
-            let req = pb::GetStateRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            };
+            let req = state_req(&g.game_id);
             c.get_state(authed(req, "not-a-token"))
                 .await
                 .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
@@ -480,11 +465,7 @@ async fn drive(reason: Reason) {
         Reason::CursorOutOfRange => {
             // WatchGame from a seq the game has not reached.
             let (g, st, _) = game(&mut c, 923).await;
-            let req = pb::WatchGameRequest {
-                game_id: g.game_id.clone(),
-                from_seq: st.seq + 5,
-                cursor: String::new(),
-            };
+            let req = watch_req(&g.game_id, st.seq + 5);
             c.watch_game(authed(req, &g.spectator_token))
                 .await
                 .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))

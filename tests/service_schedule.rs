@@ -46,25 +46,12 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
     // End the match (an escape) and replay it independently: with the replay's created_at and
     // turn_ms, the deadlines and the 托管 action reproduce every state hash.
     c.leave_game(authed(
-        pb::LeaveGameRequest {
-            game_id: g.game_id.clone(),
-            ..Default::default()
-        },
+        leave_req(&g.game_id),
         &g.seat_tokens[turn_player(&after) as usize],
     ))
     .await
     .expect("LeaveGame");
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            ADMIN_KEY,
-        ))
-        .await
-        .expect("GetReplay")
-        .into_inner();
+    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     assert_eq!(replay.turn_ms, 5_000);
     assert!(replay.created_at > 0);
     assert_eq!(replay.actions[0].kind, "auto");
@@ -94,27 +81,14 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
     let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let leaver = (turn_player(&st) + 1) % 4;
     c.leave_game(authed(
-        pb::LeaveGameRequest {
-            game_id: g.game_id.clone(),
-            ..Default::default()
-        },
+        leave_req(&g.game_id),
         &g.seat_tokens[leaver as usize],
     ))
     .await
     .expect("LeaveGame");
     let before = state(&mut c, &g.game_id, &g.spectator_token).await;
     assert_eq!(before.phase, pb::Phase::Finished as i32);
-    let replay_before = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            &g.spectator_token,
-        ))
-        .await
-        .expect("GetReplay")
-        .into_inner();
+    let replay_before = get_replay(&mut c, &g.game_id, &g.spectator_token).await;
 
     // The finished game leaves the cache; the running one stays.
     poll_until(
@@ -130,17 +104,7 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
     // Reading it again rebuilds it from the store, identical.
     let again = state(&mut c, &g.game_id, &g.spectator_token).await;
     assert_eq!(again, before);
-    let replay_again = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: g.game_id.clone(),
-                ..Default::default()
-            },
-            &g.spectator_token,
-        ))
-        .await
-        .expect("GetReplay after eviction")
-        .into_inner();
+    let replay_again = get_replay(&mut c, &g.game_id, &g.spectator_token).await;
     assert_eq!(replay_again, replay_before);
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);

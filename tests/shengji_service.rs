@@ -43,6 +43,16 @@ struct Table {
     spectator: String,
 }
 
+impl From<pb::CreateGameResponse> for Table {
+    fn from(r: pb::CreateGameResponse) -> Table {
+        Table {
+            id: r.game_id,
+            seats: r.seat_tokens,
+            spectator: r.spectator_token,
+        }
+    }
+}
+
 async fn create(c: &mut Client, seed: u64, options: &[(&str, &str)]) -> Table {
     let req = pb::CreateGameRequest {
         seed: game_seed(seed),
@@ -59,11 +69,17 @@ async fn create(c: &mut Client, seed: u64, options: &[(&str, &str)]) -> Table {
         .into_inner();
     assert_eq!(r.seat_tokens.len(), 4);
     assert_eq!(r.variant, "shengji");
-    Table {
-        id: r.game_id,
-        seats: r.seat_tokens,
-        spectator: r.spectator_token,
-    }
+    Table::from(r)
+}
+
+/// `GetReplay` of `t` with its spectator token.
+async fn get_replay(c: &mut Client, t: &Table) -> Result<pb::GetReplayResponse, Status> {
+    let req = pb::GetReplayRequest {
+        game_id: t.id.clone(),
+    };
+    c.get_replay(authed(req, &t.spectator))
+        .await
+        .map(|r| r.into_inner())
 }
 
 async fn state(c: &mut Client, t: &Table, token: &str) -> pb::GameState {
@@ -368,16 +384,9 @@ async fn whole_matches_over_the_wire_leak_no_hidden_card_and_replay_exactly() {
             48 * end.results.len(),
             "each seat saw its own 12 cards per deal"
         );
-        let replay = c
-            .get_replay(authed(
-                pb::GetReplayRequest {
-                    game_id: t.id.clone(),
-                },
-                &t.spectator,
-            ))
+        let replay = get_replay(&mut c, &t)
             .await
-            .expect("the replay of a finished match")
-            .into_inner();
+            .expect("the replay of a finished match");
         verify_replay(&replay, end.winner);
         // Nothing more is accepted.
         let e = submit(&mut c, &t, 0, 0, A::Deal(pb::Deal { count: 1 }))
@@ -557,15 +566,7 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
     .unwrap_err();
     assert_eq!(reason(&e), "NOT_YOUR_TURN");
     // The replay waits for the end (but the admin sees it); leaving ends the match.
-    let e = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: t.id.clone(),
-            },
-            &t.spectator,
-        ))
-        .await
-        .unwrap_err();
+    let e = get_replay(&mut c, &t).await.unwrap_err();
     assert_eq!(reason(&e), "GAME_IN_PROGRESS");
     let left = c
         .leave_game(authed(
@@ -580,16 +581,7 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
     assert!(left.finished);
     let end = state(&mut c, &t, &t.spectator).await;
     assert_eq!((end.left, end.winner), (Some(1), Some(0)));
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: t.id.clone(),
-            },
-            &t.spectator,
-        ))
-        .await
-        .unwrap()
-        .into_inner();
+    let replay = get_replay(&mut c, &t).await.unwrap();
     verify_replay(&replay, end.winner);
 }
 
@@ -627,16 +619,7 @@ async fn health_knows_the_second_game_and_a_restart_rebuilds_its_games() {
     server.app.take();
     drop(server);
     // The previous server may hold the store's lock for a moment.
-    let server = tokio::time::timeout(std::time::Duration::from_secs(60), async {
-        loop {
-            match TestServer::try_start(common::config(tweak)).await {
-                Ok(s) => return s,
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
-            }
-        }
-    })
-    .await
-    .expect("the server restarts");
+    let server = TestServer::restart(|| common::config(tweak)).await;
     let mut c = client(&server).await;
     let after = state(&mut c, &t, &t.seats[3]).await;
     assert_eq!(before, after, "the same game after the restart");
@@ -658,11 +641,7 @@ async fn bot_seats_play_a_whole_match_with_one_player() {
         .await
         .unwrap()
         .into_inner();
-    let t = Table {
-        id: r.game_id,
-        seats: r.seat_tokens,
-        spectator: r.spectator_token,
-    };
+    let t = Table::from(r);
     // A bot's seat cannot be played through its token.
     let e = submit(&mut c, &t, 2, 0, A::Deal(pb::Deal { count: 1 }))
         .await
@@ -700,16 +679,7 @@ async fn bot_seats_play_a_whole_match_with_one_player() {
     }
     let end = end.expect("the match ends");
     assert!(end.winner.is_some());
-    let replay = c
-        .get_replay(authed(
-            pb::GetReplayRequest {
-                game_id: t.id.clone(),
-            },
-            &t.spectator,
-        ))
-        .await
-        .unwrap()
-        .into_inner();
+    let replay = get_replay(&mut c, &t).await.unwrap();
     verify_replay(&replay, end.winner);
     assert!(
         replay

@@ -7,52 +7,24 @@
 mod store_contract;
 #[path = "store_contract/durable.rs"]
 mod store_contract_durable;
+#[path = "common/temp.rs"]
+pub mod temp;
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use shuangkou::store::embedded::{EmbeddedStore, FILE_NAME, Faults, IoStep, legacy};
 use shuangkou::store::{Appended, Created, Store};
 use store_contract::{Fixture, entry, pinned, record, script};
 use store_contract_durable::Durable;
-
-/// A fresh directory under Cargo's per-test temp dir (on the target disk, not tmpfs), removed
-/// when dropped (declare it before the store, so the store closes first).
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = PathBuf;
-    fn deref(&self) -> &PathBuf {
-        &self.0
-    }
-}
-
-impl AsRef<std::path::Path> for TempDir {
-    fn as_ref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use temp::TempDir;
 
 fn temp_dir(name: &str) -> TempDir {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "store-embedded-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    TempDir(dir)
+    TempDir::fresh("store-embedded", name)
 }
 
 /// The embedded store in a fresh directory.

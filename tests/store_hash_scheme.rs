@@ -21,13 +21,7 @@ use shuangkou::variants::registry::Registry;
 async fn state(server: &Server, t: &Table) -> pb::GetStateResponse {
     server
         .client()
-        .get_state(authed(
-            pb::GetStateRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            &t.spectator,
-        ))
+        .get_state(authed(state_req(&t.game_id), &t.spectator))
         .await
         .expect("GetState")
         .into_inner()
@@ -40,13 +34,7 @@ async fn play(server: &Server, t: &Table, rng: &mut Rand, rid: &str) -> u64 {
     let token = &t.seat_tokens[player as usize];
     let mut c = server.client();
     let hints = c
-        .get_hints(authed(
-            pb::GetHintsRequest {
-                game_id: t.game_id.clone(),
-                ..Default::default()
-            },
-            token,
-        ))
+        .get_hints(authed(hints_req(&t.game_id), token))
         .await
         .expect("GetHints")
         .into_inner();

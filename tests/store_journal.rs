@@ -2,30 +2,17 @@
 //! conversion of a data directory written by the redb layout, and a torn journal tail.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
+
+#[path = "common/temp.rs"]
+pub mod temp;
 
 use shuangkou::store::embedded::{EmbeddedStore, journal, legacy};
 use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store};
-
-/// A fresh directory under Cargo's per-test temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use temp::TempDir;
 
 fn temp_dir(name: &str) -> TempDir {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "store-journal-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    TempDir(dir)
+    TempDir::fresh("store-journal", name)
 }
 
 fn record(id: &str, rid: Option<&str>) -> GameRecord {
@@ -108,14 +95,14 @@ fn data_end(dir: &Path) -> u64 {
 async fn compaction_moves_finished_games_out_of_the_journal() {
     let dir = temp_dir("compact");
     let finished = |g: u64| g % 4 != 0;
-    let store = open(&dir.0).await;
+    let store = open(&dir).await;
     fill(&store, 200, 12, finished).await;
     let (_, archive_before) = embedded(&store).disk_usage().unwrap();
-    let before = data_end(&dir.0);
+    let before = data_end(&dir);
     embedded(&store).compact_now().await.unwrap();
     assert_eq!(embedded(&store).compactions(), 1);
     let (_, archive_after) = embedded(&store).disk_usage().unwrap();
-    let after = data_end(&dir.0);
+    let after = data_end(&dir);
     // 150 of 200 games finished: the journal keeps the 50 in progress and one small frame per
     // finished game; the finished games' logs moved to the archive.
     assert!(after * 2 < before, "journal {before} -> {after} bytes");
@@ -136,7 +123,7 @@ async fn compaction_moves_finished_games_out_of_the_journal() {
     );
     store.finish("late").await.unwrap();
     drop(store);
-    let store = open(&dir.0).await;
+    let store = open(&dir).await;
     check(&store, 200, 12, finished).await;
     assert_eq!(
         store.load("late").await.unwrap().unwrap().1,
@@ -151,14 +138,14 @@ async fn compaction_moves_finished_games_out_of_the_journal() {
 async fn a_torn_tail_is_cut_off_and_saved_aside() {
     let dir = temp_dir("torn");
     {
-        let store = open(&dir.0).await;
+        let store = open(&dir).await;
         fill(&store, 10, 3, |g| g == 0).await;
     }
-    let path = dir.0.join(journal::JOURNAL);
+    let path = dir.join(journal::JOURNAL);
     // The journal is written ahead with zeros: they are not a torn tail.
-    drop(open(&dir.0).await);
+    drop(open(&dir).await);
     let tails = || {
-        std::fs::read_dir(&dir.0)
+        std::fs::read_dir(&dir)
             .unwrap()
             .filter(|e| {
                 let name = e.as_ref().unwrap().file_name();
@@ -188,10 +175,10 @@ async fn a_torn_tail_is_cut_off_and_saved_aside() {
     std::os::unix::fs::FileExt::write_all_at(&file, &frame, end).unwrap();
     drop(file);
 
-    let store = open(&dir.0).await;
+    let store = open(&dir).await;
     check(&store, 10, 3, |g| g == 0).await;
     assert_eq!(std::fs::metadata(&path).unwrap().len(), end);
-    let aside = dir.0.join(format!("{}.tail-{end}", journal::JOURNAL));
+    let aside = dir.join(format!("{}.tail-{end}", journal::JOURNAL));
     assert!(std::fs::read(aside).unwrap().starts_with(&frame));
     assert_eq!(tails(), 1);
     // The log goes on from the last acknowledged entry.
@@ -250,15 +237,15 @@ fn write_redb_layout(dir: &Path, games: u64, plays: u64, finished: impl Fn(u64) 
 async fn a_redb_layout_directory_is_converted_once() {
     let dir = temp_dir("legacy");
     let finished = |g: u64| g % 3 == 0;
-    write_redb_layout(&dir.0, 30, 5, finished);
-    let store = open(&dir.0).await;
+    write_redb_layout(&dir, 30, 5, finished);
+    let store = open(&dir).await;
     check(&store, 30, 5, finished).await;
-    assert!(!dir.0.join(legacy::LEGACY_FILE).exists());
-    assert!(dir.0.join(legacy::MIGRATED_FILE).exists());
+    assert!(!dir.join(legacy::LEGACY_FILE).exists());
+    assert!(dir.join(legacy::MIGRATED_FILE).exists());
     // Games in progress go on; the converted store survives a reopen (no second conversion).
     assert_eq!(store.append("g1", &entry(6, "g1")).await, Ok(Appended::Ok));
     drop(store);
-    let store = open(&dir.0).await;
+    let store = open(&dir).await;
     let (_, log) = store.load("g1").await.unwrap().unwrap();
     assert_eq!(log.len(), 6);
     assert_eq!(store.unfinished().await.unwrap().len(), 20);

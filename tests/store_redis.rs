@@ -10,118 +10,40 @@
 
 #[macro_use]
 mod store_contract;
+#[path = "durability_support/redis.rs"]
+pub mod redis_server;
 #[path = "store_contract/durable.rs"]
 mod store_contract_durable;
 
-use std::collections::{BTreeMap, HashSet};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::collections::HashSet;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use redis_server::RedisServer;
 use shuangkou::store::{Appended, Created, Store};
-use store_contract::{Fixture, entry, pinned, record, script};
+use store_contract::{Fixture, entry, pinned, race_creates, race_for_every_seq, record, script};
 use store_contract_durable::Durable;
 
-/// A `redis-server` child process, killed when dropped.
-struct RedisServer {
-    child: Option<Child>,
-    port: u16,
-    dir: PathBuf,
+/// A fresh directory for the server of test `test`.
+fn redis_dir(test: &str) -> PathBuf {
+    static N: AtomicU64 = AtomicU64::new(0);
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "store-redis-{test}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
-fn redis_installed() -> bool {
-    Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+/// Stores on a test's server.
+trait StoreOn {
+    async fn open(&self, options: &str) -> Store;
+    /// A plain connection for inspecting keys.
+    async fn raw(&self) -> redis::aio::MultiplexedConnection;
 }
 
-fn redis_required() -> bool {
-    std::env::var("SHUANGKOU_REQUIRE_REDIS").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-impl RedisServer {
-    /// Starts a server, or returns `None` (after saying so) when the test must be skipped.
-    fn start(test: &str) -> Option<RedisServer> {
-        if !redis_installed() {
-            if redis_required() {
-                panic!("redis-server is not installed but SHUANGKOU_REQUIRE_REDIS is set");
-            }
-            // Written to the real stderr, past the test harness's output capture.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: redis-server is not installed (apt-get install redis-server); \
-                 set SHUANGKOU_REQUIRE_REDIS=1 to make this a failure"
-            );
-            return None;
-        }
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "store-redis-{test}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        let mut server = RedisServer {
-            child: None,
-            port,
-            dir,
-        };
-        server.launch();
-        Some(server)
-    }
-
-    fn launch(&mut self) {
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.answers_ping() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("redis-server on port {} did not start", self.port);
-    }
-
-    fn answers_ping(&self) -> bool {
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut buf = [0u8; 7];
-        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
+impl StoreOn for RedisServer {
     async fn open(&self, options: &str) -> Store {
         let spec = format!("{}{options}", self.url());
         match Store::open(&spec).await {
@@ -130,7 +52,6 @@ impl RedisServer {
         }
     }
 
-    /// A plain connection for inspecting keys.
     async fn raw(&self) -> redis::aio::MultiplexedConnection {
         redis::Client::open(self.url())
             .expect("client")
@@ -140,16 +61,9 @@ impl RedisServer {
     }
 }
 
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 macro_rules! redis_or_skip {
     ($test:expr) => {
-        match RedisServer::start($test) {
+        match RedisServer::start($test, redis_dir($test)) {
             Some(server) => server,
             None => return,
         }
@@ -164,7 +78,7 @@ struct Redis {
 
 impl Fixture for Redis {
     async fn start(name: &str) -> Option<Self> {
-        let server = RedisServer::start(name)?;
+        let server = RedisServer::start(name, redis_dir(name))?;
         Some(Redis {
             store: Arc::new(server.open("").await),
             server,
@@ -205,38 +119,7 @@ async fn compare_and_append_across_replicas() {
     }
 
     // Many writers spread over both replicas race for every seq.
-    let mut handles = Vec::new();
-    for task in 0..TASKS {
-        let store = Arc::clone(&replicas[task % 2]);
-        handles.push(tokio::spawn(async move {
-            let mut won = Vec::new();
-            let mut seq = 21;
-            while seq <= 20 + LEN {
-                match store
-                    .append("g", &entry(seq, &format!("t{task}/{seq}")))
-                    .await
-                {
-                    Ok(Appended::Ok) => {
-                        won.push(seq);
-                        seq += 1;
-                    }
-                    Ok(Appended::Conflict { current }) => seq = current + 1,
-                    Err(e) => panic!("append: {e}"),
-                }
-            }
-            (task, won)
-        }));
-    }
-    let mut winners = BTreeMap::new();
-    for h in handles {
-        let (task, won) = h.await.unwrap();
-        for seq in won {
-            assert!(
-                winners.insert(seq, task).is_none(),
-                "two winners for seq {seq}"
-            );
-        }
-    }
+    let winners = race_for_every_seq(&replicas, "g", TASKS, 21, 20 + LEN).await;
     assert_eq!(winners.len() as u64, LEN);
     let (_, log) = replicas[1].load("g").await.unwrap().unwrap();
     assert_eq!(log.len() as u64, 20 + LEN);
@@ -320,30 +203,7 @@ async fn idempotent_create_across_replicas() {
             .await,
         Ok(Created::Existing("g1".into()))
     );
-    let mut handles = Vec::new();
-    for i in 0..20 {
-        let store = Arc::clone(&replicas[i % 2]);
-        handles.push(tokio::spawn(async move {
-            let id = format!("h{i}");
-            (
-                id.clone(),
-                store
-                    .create(&record(&id, Some("p"), Some("race")))
-                    .await
-                    .unwrap(),
-            )
-        }));
-    }
-    let mut new = Vec::new();
-    let mut existing = HashSet::new();
-    for h in handles {
-        match h.await.unwrap() {
-            (id, Created::New) => new.push(id),
-            (_, Created::Existing(id)) => {
-                existing.insert(id);
-            }
-        }
-    }
+    let (new, existing) = race_creates(&replicas, 20, "h", "race").await;
     assert_eq!(new.len(), 1);
     assert_eq!(existing, HashSet::from([new[0].clone()]));
     let mut unfinished = replicas[1].unfinished().await.unwrap();

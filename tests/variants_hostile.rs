@@ -5,10 +5,12 @@
 //! The scripts are the embedded `classic.rhai` with one function replaced, so that everything but
 //! the hostile part satisfies the contract.
 
+pub mod variants_support;
+
 use std::sync::Arc;
 use std::time::Instant;
 
-use shuangkou::game::hooks::{DealFacts, HookError, Outcome, SeatingFacts, VariantHooks};
+use shuangkou::game::hooks::{DealFacts, HookError, SeatingFacts, VariantHooks};
 use shuangkou::variants::{self, CompiledVariant, VariantError, engine};
 
 const CLASSIC: &str = include_str!("../variants/classic.rhai");
@@ -25,15 +27,7 @@ fn compile(src: &str) -> Result<Arc<CompiledVariant>, VariantError> {
 }
 
 fn deal() -> DealFacts {
-    DealFacts {
-        players: 4,
-        deal_number: 1,
-        outcome: Outcome::Double,
-        places: vec![0, 2, 1, 3],
-        cards_left: vec![0, 5, 0, 7],
-        bombs_played: vec![],
-        bombs_in_hand: vec![vec![]; 4],
-    }
+    variants_support::double_deal(vec![0, 5, 0, 7])
 }
 
 fn seating() -> SeatingFacts {

@@ -6,12 +6,17 @@
 //! The tests use a small variant `toy` (its score per player is its `points` option) next to the
 //! real scripts, so that each version's behaviour is obvious.
 
-use std::path::{Path, PathBuf};
+#[path = "common/temp.rs"]
+pub mod temp;
+pub mod variants_support;
+
+use temp::TempDir;
+
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use shuangkou::game::hooks::{DealFacts, Outcome, VariantHooks};
+use shuangkou::game::hooks::{DealFacts, VariantHooks};
 use shuangkou::variants::{self, Registry, RegistryConfig, RegistryError, content_hash};
 
 /// A complete, valid variant whose 雙扣 winners get `points` each.
@@ -61,37 +66,7 @@ fn toy_wrong_example(points: i64) -> String {
 }
 
 fn deal() -> DealFacts {
-    DealFacts {
-        players: 4,
-        deal_number: 1,
-        outcome: Outcome::Double,
-        places: vec![0, 2, 1, 3],
-        cards_left: vec![0, 9, 0, 4],
-        bombs_played: vec![],
-        bombs_in_hand: vec![vec![]; 4],
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = std::env::temp_dir().join(format!(
-            "shuangkou-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    variants_support::double_deal(vec![0, 9, 0, 4])
 }
 
 fn config(dir: &Path, archive: Option<&Path>) -> RegistryConfig {
@@ -119,9 +94,9 @@ fn score(r: &Registry, id: &str) -> i64 {
 
 #[test]
 fn games_keep_their_version_while_a_new_one_activates() {
-    let dir = TempDir::new("pin");
-    write(&dir.0.join("toy.rhai"), &toy(1));
-    let (registry, report) = Registry::open(config(&dir.0, None)).unwrap();
+    let dir = TempDir::created("variants-hotswap", "pin");
+    write(&dir.join("toy.rhai"), &toy(1));
+    let (registry, report) = Registry::open(config(&dir, None)).unwrap();
     assert_eq!(report.activated.len(), 1);
     let v1 = registry.active("toy").unwrap();
     // A game starts: it pins v1 (holds the Arc; stores the hash).
@@ -129,7 +104,7 @@ fn games_keep_their_version_while_a_new_one_activates() {
     let pinned_hash = v1.hash().to_string();
     drop(v1);
 
-    write(&dir.0.join("toy.rhai"), &toy(2));
+    write(&dir.join("toy.rhai"), &toy(2));
     let report = registry.reload().unwrap();
     assert_eq!(report.activated.len(), 1, "{report:?}");
     assert_eq!(score(&registry, "toy"), 200, "new games use v2");
@@ -150,16 +125,16 @@ fn games_keep_their_version_while_a_new_one_activates() {
     assert_eq!(registry.stats().versions, 1);
 
     // Reverting the file to v1 re-checks and re-activates it under the same hash.
-    write(&dir.0.join("toy.rhai"), &toy(1));
+    write(&dir.join("toy.rhai"), &toy(1));
     registry.reload().unwrap();
     assert_eq!(registry.active("toy").unwrap().hash(), pinned_hash);
 }
 
 #[test]
 fn a_broken_update_leaves_the_old_version_active() {
-    let dir = TempDir::new("broken");
-    write(&dir.0.join("toy.rhai"), &toy(3));
-    let (registry, _) = Registry::open(config(&dir.0, None)).unwrap();
+    let dir = TempDir::created("variants-hotswap", "broken");
+    write(&dir.join("toy.rhai"), &toy(3));
+    let (registry, _) = Registry::open(config(&dir, None)).unwrap();
     let good = registry.active("toy").unwrap().hash().to_string();
 
     let broken = [
@@ -186,7 +161,7 @@ fn a_broken_update_leaves_the_old_version_active() {
         ("wrong id", toy(4).replace("id: \"toy\"", "id: \"other\"")),
     ];
     for (i, (what, text)) in broken.iter().enumerate() {
-        write(&dir.0.join("toy.rhai"), text);
+        write(&dir.join("toy.rhai"), text);
         let report = registry.reload().unwrap();
         assert_eq!(report.rejected.len(), 1, "{what}: {report:?}");
         assert!(report.activated.is_empty(), "{what}");
@@ -204,7 +179,7 @@ fn a_broken_update_leaves_the_old_version_active() {
     }
     assert!(registry.last_error("toy").unwrap().contains("other"));
     // A fixed file activates.
-    write(&dir.0.join("toy.rhai"), &toy(5));
+    write(&dir.join("toy.rhai"), &toy(5));
     registry.reload().unwrap();
     assert_eq!(score(&registry, "toy"), 500);
     assert!(registry.last_error("toy").is_none());
@@ -212,11 +187,11 @@ fn a_broken_update_leaves_the_old_version_active() {
 
 #[test]
 fn startup_skips_broken_files_and_needs_one_valid_variant() {
-    let dir = TempDir::new("startup");
-    write(&dir.0.join("toy.rhai"), &toy(1));
-    write(&dir.0.join("classic.rhai"), "fn meta( {");
-    write(&dir.0.join("README.md"), "not a script");
-    let (registry, report) = Registry::open(config(&dir.0, None)).unwrap();
+    let dir = TempDir::created("variants-hotswap", "startup");
+    write(&dir.join("toy.rhai"), &toy(1));
+    write(&dir.join("classic.rhai"), "fn meta( {");
+    write(&dir.join("README.md"), "not a script");
+    let (registry, report) = Registry::open(config(&dir, None)).unwrap();
     assert_eq!(registry.ids(), vec!["toy".to_string()]);
     assert_eq!(report.rejected.len(), 1);
     assert!(
@@ -225,13 +200,13 @@ fn startup_skips_broken_files_and_needs_one_valid_variant() {
         report.rejected[0]
     );
 
-    std::fs::remove_file(dir.0.join("toy.rhai")).unwrap();
-    match Registry::open(config(&dir.0, None)) {
+    std::fs::remove_file(dir.join("toy.rhai")).unwrap();
+    match Registry::open(config(&dir, None)) {
         Err(RegistryError::NoValidVariant { errors, .. }) => assert_eq!(errors.len(), 1),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("a registry without a valid variant must not start"),
     }
-    let missing = dir.0.join("does-not-exist");
+    let missing = dir.join("does-not-exist");
     assert!(matches!(
         Registry::open(config(&missing, None)),
         Err(RegistryError::Dir { .. })
@@ -240,12 +215,12 @@ fn startup_skips_broken_files_and_needs_one_valid_variant() {
 
 #[test]
 fn a_removed_file_deactivates_the_variant_but_pinned_games_keep_it() {
-    let dir = TempDir::new("remove");
-    write(&dir.0.join("toy.rhai"), &toy(1));
-    write(&dir.0.join("erren.rhai"), variants::EMBEDDED[5].1);
-    let (registry, _) = Registry::open(config(&dir.0, None)).unwrap();
+    let dir = TempDir::created("variants-hotswap", "remove");
+    write(&dir.join("toy.rhai"), &toy(1));
+    write(&dir.join("erren.rhai"), variants::EMBEDDED[5].1);
+    let (registry, _) = Registry::open(config(&dir, None)).unwrap();
     let game = registry.active("toy").unwrap();
-    std::fs::remove_file(dir.0.join("toy.rhai")).unwrap();
+    std::fs::remove_file(dir.join("toy.rhai")).unwrap();
     let report = registry.reload().unwrap();
     assert_eq!(report.removed, vec!["toy".to_string()]);
     assert!(registry.active("toy").is_none());
@@ -255,18 +230,18 @@ fn a_removed_file_deactivates_the_variant_but_pinned_games_keep_it() {
 
 #[test]
 fn pinned_versions_survive_a_restart_through_the_archive() {
-    let dir = TempDir::new("restart");
-    let archive = TempDir::new("archive");
-    write(&dir.0.join("toy.rhai"), &toy(1));
+    let dir = TempDir::created("variants-hotswap", "restart");
+    let archive = TempDir::created("variants-hotswap", "archive");
+    write(&dir.join("toy.rhai"), &toy(1));
     let v1_hash = content_hash(&toy(1));
     {
-        let (registry, _) = Registry::open(config(&dir.0, Some(&archive.0))).unwrap();
-        write(&dir.0.join("toy.rhai"), &toy(2));
+        let (registry, _) = Registry::open(config(&dir, Some(&archive))).unwrap();
+        write(&dir.join("toy.rhai"), &toy(2));
         registry.reload().unwrap();
         assert_eq!(score(&registry, "toy"), 200);
     }
     // Restart: the directory holds v2 only; a game pinned to v1 is restored from the archive.
-    let (registry, _) = Registry::open(config(&dir.0, Some(&archive.0))).unwrap();
+    let (registry, _) = Registry::open(config(&dir, Some(&archive))).unwrap();
     assert_eq!(score(&registry, "toy"), 200);
     let v1 = registry
         .get("toy", &v1_hash)
@@ -278,7 +253,7 @@ fn pinned_versions_survive_a_restart_through_the_archive() {
     assert!(registry.get("toy", "0123abcd").is_none());
     assert!(registry.get("toy", "../../etc/passwd").is_none());
     // A game that stored the script text can restore it without an archive.
-    let (bare, _) = Registry::open(config(&dir.0, None)).unwrap();
+    let (bare, _) = Registry::open(config(&dir, None)).unwrap();
     assert!(bare.get("toy", &v1_hash).is_none());
     let restored = bare.restore("toy", &v1_hash, &toy(1), "game-log").unwrap();
     assert_eq!(restored.hash(), v1_hash);
@@ -312,8 +287,8 @@ fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
 fn the_watcher_follows_a_configmap_symlink_swap() {
     use std::os::unix::fs::symlink;
 
-    let dir = TempDir::new("configmap");
-    let root = &dir.0;
+    let dir = TempDir::created("variants-hotswap", "configmap");
+    let root = &dir;
     // Kubernetes' layout: a timestamped directory, `..data` pointing at it, and the visible
     // files pointing through `..data`.
     let publish = |stamp: &str, toy_points: Option<i64>, toy_text: Option<String>| {

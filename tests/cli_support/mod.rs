@@ -32,3 +32,20 @@ pub fn run_bytes(args: &[&str], stdin: &[u8], close_stdout: bool) -> Output {
     writer.join().expect("writer thread");
     out
 }
+
+/// The hand of the issue's paging example (a 千變 hand with many plays).
+pub const ISSUE_HAND: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ BJ";
+
+/// `rules plays --variant qianbian --hand ISSUE_HAND` followed by `extra`.
+pub fn issue_plays<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "rules",
+        "plays",
+        "--variant",
+        "qianbian",
+        "--hand",
+        ISSUE_HAND,
+    ];
+    args.extend_from_slice(extra);
+    args
+}

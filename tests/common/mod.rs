@@ -19,7 +19,11 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
-use tonic::{Code, Request, Status};
+use tonic::{Code, Status};
+
+pub mod requests;
+pub mod temp;
+pub use requests::*;
 
 /// Every embedded variant.
 pub const VARIANTS: [&str; 6] = ["classic", "jj", "baibian", "huopin", "qianbian", "erren"];
@@ -208,18 +212,6 @@ pub async fn channel(addr: SocketAddr) -> Channel {
         .expect("connect")
 }
 
-/// A request with `authorization: Bearer <token>` (no header for an empty token).
-pub fn authed<T>(message: T, token: &str) -> Request<T> {
-    let mut r = Request::new(message);
-    if !token.is_empty() {
-        r.metadata_mut().insert(
-            "authorization",
-            format!("Bearer {token}").parse().expect("ascii token"),
-        );
-    }
-    r
-}
-
 /// Asserts that `r` failed with `code` and `reason`; returns the status.
 #[track_caller]
 pub fn expect_reject<T: std::fmt::Debug>(
@@ -379,11 +371,7 @@ async fn watch_from_start(
     token: &str,
     who: &str,
 ) -> Result<tonic::Streaming<pb::GameEvent>, String> {
-    let req = pb::WatchGameRequest {
-        game_id: game_id.into(),
-        from_seq: 0,
-        cursor: String::new(),
-    };
+    let req = watch_req(game_id, 0);
     answer(
         client.watch_game(authed(req, token)).await,
         who,
@@ -398,10 +386,7 @@ async fn viewer_state(
     token: &str,
     who: &str,
 ) -> Result<pb::GetStateResponse, String> {
-    let req = pb::GetStateRequest {
-        game_id: game_id.into(),
-        ..Default::default()
-    };
+    let req = state_req(game_id);
     answer(client.get_state(authed(req, token)).await, who, "GetState")
 }
 
@@ -412,10 +397,7 @@ async fn viewer_hints(
     token: &str,
     who: &str,
 ) -> Result<pb::GetHintsResponse, String> {
-    let req = pb::GetHintsRequest {
-        game_id: game_id.into(),
-        ..Default::default()
-    };
+    let req = hints_req(game_id);
     answer(client.get_hints(authed(req, token)).await, who, "GetHints")
 }
 
@@ -533,6 +515,28 @@ pub async fn watch_as(
     Ok(log)
 }
 
+/// One [`play_as`] task per seat token of `created`, in player order.
+pub fn spawn_players(
+    addr: SocketAddr,
+    created: &pb::CreateGameResponse,
+    policy: Policy,
+) -> Vec<JoinHandle<Result<ViewerLog, String>>> {
+    created
+        .seat_tokens
+        .iter()
+        .enumerate()
+        .map(|(p, token)| {
+            tokio::spawn(play_as(
+                addr,
+                created.game_id.clone(),
+                p as u32,
+                token.clone(),
+                policy,
+            ))
+        })
+        .collect()
+}
+
 /// Plays a whole match with one task per player (each its own channel) and a spectator task;
 /// returns the players' logs (by player) and the spectator's.
 pub async fn play_match(
@@ -546,20 +550,7 @@ pub async fn play_match(
         created.game_id.clone(),
         created.spectator_token.clone(),
     ));
-    let players: Vec<_> = created
-        .seat_tokens
-        .iter()
-        .enumerate()
-        .map(|(p, token)| {
-            tokio::spawn(play_as(
-                addr,
-                created.game_id.clone(),
-                p as u32,
-                token.clone(),
-                policy,
-            ))
-        })
-        .collect();
+    let players = spawn_players(addr, created, policy);
     let all = async {
         let mut logs = Vec::new();
         for p in players {
@@ -571,6 +562,18 @@ pub async fn play_match(
     tokio::time::timeout(timeout, all)
         .await
         .map_err(|_| format!("the match did not finish within {timeout:?}"))?
+}
+
+/// `GetReplay` of `game_id` with `token`, verified by the library ([`rebuild`]: every recorded
+/// state hash checked by `replay::verify`); panics naming the game when it does not verify.
+pub async fn verified_replay(
+    client: &mut GameEngineClient<Channel>,
+    game_id: &str,
+    token: &str,
+) -> (pb::GetReplayResponse, Rebuilt) {
+    let replay = get_replay(client, game_id, token).await;
+    let rebuilt = rebuild(&replay).unwrap_or_else(|e| panic!("the replay of {game_id}: {e}"));
+    (replay, rebuilt)
 }
 
 /// A match re-executed from its replay with the embedded variant: the state after every seq.
@@ -671,13 +674,7 @@ pub async fn leave(
     token: &str,
 ) -> Result<u64, Status> {
     client
-        .leave_game(authed(
-            pb::LeaveGameRequest {
-                game_id: game_id.into(),
-                ..Default::default()
-            },
-            token,
-        ))
+        .leave_game(authed(leave_req(game_id), token))
         .await
         .map(|r| r.into_inner().seq)
 }

@@ -6,11 +6,17 @@
 //! The server binary is `env!("CARGO_BIN_EXE_shuangkou")`: `cargo test --release` tests the
 //! release server.
 
+#[path = "../common/requests.rs"]
+pub mod requests;
+#[path = "../common/temp.rs"]
+pub mod temp;
+
+pub use requests::*;
+
 use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,15 +36,9 @@ pub type Game = GameEngineClient<Channel>;
 pub type Admin = VariantAdminClient<Channel>;
 pub type Health = HealthClient<Channel>;
 
-/// A fresh directory under the target's temp dir.
+/// A fresh directory under the target's temp dir (left in place: the server logs in it).
 pub fn temp_dir(test: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "deploy-{test}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = temp::scratch_path("deploy", test);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
@@ -288,6 +288,33 @@ pub async fn create_game(game: &mut Game, variant: &str, players: usize) -> pb::
     .await
     .expect("CreateGame")
     .into_inner()
+}
+
+/// The turn in `created` as seat token 0 sees it: the state, the player to act and that
+/// player's hints (asked with its own token).
+pub async fn turn(
+    game: &mut Game,
+    created: &pb::CreateGameResponse,
+) -> (pb::GetStateResponse, u32, pb::GetHintsResponse) {
+    let state = game
+        .get_state(authed(&created.seat_tokens[0], state_req(&created.game_id)))
+        .await
+        .expect("GetState")
+        .into_inner();
+    let turn = state.turn_seat.expect("a seat to act");
+    let player = state
+        .seats
+        .iter()
+        .find(|s| s.seat == turn)
+        .expect("the seat to act")
+        .player;
+    let token = &created.seat_tokens[player as usize];
+    let hints = game
+        .get_hints(authed(token, hints_req(&created.game_id)))
+        .await
+        .expect("GetHints")
+        .into_inner();
+    (state, player, hints)
 }
 
 /// A variants directory laid out as the kubelet lays out a ConfigMap volume:

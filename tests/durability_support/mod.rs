@@ -6,12 +6,20 @@
 //! `cargo test --release` tests the release server), or `SHUANGKOU_TEST_BIN` when set.
 
 pub mod race;
+pub mod redis;
+#[path = "../common/requests.rs"]
+pub mod requests;
+#[path = "../common/temp.rs"]
+pub mod temp;
+
+pub use redis::RedisServer;
+pub use requests::*;
+pub use temp::TempDir as TempRoot;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -19,7 +27,7 @@ use rand_chacha::ChaCha8Rng;
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use tonic::transport::{Channel, Endpoint};
-use tonic::{Code, Request, Status};
+use tonic::{Code, Status};
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -66,37 +74,10 @@ pub fn heavy() -> bool {
     std::env::var("SHUANGKOU_DURABILITY_HEAVY").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// A fresh directory under the target's temp dir, removed when dropped unless the test is
-/// failing (the server logs in it explain the failure).
-pub struct TempRoot(PathBuf);
-
-impl std::ops::Deref for TempRoot {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempRoot {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            say(&format!("test files kept in {}", self.0.display()));
-        } else {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
+/// A fresh directory of test `test` (kept when the test fails: the server logs in it explain
+/// the failure).
 pub fn temp_dir(test: &str) -> TempRoot {
-    static N: AtomicU64 = AtomicU64::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "durability-{test}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    TempRoot(dir)
+    TempRoot::created("durability", test)
 }
 
 pub fn free_port() -> u16 {
@@ -317,16 +298,6 @@ pub async fn health_of(addr: &SocketAddr, service: &str) -> Option<ServingStatus
     ServingStatus::try_from(r.into_inner().status).ok()
 }
 
-/// A request with a bearer token.
-pub fn authed<T>(msg: T, token: &str) -> Request<T> {
-    let mut r = Request::new(msg);
-    r.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ascii token"),
-    );
-    r
-}
-
 /// The stable reason of a rejection (ErrorInfo, else the message prefix).
 pub fn reason(s: &Status) -> String {
     shuangkou::service::status::reason_of(s).unwrap_or_default()
@@ -436,101 +407,4 @@ pub fn sorted(cards: &[u32]) -> Vec<u32> {
 /// Writes to the real stderr (past the harness's capture).
 pub fn say(msg: &str) {
     let _ = writeln!(std::io::stderr(), "{msg}");
-}
-
-/// A `redis-server` child process on a free loopback port, in a temp dir, without persistence.
-/// Killed when dropped.
-pub struct RedisServer {
-    child: Option<Child>,
-    pub port: u16,
-    dir: PathBuf,
-}
-
-fn redis_installed() -> bool {
-    Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn redis_required() -> bool {
-    std::env::var("SHUANGKOU_REQUIRE_REDIS").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-impl RedisServer {
-    /// Starts one, or returns `None` (after saying so) when the test must be skipped: only when
-    /// `redis-server` is absent and `SHUANGKOU_REQUIRE_REDIS` is unset.
-    pub fn start(test: &str, root: &Path) -> Option<RedisServer> {
-        if !redis_installed() {
-            assert!(
-                !redis_required(),
-                "redis-server is not installed but SHUANGKOU_REQUIRE_REDIS is set"
-            );
-            say(&format!(
-                "SKIPPED {test}: redis-server is not installed (apt-get install redis-server); \
-                 set SHUANGKOU_REQUIRE_REDIS=1 to make this a failure"
-            ));
-            return None;
-        }
-        let dir = root.join("redis");
-        std::fs::create_dir_all(&dir).expect("redis dir");
-        let mut server = RedisServer {
-            child: None,
-            port: free_port(),
-            dir,
-        };
-        server.launch();
-        Some(server)
-    }
-
-    pub fn launch(&mut self) {
-        assert!(self.child.is_none());
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if self.answers_ping() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("redis-server on port {} did not start", self.port);
-    }
-
-    fn answers_ping(&self) -> bool {
-        use std::io::Read;
-        let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return false;
-        };
-        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-        let mut buf = [0u8; 7];
-        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
-    }
-
-    pub fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-}
-
-impl Drop for RedisServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
 }

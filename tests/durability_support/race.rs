@@ -13,7 +13,10 @@ use rand::Rng;
 use shuangkou::service::pb;
 use tonic::Code;
 
-use super::{ADMIN_KEY, Client, Table, authed, choose, create_request, player_to_act, reason, rng};
+use super::{
+    ADMIN_KEY, Client, Table, authed, choose, create_request, hints_req, player_to_act, reason,
+    rng, state_req,
+};
 
 /// What [`race_every_turn`] played.
 pub struct Raced {
@@ -39,13 +42,7 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
     loop {
         let state = clients[rng.random_range(0..clients.len())]
             .clone()
-            .get_state(authed(
-                pb::GetStateRequest {
-                    game_id: t.game_id.clone(),
-                    ..Default::default()
-                },
-                &t.spectator,
-            ))
+            .get_state(authed(state_req(&t.game_id), &t.spectator))
             .await
             .expect("GetState")
             .into_inner();
@@ -55,13 +52,7 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
         let token = t.seat_tokens[player as usize].clone();
         let hints = clients[rng.random_range(0..clients.len())]
             .clone()
-            .get_hints(authed(
-                pb::GetHintsRequest {
-                    game_id: t.game_id.clone(),
-                    ..Default::default()
-                },
-                &token,
-            ))
+            .get_hints(authed(hints_req(&t.game_id), &token))
             .await
             .expect("GetHints")
             .into_inner();
@@ -154,13 +145,7 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
         for c in clients {
             let s = c
                 .clone()
-                .get_state(authed(
-                    pb::GetStateRequest {
-                        game_id: t.game_id.clone(),
-                        ..Default::default()
-                    },
-                    &t.spectator,
-                ))
+                .get_state(authed(state_req(&t.game_id), &t.spectator))
                 .await
                 .expect("GetState")
                 .into_inner();

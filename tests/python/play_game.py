@@ -21,22 +21,7 @@ import tempfile
 
 import grpc
 
-
-def generate_stubs(proto_root: str, out_dir: str) -> None:
-    from grpc_tools import protoc  # noqa: PLC0415 (imported late: generation step)
-
-    args = [
-        "protoc",
-        f"-I{proto_root}",
-        f"--python_out={out_dir}",
-        f"--grpc_python_out={out_dir}",
-        os.path.join(proto_root, "shuangkou", "v1", "shuangkou.proto"),
-    ]
-    if protoc.main(args) != 0:
-        raise SystemExit("protoc failed")
-    for d in ("shuangkou", os.path.join("shuangkou", "v1")):
-        open(os.path.join(out_dir, d, "__init__.py"), "a").close()
-    sys.path.insert(0, out_dir)
+import stubs
 
 
 def play_match(stub, pb, variant: str, rng: random.Random) -> None:
@@ -176,16 +161,13 @@ def main() -> None:
         raise SystemExit(__doc__)
     addr = sys.argv[1]
     variants = sys.argv[2:] or ["classic", "jj", "baibian", "huopin", "qianbian", "erren"]
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
     out = tempfile.mkdtemp(prefix="shuangkou-py-")
-    generate_stubs(os.path.abspath(root), out)
-    from shuangkou.v1 import shuangkou_pb2 as pb  # noqa: PLC0415
-    from shuangkou.v1 import shuangkou_pb2_grpc as pbg  # noqa: PLC0415
+    pb, pbg = stubs.generate("shuangkou", out)
 
     seed = int(os.environ.get("SHUANGKOU_PY_SEED", "20261129"))
     print(f"seed {seed}")
     rng = random.Random(seed)
-    with grpc.insecure_channel(addr) as channel:
+    with stubs.channel(addr) as channel:
         stub = pbg.GameEngineStub(channel)
         for v in variants:
             play_match(stub, pb, v, rng)

@@ -21,24 +21,9 @@ import threading
 
 import grpc
 
+import stubs
+
 POINTS = {2: 5, 7: 10, 10: 10}  # rank index (id % 13: 0 = "3") -> points of 5, T, K
-
-
-def generate_stubs(proto_root: str, out_dir: str) -> None:
-    from grpc_tools import protoc  # noqa: PLC0415 (imported late: generation step)
-
-    args = [
-        "protoc",
-        f"-I{proto_root}",
-        f"--python_out={out_dir}",
-        f"--grpc_python_out={out_dir}",
-        os.path.join(proto_root, "shengji", "v1", "shengji.proto"),
-    ]
-    if protoc.main(args) != 0:
-        raise SystemExit("protoc failed")
-    for d in ("shengji", os.path.join("shengji", "v1")):
-        open(os.path.join(out_dir, d, "__init__.py"), "a").close()
-    sys.path.insert(0, out_dir)
 
 
 def points(card: int) -> int:
@@ -189,15 +174,12 @@ def main() -> None:
         raise SystemExit(__doc__)
     addr = sys.argv[1]
     matches = int(sys.argv[2]) if len(sys.argv) > 2 else 2
-    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
     seed = int(os.environ.get("SHENGJI_PY_SEED", "2026"))
     print(f"seed {seed} (rerun with SHENGJI_PY_SEED={seed})")
     with tempfile.TemporaryDirectory() as out:
-        generate_stubs(root, out)
-        from shengji.v1 import shengji_pb2 as pb  # noqa: PLC0415
-        from shengji.v1 import shengji_pb2_grpc as pb_grpc  # noqa: PLC0415
+        pb, pb_grpc = stubs.generate("shengji", out)
 
-        with grpc.insecure_channel(addr) as channel:
+        with stubs.channel(addr) as channel:
             stub = pb_grpc.ShengjiEngineStub(channel)
             rng = random.Random(seed)
             for i in range(matches):

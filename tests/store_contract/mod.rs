@@ -237,23 +237,26 @@ pub async fn create_load_append_finish<F: Fixture>() {
     store.flush().await.unwrap();
 }
 
-pub async fn concurrent_appends_one_winner_per_seq<F: Fixture>() {
-    const TASKS: usize = 16;
-    const LEN: u64 = 150;
-    let Some(f) = F::start("race").await else {
-        return;
-    };
-    let store = f.store();
-    store.create(&record("g", None, None)).await.unwrap();
+/// `tasks` writers (task `t` on `stores[t % stores.len()]`) race to append every seq of
+/// `from..=to` to game `game`, each entry's body naming its writer (`t{task}/{seq}`), each writer
+/// going on from the length a conflict reports (never one behind its own seq); returns the
+/// winner of each seq, asserting that no seq has two.
+pub async fn race_for_every_seq(
+    stores: &[Arc<Store>],
+    game: &'static str,
+    tasks: usize,
+    from: u64,
+    to: u64,
+) -> BTreeMap<u64, usize> {
     let mut handles = Vec::new();
-    for task in 0..TASKS {
-        let store = Arc::clone(store);
+    for task in 0..tasks {
+        let store = Arc::clone(&stores[task % stores.len()]);
         handles.push(tokio::spawn(async move {
             let mut won = Vec::new();
-            let mut seq = 1;
-            while seq <= LEN {
+            let mut seq = from;
+            while seq <= to {
                 match store
-                    .append("g", &entry(seq, &format!("t{task}/{seq}")))
+                    .append(game, &entry(seq, &format!("t{task}/{seq}")))
                     .await
                 {
                     Ok(Appended::Ok) => {
@@ -280,6 +283,51 @@ pub async fn concurrent_appends_one_winner_per_seq<F: Fixture>() {
             );
         }
     }
+    winners
+}
+
+/// `tasks` creates (task `i` on `stores[i % stores.len()]`, game `{prefix}{i}`) race with one
+/// platform (`p`) and request id; returns the ids created as new and the ids the others were
+/// answered with.
+pub async fn race_creates(
+    stores: &[Arc<Store>],
+    tasks: usize,
+    prefix: &'static str,
+    request_id: &'static str,
+) -> (Vec<String>, HashSet<String>) {
+    let mut handles = Vec::new();
+    for i in 0..tasks {
+        let store = Arc::clone(&stores[i % stores.len()]);
+        handles.push(tokio::spawn(async move {
+            let id = format!("{prefix}{i}");
+            let created = store
+                .create(&record(&id, Some("p"), Some(request_id)))
+                .await;
+            (id, created.unwrap())
+        }));
+    }
+    let mut new = Vec::new();
+    let mut existing = HashSet::new();
+    for h in handles {
+        match h.await.unwrap() {
+            (id, Created::New) => new.push(id),
+            (_, Created::Existing(id)) => {
+                existing.insert(id);
+            }
+        }
+    }
+    (new, existing)
+}
+
+pub async fn concurrent_appends_one_winner_per_seq<F: Fixture>() {
+    const TASKS: usize = 16;
+    const LEN: u64 = 150;
+    let Some(f) = F::start("race").await else {
+        return;
+    };
+    let store = f.store();
+    store.create(&record("g", None, None)).await.unwrap();
+    let winners = race_for_every_seq(std::slice::from_ref(store), "g", TASKS, 1, LEN).await;
     assert_eq!(winners.len() as u64, LEN);
     let (_, log) = store.load("g").await.unwrap().unwrap();
     assert_eq!(log.len() as u64, LEN);
@@ -299,25 +347,7 @@ pub async fn concurrent_idempotent_creates<F: Fixture>() {
         return;
     };
     let store = f.store();
-    let mut handles = Vec::new();
-    for i in 0..20 {
-        let store = Arc::clone(store);
-        handles.push(tokio::spawn(async move {
-            let id = format!("g{i}");
-            let created = store.create(&record(&id, Some("p"), Some("same"))).await;
-            (id, created.unwrap())
-        }));
-    }
-    let mut new = Vec::new();
-    let mut existing = HashSet::new();
-    for h in handles {
-        match h.await.unwrap() {
-            (id, Created::New) => new.push(id),
-            (_, Created::Existing(id)) => {
-                existing.insert(id);
-            }
-        }
-    }
+    let (new, existing) = race_creates(std::slice::from_ref(store), 20, "g", "same").await;
     assert_eq!(new.len(), 1, "exactly one create wins");
     assert!(existing.is_empty() || existing == HashSet::from([new[0].clone()]));
     assert_eq!(store.unfinished().await.unwrap(), new);
