@@ -25,12 +25,9 @@ async fn concurrent_plays_on_the_embedded_store_exactly_one_wins() {
 
     server.kill();
     server.restart().await;
-    let state = server
-        .client()
-        .get_state(authed(state_req(&raced.game_id), &raced.spectator))
+    let state = spectated(&server.client(), &raced.game_id, &raced.spectator)
         .await
-        .expect("GetState after the restart")
-        .into_inner();
+        .expect("GetState after the restart");
     assert_eq!(
         state.seq, raced.seq,
         "seed {seed}: seq after SIGKILL and restart"

@@ -26,6 +26,24 @@ async fn new_game(client: &mut Client, variant: &str, seed: u64) -> pb::CreateGa
     create(client, ADMIN_KEY, create_req(variant, 1, Some(seed))).await
 }
 
+/// A new classic game (seeded) on the shared server: a client, the game, its state as the
+/// admin sees it and the player to act.
+async fn first_turn(seed: u64) -> (Client, pb::CreateGameResponse, pb::GetStateResponse, u32) {
+    let mut c = shared_client().await;
+    let g = new_game(&mut c, "classic", seed).await;
+    let (st, p) = turn(&mut c, &g).await;
+    (c, g, st, p)
+}
+
+/// Asserts that the game is still at `seq` (a rejected request recorded nothing).
+async fn unchanged(c: &mut Client, g: &pb::CreateGameResponse, seq: u64) {
+    assert_eq!(
+        state(c, &g.game_id, ADMIN_KEY).await.seq,
+        seq,
+        "nothing recorded"
+    );
+}
+
 /// The state as the admin sees it, and the player to act.
 async fn turn(client: &mut Client, g: &pb::CreateGameResponse) -> (pb::GetStateResponse, u32) {
     let st = state(client, &g.game_id, ADMIN_KEY).await;
@@ -39,15 +57,6 @@ async fn submit(
     req: pb::SubmitPlayRequest,
 ) -> Result<tonic::Response<pb::SubmitPlayResponse>, tonic::Status> {
     client.submit_play(authed(req, token)).await
-}
-
-fn cards_req(g: &pb::CreateGameResponse, player: u32, cards: Vec<u32>) -> pb::SubmitPlayRequest {
-    pb::SubmitPlayRequest {
-        game_id: g.game_id.clone(),
-        seat: Some(player),
-        cards,
-        ..Default::default()
-    }
 }
 
 fn rank_of(id: u32) -> u32 {
@@ -64,9 +73,7 @@ fn metadata(s: &tonic::Status, key: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_card_id_and_duplicate_card_are_invalid_argument() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 101).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(101).await;
     let token = &g.seat_tokens[p as usize];
     expect_reject(
         submit(&mut c, token, cards_req(&g, p, vec![108])).await,
@@ -90,14 +97,12 @@ async fn bad_card_id_and_duplicate_card_are_invalid_argument() {
         "BAD_CARD_ID",
     );
     // Nothing changed.
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+    unchanged(&mut c, &g, st.seq).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn not_a_combination_is_invalid_argument() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 102).await;
-    let (_, p) = turn(&mut c, &g).await;
+    let (mut c, g, _, p) = first_turn(102).await;
     let token = &g.seat_tokens[p as usize];
     let hand = state(&mut c, &g.game_id, token).await.hand;
     // Two suited cards two ranks or more apart form nothing in classic.
@@ -196,9 +201,7 @@ async fn unknown_variant_and_bad_option_are_invalid_argument() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn turn_errors_are_failed_precondition() {
     let seed = test_seed(103);
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", seed).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(seed).await;
     let token = &g.seat_tokens[p as usize];
     // MUST_LEAD: the leader cannot pass.
     expect_reject(
@@ -261,14 +264,12 @@ async fn turn_errors_are_failed_precondition() {
         Code::FailedPrecondition,
         "DOES_NOT_BEAT",
     );
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+    unchanged(&mut c, &g, st.seq).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn game_over_after_the_match_ends() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 104).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(104).await;
     let leaver = (p + 1) % 4;
     let r = c
         .leave_game(authed(
@@ -300,9 +301,7 @@ async fn game_over_after_the_match_ends() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stale_seq_is_aborted_with_the_current_seq() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 105).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(105).await;
     let token = &g.seat_tokens[p as usize];
     let h = hints(&mut c, &g.game_id, token).await;
     let s = expect_reject(
@@ -462,7 +461,7 @@ async fn seat_tokens_are_bound_to_their_seat_and_game() {
         "PERMISSION_DENIED_TOKEN",
     );
     // Nothing happened.
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+    unchanged(&mut c, &g, st.seq).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -671,12 +670,9 @@ async fn games_of_one_platform_are_invisible_to_another() {
     // Finished: the owner reads the replay, the other platform still sees nothing.
     let st = state(&mut c, &acme.game_id, &acme.seat_tokens[0]).await;
     let p = turn_player(&st);
-    c.leave_game(authed(
-        leave_req(&acme.game_id),
-        &acme.seat_tokens[p as usize],
-    ))
-    .await
-    .expect("leave");
+    leave(&mut c, &acme.game_id, &acme.seat_tokens[p as usize])
+        .await
+        .expect("leave");
     let r = get_replay(&mut c, &acme.game_id, ACME_KEY).await;
     assert_eq!(r.actions.len(), 1);
     expect_reject(
@@ -698,9 +694,7 @@ async fn games_of_one_platform_are_invisible_to_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_request_id_returns_the_original_result_without_acting_again() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 301).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(301).await;
     let token = &g.seat_tokens[p as usize];
     let h = hints(&mut c, &g.game_id, token).await;
     let mut req = play_req(&g.game_id, p, &h.plays[0], st.seq);
@@ -715,7 +709,7 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
         .expect("retry")
         .into_inner();
     assert_eq!(retry, first);
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, first.seq);
+    unchanged(&mut c, &g, first.seq).await;
 
     // The game moves on; the retry still answers the original (its expected_seq is stale by
     // now) and acts on nothing.
@@ -773,16 +767,14 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
         .expect("a retry without seat")
         .into_inner();
     assert_eq!(again, first);
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
+    unchanged(&mut c, &g, passed.seq).await;
     let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     assert_eq!(replay.actions.len() as u64, passed.seq);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn expected_seq_guards_against_acting_on_a_stale_state() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 302).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(302).await;
     let token = &g.seat_tokens[p as usize];
     let h = hints(&mut c, &g.game_id, token).await;
     // 0: no check (the only way to act at seq 0).
@@ -817,13 +809,12 @@ async fn expected_seq_guards_against_acting_on_a_stale_state() {
         "STALE_SEQ",
     );
     assert_eq!(metadata(&s, "current_seq"), Some(passed.seq.to_string()));
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, passed.seq);
+    unchanged(&mut c, &g, passed.seq).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_many_simultaneous_identical_plays_exactly_one_succeeds() {
-    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
-    let mut c = GameEngineClient::new(channel(addr).await);
+    let (addr, mut c) = shared_addr_client().await;
     let g = new_game(&mut c, "classic", 303).await;
     // One play first: `expected_seq` 0 means "no check", so the race is run at seq 1.
     let (st, p) = turn(&mut c, &g).await;
@@ -919,8 +910,7 @@ async fn of_many_simultaneous_identical_plays_exactly_one_succeeds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
     let seed = test_seed(401);
-    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
-    let mut c = GameEngineClient::new(channel(addr).await);
+    let (addr, mut c) = shared_addr_client().await;
     let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
     let policy = Policy {
         seed,
@@ -1096,9 +1086,7 @@ async fn a_play_needs_no_seat_and_errors_name_the_player_and_its_seat() {
 /// again (the game is at seq 1 now) is STALE_SEQ; absent, nothing is checked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_present_expected_seq_of_zero_guards_the_first_action() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 310).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(310).await;
     assert_eq!(st.seq, 0);
     let t = &g.seat_tokens[p as usize];
     let h = hints(&mut c, &g.game_id, t).await;
@@ -1170,7 +1158,7 @@ async fn request_ids_are_at_most_128_bytes() {
         Code::InvalidArgument,
         "BAD_REQUEST",
     );
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, st.seq);
+    unchanged(&mut c, &g, st.seq).await;
     play.request_id = "p".repeat(128);
     submit(&mut c, t, play)
         .await
@@ -1228,7 +1216,7 @@ async fn a_retried_leave_returns_the_first_result() {
         .expect("the retried leave")
         .into_inner();
     assert_eq!(again, first);
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, first.seq);
+    unchanged(&mut c, &g, first.seq).await;
 }
 
 /// Results by player as well as by seat: the escape settlement of a leave, re-indexed through
@@ -1403,7 +1391,7 @@ async fn list_games_shows_a_platform_only_its_own_games() {
     let all: Vec<_> = acme.iter().chain(&other).cloned().collect();
     assert_eq!(listed(&mut c, ADMIN_KEY, 3).await, ids(&all));
     // A finished game is not listed.
-    c.leave_game(authed(leave_req(&acme[0].game_id), &acme[0].seat_tokens[0]))
+    leave(&mut c, &acme[0].game_id, &acme[0].seat_tokens[0])
         .await
         .expect("leave");
     assert_eq!(listed(&mut c, ACME_KEY, 50).await, ids(&acme[1..]));
@@ -1440,9 +1428,7 @@ async fn list_games_shows_a_platform_only_its_own_games() {
 /// reason, and re-executes and verifies with the core.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abort_game_is_admin_only_and_the_abort_replays() {
-    let mut c = shared_client().await;
-    let g = new_game(&mut c, "classic", 320).await;
-    let (st, p) = turn(&mut c, &g).await;
+    let (mut c, g, st, p) = first_turn(320).await;
     let t = &g.seat_tokens[p as usize];
     let h = hints(&mut c, &g.game_id, t).await;
     submit(&mut c, t, play_req(&g.game_id, p, &h.plays[0], st.seq))
@@ -1473,7 +1459,7 @@ async fn abort_game_is_admin_only_and_the_abort_replays() {
         Code::InvalidArgument,
         "BAD_REQUEST",
     );
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.seq, 1);
+    unchanged(&mut c, &g, 1).await;
     let r = c
         .abort_game(authed(abort("table reported cheating"), ADMIN_KEY))
         .await

@@ -223,10 +223,11 @@ async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
 
     // End the match (an escape) and check the log: an automatic play of the cards the auto bot
     // (heuristic) chooses from the leader's view, and the replay verifies.
-    c.leave_game(authed(
-        leave_req(&g.game_id),
+    leave(
+        &mut c,
+        &g.game_id,
         &g.seat_tokens[turn_player(&after) as usize],
-    ))
+    )
     .await
     .expect("LeaveGame");
     let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;

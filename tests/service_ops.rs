@@ -148,8 +148,7 @@ async fn grpc_web_over_http1_on_the_grpc_port() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpc_web_streams_watch_game_live() {
     let seed = test_seed(4403);
-    let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
-    let mut c = GameEngineClient::new(channel(addr).await);
+    let (addr, mut c) = shared_addr_client().await;
     let g = create(&mut c, ADMIN_KEY, create_req("erren", 1, Some(seed))).await;
     let web = tokio::spawn({
         let request = watch_req(&g.game_id, 0).encode_to_vec();

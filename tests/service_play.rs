@@ -296,11 +296,7 @@ async fn every_variant_plays_full_matches_scored_as_the_core_replays_them_withou
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_ended_by_leaving_replays_exactly() {
     let seed = test_seed(41);
-    let addr = tokio::task::spawn_blocking(shared)
-        .await
-        .expect("shared server");
-    let mut client =
-        shuangkou::service::pb::game_engine_client::GameEngineClient::new(channel(addr).await);
+    let (addr, mut client) = shared_addr_client().await;
     let created = create(&mut client, ADMIN_KEY, create_req("classic", 2, Some(seed))).await;
     let policy = Policy {
         seed,

@@ -56,15 +56,6 @@ async fn game(c: &mut Client, seed: u64) -> (pb::CreateGameResponse, pb::GetStat
     (g, st, p)
 }
 
-fn cards(g: &pb::CreateGameResponse, player: u32, cards: Vec<u32>) -> pb::SubmitPlayRequest {
-    pb::SubmitPlayRequest {
-        game_id: g.game_id.clone(),
-        seat: Some(player),
-        cards,
-        ..Default::default()
-    }
-}
-
 async fn submit(
     c: &mut Client,
     token: &str,
@@ -208,13 +199,18 @@ async fn drive(reason: Reason) {
     let got = match reason {
         Reason::BadCardId => {
             let (g, _, p) = game(&mut c, 901).await;
-            submit(&mut c, &g.seat_tokens[p as usize], cards(&g, p, vec![108])).await
+            submit(
+                &mut c,
+                &g.seat_tokens[p as usize],
+                cards_req(&g, p, vec![108]),
+            )
+            .await
         }
         Reason::DuplicateCard => {
             let (g, _, p) = game(&mut c, 902).await;
             let t = &g.seat_tokens[p as usize];
             let own = state(&mut c, &g.game_id, t).await.hand;
-            submit(&mut c, t, cards(&g, p, vec![own[0], own[0]])).await
+            submit(&mut c, t, cards_req(&g, p, vec![own[0], own[0]])).await
         }
         Reason::NotACombination => {
             let (g, _, p) = game(&mut c, 903).await;
@@ -225,15 +221,15 @@ async fn drive(reason: Reason) {
                 .iter()
                 .find(|&&id| rank_of(id) < 12 && rank_of(id).abs_diff(rank_of(a)) >= 2)
                 .expect("a card two ranks away");
-            submit(&mut c, t, cards(&g, p, vec![a, b])).await
+            submit(&mut c, t, cards_req(&g, p, vec![a, b])).await
         }
         Reason::AmbiguousPlay => {
             let (g, held) = ambiguous_game(&mut c).await;
-            submit(&mut c, &g.seat_tokens[0], cards(&g, 0, held)).await
+            submit(&mut c, &g.seat_tokens[0], cards_req(&g, 0, held)).await
         }
         Reason::DeclaredMismatch => {
             let (g, held) = ambiguous_game(&mut c).await;
-            let mut req = cards(&g, 0, held);
+            let mut req = cards_req(&g, 0, held);
             req.declared = Some(pb::Declared {
                 r#type: pb::HandType::TypeTripleChain as i32,
                 key: String::new(),
@@ -265,7 +261,7 @@ async fn drive(reason: Reason) {
             let o = (p + 1) % 4;
             let t = &g.seat_tokens[o as usize];
             let own = state(&mut c, &g.game_id, t).await.hand;
-            submit(&mut c, t, cards(&g, o, vec![own[0]])).await
+            submit(&mut c, t, cards_req(&g, o, vec![own[0]])).await
         }
         Reason::CardsNotHeld => {
             let (g, _, p) = game(&mut c, 906).await;
@@ -275,7 +271,7 @@ async fn drive(reason: Reason) {
             submit(
                 &mut c,
                 &g.seat_tokens[p as usize],
-                cards(&g, p, vec![other[0]]),
+                cards_req(&g, p, vec![other[0]]),
             )
             .await
         }
@@ -295,7 +291,7 @@ async fn drive(reason: Reason) {
             let n = turn_player(&state(&mut c, &g.game_id, ADMIN_KEY).await);
             let tn = &g.seat_tokens[n as usize];
             let own = state(&mut c, &g.game_id, tn).await.hand;
-            submit(&mut c, tn, cards(&g, n, vec![own[0]])).await
+            submit(&mut c, tn, cards_req(&g, n, vec![own[0]])).await
         }
         Reason::MustLead => {
             let (g, st, p) = game(&mut c, 908).await;
@@ -314,7 +310,7 @@ async fn drive(reason: Reason) {
                 .expect("LeaveGame");
             let t = &g.seat_tokens[p as usize];
             let own = state(&mut c, &g.game_id, t).await.hand;
-            submit(&mut c, t, cards(&g, p, vec![own[0]])).await
+            submit(&mut c, t, cards_req(&g, p, vec![own[0]])).await
         }
         Reason::GameInProgress => {
             let (g, _, _) = game(&mut c, 910).await;

@@ -45,10 +45,11 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
 
     // End the match (an escape) and replay it independently: with the replay's created_at and
     // turn_ms, the deadlines and the 托管 action reproduce every state hash.
-    c.leave_game(authed(
-        leave_req(&g.game_id),
+    leave(
+        &mut c,
+        &g.game_id,
         &g.seat_tokens[turn_player(&after) as usize],
-    ))
+    )
     .await
     .expect("LeaveGame");
     let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
@@ -61,9 +62,7 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finished_games_leave_the_cache_and_stay_readable() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("schedule-evict-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::temp::TempDir::fresh("schedule-evict", "store");
     let store = dir.to_string_lossy().into_owned();
     let server = TestServer::start(|c| {
         c.finished_linger_seconds = 0;
@@ -80,12 +79,9 @@ async fn finished_games_leave_the_cache_and_stay_readable() {
     // An escape ends the one-deal match.
     let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let leaver = (turn_player(&st) + 1) % 4;
-    c.leave_game(authed(
-        leave_req(&g.game_id),
-        &g.seat_tokens[leaver as usize],
-    ))
-    .await
-    .expect("LeaveGame");
+    leave(&mut c, &g.game_id, &g.seat_tokens[leaver as usize])
+        .await
+        .expect("LeaveGame");
     let before = state(&mut c, &g.game_id, &g.spectator_token).await;
     assert_eq!(before.phase, pb::Phase::Finished as i32);
     let replay_before = get_replay(&mut c, &g.game_id, &g.spectator_token).await;

@@ -587,9 +587,7 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_knows_the_second_game_and_a_restart_rebuilds_its_games() {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("shengji-service-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::temp::TempDir::fresh("shengji-service-store", "store");
     let spec = dir.display().to_string();
     let tweak = |c: &mut shuangkou::config::ServeConfig| {
         admin(c);

@@ -19,12 +19,9 @@ use shuangkou::store::{Appended, Created, LogEntry, Store};
 use shuangkou::variants::registry::Registry;
 
 async fn state(server: &Server, t: &Table) -> pb::GetStateResponse {
-    server
-        .client()
-        .get_state(authed(state_req(&t.game_id), &t.spectator))
+    spectated(&server.client(), &t.game_id, &t.spectator)
         .await
         .expect("GetState")
-        .into_inner()
 }
 
 /// Makes the play of the seat to act (chosen from GetHints); returns the new seq.

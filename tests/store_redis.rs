@@ -14,11 +14,12 @@ mod store_contract;
 pub mod redis_server;
 #[path = "store_contract/durable.rs"]
 mod store_contract_durable;
+#[path = "common/temp.rs"]
+pub mod temp;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis_server::RedisServer;
@@ -28,12 +29,7 @@ use store_contract_durable::Durable;
 
 /// A fresh directory for the server of test `test`.
 fn redis_dir(test: &str) -> PathBuf {
-    static N: AtomicU64 = AtomicU64::new(0);
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "store-redis-{test}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
+    temp::scratch_path("store-redis", test)
 }
 
 /// Stores on a test's server.

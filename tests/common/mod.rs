@@ -196,10 +196,16 @@ pub fn shared() -> SocketAddr {
 
 /// A client of the shared server on a new channel.
 pub async fn shared_client() -> GameEngineClient<Channel> {
+    shared_addr_client().await.1
+}
+
+/// The shared server's address and a client of it on a new channel (for tests that also start
+/// clients of their own, e.g. [`spawn_players`]).
+pub async fn shared_addr_client() -> (SocketAddr, GameEngineClient<Channel>) {
     let addr = tokio::task::spawn_blocking(shared)
         .await
         .expect("shared server");
-    GameEngineClient::new(channel(addr).await)
+    (addr, GameEngineClient::new(channel(addr).await))
 }
 
 /// A channel to `addr` (connects at once).
@@ -321,6 +327,20 @@ pub fn play_req(
 
 /// The `expected_seq` of the helpers: 0 sends none (no check), as these helpers always did; a
 /// test of the guarded first action sets `Some(0)` itself.
+/// A SubmitPlay request of `player` playing `cards` (undeclared, no `expected_seq`).
+pub fn cards_req(
+    g: &pb::CreateGameResponse,
+    player: u32,
+    cards: Vec<u32>,
+) -> pb::SubmitPlayRequest {
+    pb::SubmitPlayRequest {
+        game_id: g.game_id.clone(),
+        seat: Some(player),
+        cards,
+        ..Default::default()
+    }
+}
+
 pub fn guard(expected_seq: u64) -> Option<u64> {
     Some(expected_seq).filter(|&s| s != 0)
 }

@@ -298,6 +298,18 @@ pub async fn health_of(addr: &SocketAddr, service: &str) -> Option<ServingStatus
     ServingStatus::try_from(r.into_inner().status).ok()
 }
 
+/// `GetState` of `game_id` as its spectator sees it, on a clone of `c` (the same channel).
+pub async fn spectated(
+    c: &Client,
+    game_id: &str,
+    spectator: &str,
+) -> Result<pb::GetStateResponse, Status> {
+    c.clone()
+        .get_state(authed(state_req(game_id), spectator))
+        .await
+        .map(tonic::Response::into_inner)
+}
+
 /// The stable reason of a rejection (ErrorInfo, else the message prefix).
 pub fn reason(s: &Status) -> String {
     shuangkou::service::status::reason_of(s).unwrap_or_default()

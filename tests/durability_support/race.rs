@@ -15,7 +15,7 @@ use tonic::Code;
 
 use super::{
     ADMIN_KEY, Client, Table, authed, choose, create_request, hints_req, player_to_act, reason,
-    rng, state_req,
+    rng, spectated,
 };
 
 /// What [`race_every_turn`] played.
@@ -40,12 +40,10 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
     let (mut different, mut same) = (0, 0);
     let mut last = 0;
     loop {
-        let state = clients[rng.random_range(0..clients.len())]
-            .clone()
-            .get_state(authed(state_req(&t.game_id), &t.spectator))
+        let client = &clients[rng.random_range(0..clients.len())];
+        let state = spectated(client, &t.game_id, &t.spectator)
             .await
-            .expect("GetState")
-            .into_inner();
+            .expect("GetState");
         let Some(player) = player_to_act(&state) else {
             break;
         };
@@ -143,12 +141,9 @@ pub async fn race_every_turn(clients: &[Client], seed: u64, name: &str) -> Raced
         }
         // Exactly one append, seen by every replica.
         for c in clients {
-            let s = c
-                .clone()
-                .get_state(authed(state_req(&t.game_id), &t.spectator))
+            let s = spectated(c, &t.game_id, &t.spectator)
                 .await
-                .expect("GetState")
-                .into_inner();
+                .expect("GetState");
             assert_eq!(s.seq, next, "{}", what("seq after a race"));
         }
     }
