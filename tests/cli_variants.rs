@@ -82,22 +82,20 @@ fn the_json_listing_has_versions_and_option_schemas() {
     }
     // Hand-checked against the scripts and the seeds: erren's reconnect window is 90 s (seed
     // 002); jj's 天王 placements.
-    let erren = variants.iter().find(|x| x["id"] == "erren").unwrap();
-    let reconnect = erren["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["name"] == "reconnect_seconds")
-        .unwrap();
+    let option = |variant: &str, name: &str| {
+        let v = variants.iter().find(|x| x["id"] == variant).unwrap();
+        v["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let reconnect = option("erren", "reconnect_seconds");
     assert_eq!(reconnect["default"], 90);
     assert_eq!(reconnect["type"], "int");
-    let jj = variants.iter().find(|x| x["id"] == "jj").unwrap();
-    let tianwang = jj["options"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["name"] == "tianwang")
-        .unwrap();
+    let tianwang = option("jj", "tianwang");
     assert_eq!(
         tianwang["choices"],
         serde_json::json!(["max_of_7", "min_of_7", "max_of_8"])

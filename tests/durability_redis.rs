@@ -50,6 +50,20 @@ macro_rules! redis_or_skip {
     };
 }
 
+/// The start of a test on `$n` replicas of one Redis: its seed, its directory, the Redis
+/// server, the replicas and a client of each (or a return, when Redis is skipped). Keep the
+/// directory and the Redis server bound until the end of the test.
+macro_rules! on_replicas {
+    ($test:expr, $dir:expr, $n:expr) => {{
+        let seed = seed($test);
+        let root = temp_dir($dir);
+        let redis = redis_or_skip!($test, &root);
+        let servers = replicas($n, &redis, &root).await;
+        let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+        (seed, root, redis, servers, clients)
+    }};
+}
+
 /// Starts `n` replicas on the Redis store.
 async fn replicas(n: usize, redis: &RedisServer, root: &std::path::Path) -> Vec<Server> {
     let mut out = Vec::new();
@@ -152,11 +166,8 @@ fn check_replay(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_replica_serves_any_request() {
-    let seed = seed("any_replica_serves_any_request");
-    let root = temp_dir("replicas");
-    let redis = redis_or_skip!("any_replica_serves_any_request", &root);
-    let servers = replicas(3, &redis, &root).await;
-    let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+    let (seed, _root, _redis, servers, clients) =
+        on_replicas!("any_replica_serves_any_request", "replicas", 3);
     let games = if heavy() { 8 } else { 3 };
     let tasks: Vec<_> = (0..games)
         .map(|g| tokio::spawn(random_replica_game(clients.clone(), seed, g)))
@@ -293,11 +304,8 @@ async fn random_replica_game(clients: Vec<Client>, seed: u64, g: u64) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_plays_on_replicas_exactly_one_wins() {
-    let seed = seed("concurrent_plays_on_replicas_exactly_one_wins");
-    let root = temp_dir("race");
-    let redis = redis_or_skip!("concurrent_plays_on_replicas_exactly_one_wins", &root);
-    let servers = replicas(3, &redis, &root).await;
-    let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+    let (seed, _root, _redis, servers, clients) =
+        on_replicas!("concurrent_plays_on_replicas_exactly_one_wins", "race", 3);
     race_every_turn(&clients, seed, "race").await;
     for s in &servers {
         s.assert_clean_logs();
@@ -306,11 +314,8 @@ async fn concurrent_plays_on_replicas_exactly_one_wins() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_replica_mid_game() {
-    let seed = seed("killed_replica_mid_game");
-    let root = temp_dir("failover");
-    let redis = redis_or_skip!("killed_replica_mid_game", &root);
-    let mut servers = replicas(2, &redis, &root).await;
-    let clients: Vec<Client> = servers.iter().map(Server::client).collect();
+    let (seed, _root, _redis, mut servers, clients) =
+        on_replicas!("killed_replica_mid_game", "failover", 2);
     let mut rng = rng(seed, 2);
     let what = |m: &str| format!("seed {seed}: {m}");
     let created = clients[0]

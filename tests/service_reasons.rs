@@ -190,6 +190,23 @@ fn documented_code(name: &str) -> Code {
     panic!("{name} is not in the proto's ErrorReason");
 }
 
+/// Any answer as the one type the reasons are compared in (only the status matters).
+fn erased<T>(_: tonic::Response<T>) -> tonic::Response<pb::SubmitPlayResponse> {
+    tonic::Response::new(pb::SubmitPlayResponse::default())
+}
+
+/// GetState of a new game (from `seed`) with `token`, erased.
+async fn state_with(
+    c: &mut Client,
+    seed: u64,
+    token: &str,
+) -> Result<tonic::Response<pb::SubmitPlayResponse>, Status> {
+    let (g, _, _) = game(c, seed).await;
+    c.get_state(authed(state_req(&g.game_id), token))
+        .await
+        .map(erased)
+}
+
 /// Makes the service answer with `reason`, and checks the answer's code (as the proto
 /// documents it) and reason.
 async fn drive(reason: Reason) {
@@ -239,13 +256,11 @@ async fn drive(reason: Reason) {
         Reason::UnknownVariant => c
             .create_game(authed(create_req("no_such_variant", 1, None), ADMIN_KEY))
             .await
-            .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default())),
+            .map(erased),
         Reason::BadOption => {
             let mut req = create_req("classic", 1, None);
             req.options.insert("no_such_option".into(), "1".into());
-            c.create_game(authed(req, ADMIN_KEY))
-                .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+            c.create_game(authed(req, ADMIN_KEY)).await.map(erased)
         }
         Reason::BadRequest => {
             // A pass that also carries cards.
@@ -316,7 +331,7 @@ async fn drive(reason: Reason) {
             let (g, _, _) = game(&mut c, 910).await;
             c.get_replay(authed(replay_req(&g.game_id), &g.seat_tokens[0]))
                 .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+                .map(erased)
         }
         Reason::StaleSeq => {
             let (g, st, p) = game(&mut c, 911).await;
@@ -326,25 +341,15 @@ async fn drive(reason: Reason) {
         }
         Reason::NoSuchGame => {
             let req = state_req("0123456789abcdef01234567");
-            c.get_state(authed(req, ADMIN_KEY))
-                .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+            c.get_state(authed(req, ADMIN_KEY)).await.map(erased)
         }
         Reason::Unauthenticated => {
             // No credential at all.
-            let (g, _, _) = game(&mut c, 912).await;
-            let req = state_req(&g.game_id);
-            c.get_state(authed(req, ""))
-                .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+            state_with(&mut c, 912, "").await
         }
         Reason::InvalidToken => {
             // A credential that is neither a key nor a game token.
-            let (g, _, _) = game(&mut c, 914).await;
-            let req = state_req(&g.game_id);
-            c.get_state(authed(req, "not-a-token"))
-                .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+            state_with(&mut c, 914, "not-a-token").await
         }
         Reason::IdempotencyConflict => {
             // A pass under the key of the player's lead.
@@ -396,7 +401,7 @@ async fn drive(reason: Reason) {
                 .await
                 .create_game(authed(req, ""))
                 .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()));
+                .map(erased);
             let _ = std::fs::remove_dir_all(&dir);
             r
         }
@@ -417,7 +422,7 @@ async fn drive(reason: Reason) {
             create(&mut c, "", create_req("classic", 1, None)).await;
             c.create_game(authed(create_req("classic", 1, None), ""))
                 .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+                .map(erased)
         }
         Reason::ScriptFailed => {
             let dir = temp_dir("shuangkou-reasons-script");
@@ -429,10 +434,7 @@ async fn drive(reason: Reason) {
             create(&mut c, "", create_req("classic", 1, None)).await;
             let mut req = create_req("classic", 1, None);
             req.options.insert("explode_seating".into(), "true".into());
-            let r = c
-                .create_game(authed(req, ""))
-                .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()));
+            let r = c.create_game(authed(req, "")).await.map(erased);
             let _ = std::fs::remove_dir_all(&dir);
             r
         }
@@ -448,7 +450,7 @@ async fn drive(reason: Reason) {
                 c.create_game(authed(create_req("classic", 1, None), "")),
             )
             .await
-            .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+            .map(erased)
         }
         Reason::Unavailable => {
             let mut server = TestServer::start(|c| c.drain_delay_seconds = 30).await;
@@ -456,7 +458,7 @@ async fn drive(reason: Reason) {
             server.begin_shutdown();
             c.create_game(authed(create_req("classic", 1, None), ""))
                 .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+                .map(erased)
         }
         Reason::CursorOutOfRange => {
             // WatchGame from a seq the game has not reached.
@@ -464,7 +466,7 @@ async fn drive(reason: Reason) {
             let req = watch_req(&g.game_id, st.seq + 5);
             c.watch_game(authed(req, &g.spectator_token))
                 .await
-                .map(|_| tonic::Response::new(pb::SubmitPlayResponse::default()))
+                .map(erased)
         }
     };
     expect_reject(got, code, name);

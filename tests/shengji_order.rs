@@ -125,32 +125,20 @@ fn a_trump_of_the_led_printed_suit_does_not_follow_it() {
 
 #[test]
 fn the_bottom_rule() {
-    let l = level(2);
-    // The first level card turned fixes the trump suit.
-    assert_eq!(
-        bottom_trump(&cs("KS 2D 2C AH 3S 4S"), l),
-        Some(Suit::Diamonds)
-    );
-    // No level card: the suit of the highest card, A high.
-    assert_eq!(
-        bottom_trump(&cs("9S KC 3C AD 4H 5H"), l),
-        Some(Suit::Diamonds)
-    );
-    // Jokers skipped.
-    assert_eq!(
-        bottom_trump(&cs("BJ SJ 3S 4C 6D 3H"), l),
-        Some(Suit::Diamonds)
-    );
-    // Equal highest: the first turned.
-    assert_eq!(
-        bottom_trump(&cs("3S AH QC AD KS 4D"), l),
-        Some(Suit::Hearts)
-    );
-    // Under level A, aces are level cards (first turned wins); 2 is low, K the highest.
-    let a = level(14);
-    assert_eq!(bottom_trump(&cs("KS AC AH 3D 4D 5D"), a), Some(Suit::Clubs));
-    assert_eq!(
-        bottom_trump(&cs("2S 3C KH QD 4D 5D"), a),
-        Some(Suit::Hearts)
-    );
+    let (l, a) = (level(2), level(14));
+    for (bottom, at, trump) in [
+        // The first level card turned fixes the trump suit.
+        ("KS 2D 2C AH 3S 4S", l, Suit::Diamonds),
+        // No level card: the suit of the highest card, A high.
+        ("9S KC 3C AD 4H 5H", l, Suit::Diamonds),
+        // Jokers skipped.
+        ("BJ SJ 3S 4C 6D 3H", l, Suit::Diamonds),
+        // Equal highest: the first turned.
+        ("3S AH QC AD KS 4D", l, Suit::Hearts),
+        // Under level A, aces are level cards (first turned wins); 2 is low, K the highest.
+        ("KS AC AH 3D 4D 5D", a, Suit::Clubs),
+        ("2S 3C KH QD 4D 5D", a, Suit::Hearts),
+    ] {
+        assert_eq!(bottom_trump(&cs(bottom), at), Some(trump), "{bottom}");
+    }
 }

@@ -11,22 +11,19 @@ use rand::SeedableRng;
 
 /// The seed's upgrade table, written out independently of the engine: (side, levels) for P.
 fn table(p: u32) -> (Side, u8) {
-    if p == 0 {
-        (Side::Dealer, 3)
-    } else if p < 40 {
-        (Side::Dealer, 1)
-    } else if p < 60 {
-        (Side::Opponents, 1)
-    } else if p < 80 {
-        (Side::Opponents, 2)
-    } else if p < 100 {
-        (Side::Opponents, 3)
-    } else if p < 120 {
-        (Side::Opponents, 4)
-    } else if p < 140 {
-        (Side::Opponents, 5)
-    } else {
-        (Side::Opponents, 6 + ((p - 140) / 20) as u8)
+    // (points below which, side, levels), as the seed lists them.
+    const BANDS: [(u32, Side, u8); 7] = [
+        (1, Side::Dealer, 3),
+        (40, Side::Dealer, 1),
+        (60, Side::Opponents, 1),
+        (80, Side::Opponents, 2),
+        (100, Side::Opponents, 3),
+        (120, Side::Opponents, 4),
+        (140, Side::Opponents, 5),
+    ];
+    match BANDS.iter().find(|(below, _, _)| p < *below) {
+        Some(&(_, side, levels)) => (side, levels),
+        None => (Side::Opponents, 6 + ((p - 140) / 20) as u8),
     }
 }
 

@@ -219,32 +219,14 @@ async fn a_script_is_one_key_per_version_and_is_restored_when_lost() {
     for id in ["a", "b", "c"] {
         assert_eq!(store.create(&pinned(id, &v1)).await, Ok(Created::New));
     }
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg("sk:script:*")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let keys: Vec<String> = query(&mut raw, "KEYS", &["sk:script:*"]).await;
     assert_eq!(keys, vec!["sk:script:v1".to_string()]);
-    let named: Option<String> = redis::cmd("HGET")
-        .arg("sk:game:b")
-        .arg("script")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let named: Option<String> = query(&mut raw, "HGET", &["sk:game:b", "script"]).await;
     assert_eq!(named.as_deref(), Some("v1"));
-    let body: Vec<u8> = redis::cmd("HGET")
-        .arg("sk:game:b")
-        .arg("body")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let body: Vec<u8> = query(&mut raw, "HGET", &["sk:game:b", "body"]).await;
     assert!(body.len() < 100, "the body holds no script text");
 
-    let _: i64 = redis::cmd("DEL")
-        .arg("sk:script:v1")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let _: i64 = query(&mut raw, "DEL", &["sk:script:v1"]).await;
     assert_eq!(store.create(&pinned("d", &v1)).await, Ok(Created::New));
     let other = server.open("").await;
     for id in ["a", "d"] {
@@ -255,6 +237,15 @@ async fn a_script_is_one_key_per_version_and_is_restored_when_lost() {
 
 async fn ttl(conn: &mut redis::aio::MultiplexedConnection, key: &str) -> i64 {
     redis::cmd("TTL").arg(key).query_async(conn).await.unwrap()
+}
+
+/// Redis command `cmd` with `args` on a plain connection.
+async fn query<T: redis::FromRedisValue>(
+    raw: &mut redis::aio::MultiplexedConnection,
+    cmd: &str,
+    args: &[&str],
+) -> T {
+    redis::cmd(cmd).arg(args).query_async(raw).await.unwrap()
 }
 
 #[tokio::test]
@@ -274,18 +265,9 @@ async fn finish_sets_the_retention() {
         let t = ttl(&mut raw, key).await;
         assert!((1..=100).contains(&t), "{key}: TTL {t}");
     }
-    let members: Vec<String> = redis::cmd("SMEMBERS")
-        .arg("t1:unfinished")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let members: Vec<String> = query(&mut raw, "SMEMBERS", &["t1:unfinished"]).await;
     assert!(members.is_empty());
-    let finished_at: Option<u64> = redis::cmd("HGET")
-        .arg("t1:game:g")
-        .arg("finished_at")
-        .query_async(&mut raw)
-        .await
-        .unwrap();
+    let finished_at: Option<u64> = query(&mut raw, "HGET", &["t1:game:g", "finished_at"]).await;
     assert!(finished_at.is_some_and(|t| t > 0));
 
     // The default is 7 days.

@@ -40,6 +40,14 @@ fn seating() -> SeatingFacts {
 
 /// Compiles `src`, runs `settle` and returns its error; checks the variant still answers
 /// `seating` afterwards, and that full activation (`variants::load`) refuses the script.
+/// The error of a classic script whose `settle` is `settle_src`, which must be one of the
+/// engine's limits.
+fn limit_error(settle_src: &str) -> HookError {
+    let e = settle_error(&with_replaced("settle", settle_src));
+    assert!(e.limit, "{e:?}");
+    e
+}
+
 fn settle_error(src: &str) -> HookError {
     let v = compile(src)
         .unwrap_or_else(|e| panic!("should compile: {e}"))
@@ -71,11 +79,7 @@ fn settle_error(src: &str) -> HookError {
 
 #[test]
 fn an_endless_loop_hits_the_operation_limit() {
-    let e = settle_error(&with_replaced(
-        "settle",
-        "fn settle(facts, opts) { let n = 0; loop { n += 1; } }",
-    ));
-    assert!(e.limit, "{e:?}");
+    let e = limit_error("fn settle(facts, opts) { let n = 0; loop { n += 1; } }");
     assert!(e.message.contains("operations"), "{e}");
     // Rhai gives no position for this limit; the location is the running function's line.
     let loc = e.location.unwrap();
@@ -85,21 +89,13 @@ fn an_endless_loop_hits_the_operation_limit() {
 
 #[test]
 fn deep_recursion_hits_the_call_depth_limit() {
-    let e = settle_error(&with_replaced(
-        "settle",
-        "fn settle(facts, opts) { down(0) }\nfn down(n) { down(n + 1) + 1 }",
-    ));
-    assert!(e.limit, "{e:?}");
+    let e = limit_error("fn settle(facts, opts) { down(0) }\nfn down(n) { down(n + 1) + 1 }");
     assert!(e.message.contains("nested"), "{e}");
 }
 
 #[test]
 fn a_huge_string_hits_the_size_limit() {
-    let e = settle_error(&with_replaced(
-        "settle",
-        "fn settle(facts, opts) { let s = \"x\"; loop { s += s; } }",
-    ));
-    assert!(e.limit, "{e:?}");
+    let e = limit_error("fn settle(facts, opts) { let s = \"x\"; loop { s += s; } }");
     assert!(
         e.message.contains("too large") || e.message.contains("exceeds"),
         "{e}"
@@ -108,16 +104,10 @@ fn a_huge_string_hits_the_size_limit() {
 
 #[test]
 fn a_huge_array_or_an_unbounded_map_is_stopped_by_a_limit() {
-    let e = settle_error(&with_replaced(
-        "settle",
-        "fn settle(facts, opts) { let a = []; loop { a.push(1); } }",
-    ));
-    assert!(e.limit, "{e:?}");
-    let e = settle_error(&with_replaced(
-        "settle",
+    limit_error("fn settle(facts, opts) { let a = []; loop { a.push(1); } }");
+    limit_error(
         "fn settle(facts, opts) { let m = #{}; let i = 0; loop { m[`k${i}`] = i; i += 1; } }",
-    ));
-    assert!(e.limit, "{e:?}");
+    );
 }
 
 #[test]

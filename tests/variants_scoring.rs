@@ -214,31 +214,34 @@ fn script_rules_match_the_variant_matrix() {
         expect(id, common(4));
     }
     expect("erren", common(2));
-    expect(
-        "classic",
-        serde_json::json!({"wild_jokers": "none", "three_jokers": false, "tianwang": "above_all",
-            "bomb_order": "classic", "chain_bombs": "none"}),
-    );
-    for id in ["jj", "baibian"] {
-        expect(
-            id,
+    let card_rules = [
+        (
+            &["classic"][..],
+            serde_json::json!({"wild_jokers": "none", "three_jokers": false, "tianwang": "above_all",
+                "bomb_order": "classic", "chain_bombs": "none"}),
+        ),
+        (
+            &["jj", "baibian"],
             serde_json::json!({"wild_jokers": "big", "big_joker_as_small": true,
                 "three_jokers": true, "tianwang": "max_of_7", "bomb_order": "stars",
                 "chain_bombs": "equal"}),
-        );
-    }
-    expect(
-        "huopin",
-        serde_json::json!({"wild_jokers": "big", "three_jokers": true, "tianwang": "min_of_7",
-            "bomb_order": "stars", "chain_bombs": "equal"}),
-    );
-    for id in ["qianbian", "erren"] {
-        expect(
-            id,
+        ),
+        (
+            &["huopin"],
+            serde_json::json!({"wild_jokers": "big", "three_jokers": true, "tianwang": "min_of_7",
+                "bomb_order": "stars", "chain_bombs": "equal"}),
+        ),
+        (
+            &["qianbian", "erren"],
             serde_json::json!({"wild_jokers": "all", "three_jokers": true, "tianwang": "max_of_7",
                 "bomb_order": "stars", "chain_bombs": "unequal",
                 "unequal_chain_level": "max_with_largest_group"}),
-        );
+        ),
+    ];
+    for (ids, rules) in card_rules {
+        for id in ids {
+            expect(id, rules.clone());
+        }
     }
     assert!(variants::builtin_rules("nope").is_err());
     // Card-rule options reach the rules.

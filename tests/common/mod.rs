@@ -421,6 +421,59 @@ async fn viewer_hints(
     answer(client.get_hints(authed(req, token)).await, who, "GetHints")
 }
 
+/// A viewer following a game: its stream from the start and the state read after every new seq.
+struct Follow {
+    stream: tonic::Streaming<pb::GameEvent>,
+    game_id: String,
+    token: String,
+    who: String,
+    /// The seq of the last state read.
+    checked: Option<u64>,
+}
+
+impl Follow {
+    async fn start(
+        client: &mut GameEngineClient<Channel>,
+        game_id: &str,
+        token: &str,
+        who: &str,
+    ) -> Result<Follow, String> {
+        Ok(Follow {
+            stream: watch_from_start(client, game_id, token, who).await?,
+            game_id: game_id.into(),
+            token: token.into(),
+            who: who.into(),
+            checked: None,
+        })
+    }
+
+    /// Logs the events up to one of a seq not read yet, then reads (and logs) the state; `None`
+    /// when the stream ends.
+    async fn next(
+        &mut self,
+        client: &mut GameEngineClient<Channel>,
+        log: &mut ViewerLog,
+    ) -> Result<Option<pb::GetStateResponse>, String> {
+        while let Some(ev) = self
+            .stream
+            .message()
+            .await
+            .map_err(|s| format!("{}: stream: {s:?}", self.who))?
+        {
+            let seq = ev.seq;
+            log.events.push(ev);
+            if self.checked.is_some_and(|c| c >= seq) {
+                continue;
+            }
+            let st = viewer_state(client, &self.game_id, &self.token, &self.who).await?;
+            log.states.push(st.clone());
+            self.checked = Some(st.seq.max(seq));
+            return Ok(Some(st));
+        }
+        Ok(None)
+    }
+}
+
 /// Plays a match for `player` with its own channel and token only: watches the game from the
 /// start, reads its state after every new seq, and when it is to act asks for hints and plays a
 /// random one (or passes, sometimes, when legal), with `expected_seq`. Returns what it received.
@@ -438,22 +491,9 @@ pub async fn play_as(
         ..Default::default()
     };
     let who = format!("player {player}");
-    let mut stream = watch_from_start(&mut client, &game_id, &token, &who).await?;
-    let mut checked: Option<u64> = None;
+    let mut follow = Follow::start(&mut client, &game_id, &token, &who).await?;
     let mut n = 0u64;
-    while let Some(ev) = stream
-        .message()
-        .await
-        .map_err(|s| format!("player {player}: stream: {s:?}"))?
-    {
-        let seq = ev.seq;
-        log.events.push(ev);
-        if checked.is_some_and(|c| c >= seq) {
-            continue;
-        }
-        let st = viewer_state(&mut client, &game_id, &token, &who).await?;
-        log.states.push(st.clone());
-        checked = Some(st.seq.max(seq));
+    while let Some(st) = follow.next(&mut client, &mut log).await? {
         if policy.stop_at_seq.is_some_and(|s| st.seq >= s) {
             return Ok(log);
         }
@@ -516,22 +556,8 @@ pub async fn watch_as(
 ) -> Result<ViewerLog, String> {
     let mut client = GameEngineClient::new(channel(addr).await);
     let mut log = ViewerLog::default();
-    let mut stream = watch_from_start(&mut client, &game_id, &token, "spectator").await?;
-    let mut checked: Option<u64> = None;
-    while let Some(ev) = stream
-        .message()
-        .await
-        .map_err(|s| format!("spectator: stream: {s:?}"))?
-    {
-        let seq = ev.seq;
-        log.events.push(ev);
-        if checked.is_some_and(|c| c >= seq) {
-            continue;
-        }
-        let st = viewer_state(&mut client, &game_id, &token, "spectator").await?;
-        checked = Some(st.seq.max(seq));
-        log.states.push(st);
-    }
+    let mut follow = Follow::start(&mut client, &game_id, &token, "spectator").await?;
+    while follow.next(&mut client, &mut log).await?.is_some() {}
     Ok(log)
 }
 

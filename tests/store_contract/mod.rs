@@ -26,45 +26,40 @@ macro_rules! store_contract {
     ($fixture:ty) => {
         mod contract {
             use super::*;
-            #[tokio::test]
-            async fn create_load_append_finish() {
-                crate::store_contract::create_load_append_finish::<$fixture>().await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn concurrent_appends_one_winner_per_seq() {
-                crate::store_contract::concurrent_appends_one_winner_per_seq::<$fixture>().await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn concurrent_idempotent_creates() {
-                crate::store_contract::concurrent_idempotent_creates::<$fixture>().await
-            }
-            #[tokio::test]
-            async fn a_conflict_brings_the_missing_entries() {
-                crate::store_contract::a_conflict_brings_the_missing_entries::<$fixture>().await
-            }
-            #[tokio::test]
-            async fn scripts_are_kept_once_per_version() {
-                crate::store_contract::scripts_are_kept_once_per_version::<$fixture>().await
-            }
-            #[tokio::test]
-            async fn subscribers_see_every_length() {
-                crate::store_contract::subscribers_see_every_length::<$fixture>().await
-            }
+            contract_cases!($fixture, store_contract;
+                #[tokio::test] create_load_append_finish,
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                concurrent_appends_one_winner_per_seq,
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                concurrent_idempotent_creates,
+                #[tokio::test] a_conflict_brings_the_missing_entries,
+                #[tokio::test] scripts_are_kept_once_per_version,
+                #[tokio::test] subscribers_see_every_length,
+            );
         }
     };
     ($fixture:ty, durable) => {
         store_contract!($fixture);
         mod durable_contract {
             use super::*;
-            #[tokio::test]
-            async fn everything_survives_reopen() {
-                crate::store_contract_durable::everything_survives_reopen::<$fixture>().await
-            }
-            #[tokio::test]
-            async fn scripts_survive_reopen() {
-                crate::store_contract_durable::scripts_survive_reopen::<$fixture>().await
-            }
+            contract_cases!($fixture, store_contract_durable;
+                #[tokio::test] everything_survives_reopen,
+                #[tokio::test] scripts_survive_reopen,
+            );
         }
+    };
+}
+
+/// One test per case `$name` (with its test attribute), running `crate::$suite::$name` on
+/// `$fixture`.
+macro_rules! contract_cases {
+    ($fixture:ty, $suite:ident; $(#[$test:meta] $name:ident),* $(,)?) => {
+        $(
+            #[$test]
+            async fn $name() {
+                crate::$suite::$name::<$fixture>().await
+            }
+        )*
     };
 }
 
