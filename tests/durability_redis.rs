@@ -444,6 +444,13 @@ async fn failover_player(
     }
 }
 
+/// Asserts that the server's readiness turns `status` within `limit` (`failure` says what it
+/// means when it does not).
+async fn expect_health(server: &Server, status: ServingStatus, limit: Duration, failure: &str) {
+    let got = wait_health(server, status, limit).await;
+    assert_eq!(got, Some(status), "{failure}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readiness_follows_the_store() {
     let root = temp_dir("readiness");
@@ -484,12 +491,13 @@ async fn readiness_follows_the_store() {
     );
 
     redis.stop();
-    let status = wait_health(&server, ServingStatus::NotServing, Duration::from_secs(10)).await;
-    assert_eq!(
-        status,
-        Some(ServingStatus::NotServing),
-        "readiness stayed true with Redis down"
-    );
+    expect_health(
+        &server,
+        ServingStatus::NotServing,
+        Duration::from_secs(10),
+        "readiness stayed true with Redis down",
+    )
+    .await;
     // Liveness (the whole server, `""`) stays SERVING: restarting the pod would not bring the
     // store back, and games already cached may still be read.
     assert_eq!(
@@ -524,12 +532,13 @@ async fn readiness_follows_the_store() {
     }
 
     redis.launch();
-    let status = wait_health(&server, ServingStatus::Serving, Duration::from_secs(15)).await;
-    assert_eq!(
-        status,
-        Some(ServingStatus::Serving),
-        "readiness did not come back with Redis"
-    );
+    expect_health(
+        &server,
+        ServingStatus::Serving,
+        Duration::from_secs(15),
+        "readiness did not come back with Redis",
+    )
+    .await;
     c.create_game(authed(create_request("readiness-3"), ADMIN_KEY))
         .await
         .expect("create after Redis is back");

@@ -16,10 +16,7 @@ use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use shuangkou::service::pb::variant_admin_client::VariantAdminClient;
 use shuangkou::service::status::reason_of;
 use tonic::Code;
-use tonic::transport::Channel;
 use tonic_types::StatusExt;
-
-type Client = GameEngineClient<Channel>;
 
 /// A classic game on the shared server (created with the admin key and a seed).
 async fn new_game(client: &mut Client, variant: &str, seed: u64) -> pb::CreateGameResponse {
@@ -912,12 +909,7 @@ async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
     let seed = test_seed(401);
     let (addr, mut c) = shared_addr_client().await;
     let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
-    let policy = Policy {
-        seed,
-        pass_prob: 0.3,
-        stop_at_seq: Some(40),
-    };
-    let players = spawn_players(addr, &g, policy);
+    let players = spawn_players(addr, &g, Policy::stopping_at(seed, 40));
     let token = g.seat_tokens[1].clone();
     let watch = |from_seq: u64| {
         let (addr, game_id, token) = (addr, g.game_id.clone(), token.clone());

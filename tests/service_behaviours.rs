@@ -17,8 +17,6 @@ use shuangkou::service::pb;
 use shuangkou::service::pb::variant_admin_client::VariantAdminClient;
 use tonic::Code;
 
-type Client = pb::game_engine_client::GameEngineClient<tonic::transport::Channel>;
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_revealed_seed_hashes_to_the_commitment() {
     let mut c = shared_client().await;

@@ -223,14 +223,7 @@ async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
 
     // End the match (an escape) and check the log: an automatic play of the cards the auto bot
     // (heuristic) chooses from the leader's view, and the replay verifies.
-    leave(
-        &mut c,
-        &g.game_id,
-        &g.seat_tokens[turn_player(&after) as usize],
-    )
-    .await
-    .expect("LeaveGame");
-    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
+    let replay = escape_and_replay(&mut c, &g, &after).await;
     assert_eq!(replay.actions[0].kind, "auto");
     assert!(!replay.actions[0].cards.is_empty(), "a lead, not a pass");
     let rebuilt = rebuild(&replay).expect("the replay verifies");

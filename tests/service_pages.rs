@@ -20,8 +20,6 @@ use shuangkou::service::replay;
 use shuangkou::service::status::reason_of;
 use shuangkou::service::wire::replay::assemble;
 
-type Client = pb::game_engine_client::GameEngineClient<tonic::transport::Channel>;
-
 /// The 千變 hand of issue 14: eleven pairs 3..K, an ace and the four wild jokers (24,205 legal
 /// leads in qianbian).
 const WORST: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ BJ";

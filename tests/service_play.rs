@@ -298,12 +298,7 @@ async fn a_match_ended_by_leaving_replays_exactly() {
     let seed = test_seed(41);
     let (addr, mut client) = shared_addr_client().await;
     let created = create(&mut client, ADMIN_KEY, create_req("classic", 2, Some(seed))).await;
-    let policy = Policy {
-        seed,
-        pass_prob: 0.3,
-        stop_at_seq: Some(9),
-    };
-    let players = spawn_players(addr, &created, policy);
+    let players = spawn_players(addr, &created, Policy::stopping_at(seed, 9));
     // Wait until the players stopped at seq 9, then player 2 leaves.
     let token = &created.seat_tokens[2];
     let st = poll_until(

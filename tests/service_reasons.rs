@@ -16,8 +16,6 @@ use shuangkou::service::pb;
 use shuangkou::service::status::Reason;
 use tonic::{Code, Status};
 
-type Client = pb::game_engine_client::GameEngineClient<tonic::transport::Channel>;
-
 /// Every reason, in the enum's order.
 const ALL: [Reason; 26] = [
     Reason::BadCardId,
@@ -310,12 +308,8 @@ async fn drive(reason: Reason) {
         }
         Reason::MustLead => {
             let (g, st, p) = game(&mut c, 908).await;
-            submit(
-                &mut c,
-                &g.seat_tokens[p as usize],
-                pass_req(&g.game_id, p, st.seq),
-            )
-            .await
+            let t = &g.seat_tokens[p as usize];
+            submit(&mut c, t, pass_req(&g.game_id, p, st.seq)).await
         }
         Reason::GameOver => {
             let (g, _, p) = game(&mut c, 909).await;
@@ -408,13 +402,8 @@ async fn drive(reason: Reason) {
         Reason::PermissionDenied => {
             // A seat token acting for another seat.
             let (g, st, p) = game(&mut c, 913).await;
-            let o = (p + 1) % 4;
-            submit(
-                &mut c,
-                &g.seat_tokens[o as usize],
-                pass_req(&g.game_id, p, st.seq),
-            )
-            .await
+            let other = &g.seat_tokens[(p as usize + 1) % 4];
+            submit(&mut c, other, pass_req(&g.game_id, p, st.seq)).await
         }
         Reason::LimitExceeded => {
             let server = TestServer::start(|c| c.max_games = 1).await;

@@ -45,14 +45,7 @@ async fn a_missed_turn_deadline_is_played_by_the_engine() {
 
     // End the match (an escape) and replay it independently: with the replay's created_at and
     // turn_ms, the deadlines and the 托管 action reproduce every state hash.
-    leave(
-        &mut c,
-        &g.game_id,
-        &g.seat_tokens[turn_player(&after) as usize],
-    )
-    .await
-    .expect("LeaveGame");
-    let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
+    let replay = escape_and_replay(&mut c, &g, &after).await;
     assert_eq!(replay.turn_ms, 5_000);
     assert!(replay.created_at > 0);
     assert_eq!(replay.actions[0].kind, "auto");

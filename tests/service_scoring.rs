@@ -14,8 +14,6 @@ use shuangkou::service::pb;
 
 const DATA: &str = include_str!("data/scoring.json");
 
-type Client = pb::game_engine_client::GameEngineClient<tonic::transport::Channel>;
-
 /// The rank index of a notation token (3..2 → 0..=12, SJ 13, BJ 14).
 fn rank_index(token: &str) -> Result<u32, String> {
     const ORDER: [&str; 15] = [

@@ -4,7 +4,7 @@
 pub mod shengji_support;
 
 use shengji_support::{c, cs, level, set};
-use shuangkou::cards::Suit;
+use shuangkou::cards::{Card, Suit};
 use shuangkou::shengji::order::{ONE_DECK, bottom_trump, points, points_of};
 use shuangkou::shengji::{EffSuit, Order};
 
@@ -15,18 +15,24 @@ fn order(face: u8, trump: Suit) -> Order {
     }
 }
 
+/// Asserts that in `suit` each card of `list` beats every card after it, and none of those
+/// beats it.
+fn each_beats_those_after(o: &Order, list: &[Card], suit: EffSuit) {
+    for (i, &hi) in list.iter().enumerate() {
+        for &lo in &list[i + 1..] {
+            assert!(o.beats(hi, lo, suit), "{hi} beats {lo}");
+            assert!(!o.beats(lo, hi, suit), "{lo} does not beat {hi}");
+        }
+    }
+}
+
 /// The seed's list 「大王,小王,主級牌,副級牌,A,K,Q,J,10，9,8,7,6,5,4,3,2」 for level 2, trump ♥,
 /// written out card by card: each card beats every card after it, and the 副級牌 tie.
 #[test]
 fn trump_order_follows_the_seed_list() {
     let o = order(2, Suit::Hearts);
     let list = cs("BJ SJ 2H 2S AH KH QH JH TH 9H 8H 7H 6H 5H 4H 3H");
-    for (i, &hi) in list.iter().enumerate() {
-        for &lo in &list[i + 1..] {
-            assert!(o.beats(hi, lo, EffSuit::Trump), "{hi} beats {lo}");
-            assert!(!o.beats(lo, hi, EffSuit::Trump), "{lo} does not beat {hi}");
-        }
-    }
+    each_beats_those_after(&o, &list, EffSuit::Trump);
     // 副級牌 are equal to each other: none beats another.
     for a in cs("2S 2C 2D") {
         for b in cs("2S 2C 2D") {
@@ -46,14 +52,7 @@ fn trump_order_follows_the_seed_list() {
 fn side_suits_run_a_to_2_without_the_level() {
     let o = order(9, Suit::Spades);
     let list = cs("AD KD QD JD TD 8D 7D 6D 5D 4D 3D 2D");
-    for (i, &hi) in list.iter().enumerate() {
-        for &lo in &list[i + 1..] {
-            assert!(
-                o.beats(hi, lo, EffSuit::Side(Suit::Diamonds)),
-                "{hi} > {lo}"
-            );
-        }
-    }
+    each_beats_those_after(&o, &list, EffSuit::Side(Suit::Diamonds));
     assert_eq!(
         o.cards_of(EffSuit::Side(Suit::Diamonds)),
         list.iter().copied().collect()

@@ -25,6 +25,9 @@ pub mod requests;
 pub mod temp;
 pub use requests::*;
 
+/// A client of the game service.
+pub type Client = GameEngineClient<Channel>;
+
 /// Every embedded variant.
 pub const VARIANTS: [&str; 6] = ["classic", "jj", "baibian", "huopin", "qianbian", "erren"];
 
@@ -267,25 +270,15 @@ pub async fn create(
 }
 
 /// GetState with `token` (panics on a rejection).
-pub async fn state(
-    client: &mut GameEngineClient<Channel>,
-    game_id: &str,
-    token: &str,
-) -> pb::GetStateResponse {
-    viewer_state(client, game_id, token, "GetState")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
+pub async fn state(client: &mut Client, game_id: &str, token: &str) -> pb::GetStateResponse {
+    let r = viewer_state(client, game_id, token, "GetState").await;
+    r.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// GetHints with `token` (panics on a rejection).
-pub async fn hints(
-    client: &mut GameEngineClient<Channel>,
-    game_id: &str,
-    token: &str,
-) -> pb::GetHintsResponse {
-    viewer_hints(client, game_id, token, "GetHints")
-        .await
-        .unwrap_or_else(|e| panic!("{e}"))
+pub async fn hints(client: &mut Client, game_id: &str, token: &str) -> pb::GetHintsResponse {
+    let r = viewer_hints(client, game_id, token, "GetHints").await;
+    r.unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The player sitting at `seat` in a state.
@@ -375,6 +368,17 @@ pub struct Policy {
     pub pass_prob: f64,
     /// Stop (return the log) once the game's seq reaches this.
     pub stop_at_seq: Option<u64>,
+}
+
+impl Policy {
+    /// Passing when legal with probability 0.3, stopping once the game reaches `seq`.
+    pub fn stopping_at(seed: u64, seq: u64) -> Policy {
+        Policy {
+            seed,
+            pass_prob: 0.3,
+            stop_at_seq: Some(seq),
+        }
+    }
 }
 
 /// The message of a reply, or an error naming the viewer and the rpc.
@@ -608,6 +612,18 @@ pub async fn play_match(
     tokio::time::timeout(timeout, all)
         .await
         .map_err(|_| format!("the match did not finish within {timeout:?}"))?
+}
+
+/// Ends the match by an escape of the player to act in `st` (with its own token) and returns
+/// the admin's replay.
+pub async fn escape_and_replay(
+    client: &mut Client,
+    g: &pb::CreateGameResponse,
+    st: &pb::GetStateResponse,
+) -> pb::GetReplayResponse {
+    let token = &g.seat_tokens[turn_player(st) as usize];
+    leave(client, &g.game_id, token).await.expect("LeaveGame");
+    get_replay(client, &g.game_id, ADMIN_KEY).await
 }
 
 /// `GetReplay` of `game_id` with `token`, verified by the library ([`rebuild`]: every recorded
