@@ -6,6 +6,8 @@
 //!
 //! Every expected score below is worked by hand from the seed text quoted beside it.
 
+pub mod variants_support;
+
 use std::process::Output;
 
 use serde_json::Value;
@@ -166,11 +168,7 @@ fn simulator_under_both_rake_rules_in_every_variant() {
 #[test]
 fn simulator_under_both_huopin_escape_rules() {
     // Many escapes: one per game at a random step.
-    let sim = SimOptions {
-        escape_probability: 1.0,
-        deals_per_game: 1,
-        ..SimOptions::default()
-    };
+    let sim = variants_support::escape_every_game();
     for (k, rule) in ["escape_rule=escaper_only", "escape_rule=p5158"]
         .iter()
         .enumerate()

@@ -907,9 +907,7 @@ async fn of_many_simultaneous_identical_plays_exactly_one_succeeds() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_watch_resumes_from_the_last_seq_without_gap_or_duplicate() {
     let seed = test_seed(401);
-    let (addr, mut c) = shared_addr_client().await;
-    let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
-    let players = spawn_players(addr, &g, Policy::stopping_at(seed, 40));
+    let (addr, mut c, g, players) = shared_match_until("classic", 1, seed, 40).await;
     let token = g.seat_tokens[1].clone();
     let watch = |from_seq: u64| {
         let (addr, game_id, token) = (addr, g.game_id.clone(), token.clone());
@@ -1326,17 +1324,12 @@ async fn listed(c: &mut Client, key: &str, page_size: u32) -> Vec<String> {
     let mut ids = Vec::new();
     let mut token = String::new();
     loop {
-        let page = c
-            .list_games(authed(
-                pb::ListGamesRequest {
-                    page_size,
-                    page_token: token,
-                },
-                key,
-            ))
-            .await
-            .expect("ListGames")
-            .into_inner();
+        let req = pb::ListGamesRequest {
+            page_size,
+            page_token: token,
+        };
+        let page = c.list_games(authed(req, key)).await.expect("ListGames");
+        let page = page.into_inner();
         // 0: the default page of 50.
         assert!(
             page.games.len()

@@ -297,10 +297,9 @@ async fn all_hints(
     // Bounded: a hand has at most a few tens of thousands of legal plays, 500 a page.
     for _ in 0..1000 {
         let req = pb::GetHintsRequest {
-            game_id: game_id.into(),
             limit: 500,
             page_token,
-            ..Default::default()
+            ..hints_req(game_id)
         };
         let page = c
             .get_hints(authed(req, token))

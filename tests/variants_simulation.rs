@@ -7,6 +7,8 @@
 //! The default-option run of each script is also in `tests/game_sim.rs`; this file covers the
 //! option matrix and the failure path. `SHUANGKOU_THOROUGH=1` plays ten times as many deals.
 
+pub mod variants_support;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -111,11 +113,7 @@ fn every_script_under_its_section_8_options_keeps_every_invariant() {
 
 #[test]
 fn escapes_in_real_play_settle_under_the_sum_rule() {
-    let options = SimOptions {
-        escape_probability: 1.0,
-        deals_per_game: 1,
-        ..SimOptions::default()
-    };
+    let options = variants_support::escape_every_game();
     for (i, (id, _)) in variants::EMBEDDED.iter().enumerate() {
         let hooks = variants::builtin(id).unwrap().with_defaults().unwrap();
         let report = simulate(&hooks, id, deals(6), 9100 + i as u64, options);

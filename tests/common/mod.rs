@@ -277,7 +277,11 @@ pub async fn state(client: &mut Client, game_id: &str, token: &str) -> pb::GetSt
 
 /// GetHints with `token` (panics on a rejection).
 pub async fn hints(client: &mut Client, game_id: &str, token: &str) -> pb::GetHintsResponse {
-    let r = viewer_hints(client, game_id, token, "GetHints").await;
+    let r = answer(
+        client.get_hints(authed(hints_req(game_id), token)).await,
+        "GetHints",
+        "",
+    );
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -414,17 +418,6 @@ async fn viewer_state(
     answer(client.get_state(authed(req, token)).await, who, "GetState")
 }
 
-/// `GetHints` with `token`; `who` names the player in errors.
-async fn viewer_hints(
-    client: &mut GameEngineClient<Channel>,
-    game_id: &str,
-    token: &str,
-    who: &str,
-) -> Result<pb::GetHintsResponse, String> {
-    let req = hints_req(game_id);
-    answer(client.get_hints(authed(req, token)).await, who, "GetHints")
-}
-
 /// A viewer following a game: its stream from the start and the state read after every new seq.
 struct Follow {
     stream: tonic::Streaming<pb::GameEvent>,
@@ -507,7 +500,8 @@ pub async fn play_as(
         {
             continue;
         }
-        let h = viewer_hints(&mut client, &game_id, &token, &who).await?;
+        let asked = client.get_hints(authed(hints_req(&game_id), &token)).await;
+        let h = answer(asked, &who, "GetHints")?;
         log.hints.push((st.seq, h.clone()));
         if !h.your_turn {
             return Err(format!(
@@ -585,6 +579,26 @@ pub fn spawn_players(
             ))
         })
         .collect()
+}
+
+/// A `variant` match of `deals` deals from test seed `seed` on the shared server, played by one
+/// [`play_as`] task per player until seq `stop` ([`Policy::stopping_at`]): the server's
+/// address, a client, the game and the players' tasks.
+pub async fn shared_match_until(
+    variant: &str,
+    deals: u32,
+    seed: u64,
+    stop: u64,
+) -> (
+    SocketAddr,
+    Client,
+    pb::CreateGameResponse,
+    Vec<JoinHandle<Result<ViewerLog, String>>>,
+) {
+    let (addr, mut c) = shared_addr_client().await;
+    let g = create(&mut c, ADMIN_KEY, create_req(variant, deals, Some(seed))).await;
+    let players = spawn_players(addr, &g, Policy::stopping_at(seed, stop));
+    (addr, c, g, players)
 }
 
 /// Plays a whole match with one task per player (each its own channel) and a spectator task;

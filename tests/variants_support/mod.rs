@@ -1,7 +1,17 @@
-//! Shared helper of the variant-script tests (`tests/variants_*.rs`): the facts of a settled
-//! deal to hand to a script.
+//! Shared helpers of the variant tests (`tests/variants_*.rs`, `tests/rules_seed_cases.rs`): the
+//! facts of a settled deal to hand to a script, and simulator settings.
 
 use shuangkou::game::hooks::{DealFacts, Outcome};
+use shuangkou::game::sim::SimOptions;
+
+/// Simulator settings with an escape in every game (at a random step), one deal a game.
+pub fn escape_every_game() -> SimOptions {
+    SimOptions {
+        escape_probability: 1.0,
+        deals_per_game: 1,
+        ..SimOptions::default()
+    }
+}
 
 /// The first deal of a four-player game won double (雙扣: places 0 and 2 first and second),
 /// the losers holding `cards_left`.
