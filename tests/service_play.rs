@@ -296,7 +296,7 @@ async fn every_variant_plays_full_matches_scored_as_the_core_replays_them_withou
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_match_ended_by_leaving_replays_exactly() {
     let seed = test_seed(41);
-    let (addr, mut client, created, players) = shared_match_until("classic", 2, seed, 9).await;
+    let (_, mut client, created, players) = shared_match_until("classic", 2, seed, 9).await;
     // Wait until the players stopped at seq 9, then player 2 leaves.
     let token = &created.seat_tokens[2];
     let st = poll_until(

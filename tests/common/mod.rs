@@ -277,11 +277,8 @@ pub async fn state(client: &mut Client, game_id: &str, token: &str) -> pb::GetSt
 
 /// GetHints with `token` (panics on a rejection).
 pub async fn hints(client: &mut Client, game_id: &str, token: &str) -> pb::GetHintsResponse {
-    let r = answer(
-        client.get_hints(authed(hints_req(game_id), token)).await,
-        "GetHints",
-        "",
-    );
+    let asked = client.get_hints(authed(hints_req(game_id), token)).await;
+    let r = answer(asked, "GetHints", "GetHints");
     r.unwrap_or_else(|e| panic!("{e}"))
 }
 
