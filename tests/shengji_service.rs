@@ -82,6 +82,14 @@ async fn get_replay(c: &mut Client, t: &Table) -> Result<pb::GetReplayResponse, 
         .map(|r| r.into_inner())
 }
 
+/// A server of its own (admin key only), a client and a new table from test seed `seed`.
+async fn fresh_table(seed: u64) -> (TestServer, Client, Table) {
+    let server = TestServer::start(admin).await;
+    let mut c = client(&server).await;
+    let t = create(&mut c, test_seed(seed), &[]).await;
+    (server, c, t)
+}
+
 async fn state(c: &mut Client, t: &Table, token: &str) -> pb::GameState {
     c.get_state(authed(
         pb::GetStateRequest {
@@ -397,10 +405,8 @@ async fn whole_matches_over_the_wire_leak_no_hidden_card_and_replay_exactly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rejections_have_their_reasons_and_retries_are_idempotent() {
-    let server = TestServer::start(admin).await;
-    let mut c = client(&server).await;
-    let t = create(&mut c, test_seed(5), &[]).await;
+async fn before_the_deal_ends_plays_bad_requests_and_foreign_tokens_are_refused() {
+    let (_server, mut c, t) = fresh_table(5).await;
     // Before the deal ends: no bury, no play.
     let e = submit(&mut c, &t, 0, 0, A::Play(pb::PlayCard { card: 0 }))
         .await
@@ -443,6 +449,11 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
         (e.code(), reason(&e).as_str()),
         (Code::Unauthenticated, "UNAUTHENTICATED_TOKEN")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_deal_is_one_action_and_a_stale_seq_is_aborted() {
+    let (_server, mut c, t) = fresh_table(5).await;
     // An idempotent deal: the same request id twice is one action.
     let mut req = act(&t, 2, 0, A::Deal(pb::Deal { count: 5 }));
     req.request_id = "deal-1".into();
@@ -474,8 +485,13 @@ async fn rejections_have_their_reasons_and_retries_are_idempotent() {
             .map(String::as_str),
         Some("1")
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bury_and_play_rejections_name_their_reasons_and_leaving_ends_the_match() {
+    let (_server, mut c, t) = fresh_table(5).await;
     // Deal to the end, bury the wrong number, then a card that does not follow.
-    let mut seq = 1;
+    let mut seq = 0;
     loop {
         let st = state(&mut c, &t, &t.spectator).await;
         if st.phase != pb::Phase::Dealing as i32 {
