@@ -74,6 +74,13 @@ impl Drop for Watcher {
     }
 }
 
+/// [`watch`] from the start; panics with `what` when the stream does not open.
+async fn watch_all(addr: SocketAddr, game_id: &str, token: &str, what: &str) -> Watcher {
+    watch(addr, game_id, token, (0, ""))
+        .await
+        .unwrap_or_else(|s| panic!("{what}: {s:?}"))
+}
+
 async fn watch(
     addr: SocketAddr,
     game_id: &str,
@@ -226,12 +233,9 @@ async fn a_dropped_seat_is_disconnected_and_escapes_at_the_end_of_its_window() {
     let srv = server(|_| {}).await;
     let mut c = srv.client().await;
     let g = game(&mut c, "erren", seed).await;
-    let mut spectator = watch(srv.addr, &g.game_id, &g.spectator_token, (0, ""))
-        .await
-        .expect("spectator stream");
-    let p0 = watch(srv.addr, &g.game_id, &g.seat_tokens[0], (0, ""))
-        .await
-        .expect("player 0 stream");
+    let mut spectator =
+        watch_all(srv.addr, &g.game_id, &g.spectator_token, "spectator stream").await;
+    let p0 = watch_all(srv.addr, &g.game_id, &g.seat_tokens[0], "player 0 stream").await;
     let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let s0 = seat_of(&st, 0).seat;
     let s1 = seat_of(&st, 1).seat;
@@ -312,16 +316,13 @@ async fn a_seat_back_within_its_window_plays_on() {
     let srv = server(|_| {}).await;
     let mut c = srv.client().await;
     let g = game(&mut c, "classic", seed).await;
-    let mut spectator = watch(srv.addr, &g.game_id, &g.spectator_token, (0, ""))
-        .await
-        .expect("spectator stream");
+    let mut spectator =
+        watch_all(srv.addr, &g.game_id, &g.spectator_token, "spectator stream").await;
     let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let s0 = seat_of(&st, 0).seat;
     let limit = Duration::from_millis(GRACE_MS + 1000);
     // Back by a new stream.
-    let p0 = watch(srv.addr, &g.game_id, &g.seat_tokens[0], (0, ""))
-        .await
-        .expect("player 0 stream");
+    let p0 = watch_all(srv.addr, &g.game_id, &g.seat_tokens[0], "player 0 stream").await;
     drop(p0);
     let d = spectator
         .until(limit, "seat_disconnected", disconnected(s0))
@@ -330,9 +331,7 @@ async fn a_seat_back_within_its_window_plays_on() {
         unreachable!()
     };
     let deadline = info.reconnect_deadline;
-    let back = watch(srv.addr, &g.game_id, &g.seat_tokens[0], (0, ""))
-        .await
-        .expect("player 0 back");
+    let back = watch_all(srv.addr, &g.game_id, &g.seat_tokens[0], "player 0 back").await;
     spectator
         .until(Duration::from_secs(5), "seat_reconnected", reconnected(s0))
         .await;
@@ -367,9 +366,7 @@ async fn a_seat_back_within_its_window_plays_on() {
     assert_eq!(st.phase, pb::Phase::Playing as i32);
     drop(spectator);
     // Everything a viewer got from the beginning, checked for the 托管 flag.
-    let mut all = watch(srv.addr, &g.game_id, &g.spectator_token, (0, ""))
-        .await
-        .expect("spectator again");
+    let mut all = watch_all(srv.addr, &g.game_id, &g.spectator_token, "spectator again").await;
     let off = |e: &pb::GameEvent| matches!(&e.event, Some(E::AutoPlayChanged(a)) if !a.on);
     let limit = Duration::from_secs(5);
     all.until(limit, "托管 off", off).await;
@@ -402,9 +399,8 @@ async fn a_cursor_resumes_exactly_after_its_event() {
     let g = finished_game(&mut c, seed).await;
     let token = &g.seat_tokens[1];
     let limit = Duration::from_secs(10);
-    let all = watch(srv.addr, &g.game_id, token, (0, ""))
+    let all = watch_all(srv.addr, &g.game_id, token, "stream")
         .await
-        .expect("stream")
         .rest(limit)
         .await;
     let last = all.last().expect("events").seq;
@@ -506,15 +502,9 @@ async fn two_replicas_on_one_redis_decide_the_expiry_once() {
     let mut ca = a.client().await;
     let mut cb = b.client().await;
     let g = game(&mut ca, "erren", seed).await;
-    let mut on_a = watch(a.addr, &g.game_id, &g.spectator_token, (0, ""))
-        .await
-        .expect("spectator on A");
-    let mut on_b = watch(b.addr, &g.game_id, &g.spectator_token, (0, ""))
-        .await
-        .expect("spectator on B");
-    let p0 = watch(a.addr, &g.game_id, &g.seat_tokens[0], (0, ""))
-        .await
-        .expect("player 0 on A");
+    let mut on_a = watch_all(a.addr, &g.game_id, &g.spectator_token, "spectator on A").await;
+    let mut on_b = watch_all(b.addr, &g.game_id, &g.spectator_token, "spectator on B").await;
+    let p0 = watch_all(a.addr, &g.game_id, &g.seat_tokens[0], "player 0 on A").await;
     let st = state(&mut cb, &g.game_id, ADMIN_KEY).await;
     let s0 = seat_of(&st, 0).seat;
     drop(p0);
@@ -561,12 +551,9 @@ async fn a_restart_keeps_the_window_deadline() {
         .await
         .expect("CreateGame")
         .into_inner();
-    let mut spectator = watch(srv.addr, &g.game_id, &g.spectator_token, (0, ""))
-        .await
-        .expect("spectator stream");
-    let p0 = watch(srv.addr, &g.game_id, &g.seat_tokens[0], (0, ""))
-        .await
-        .expect("player 0 stream");
+    let mut spectator =
+        watch_all(srv.addr, &g.game_id, &g.spectator_token, "spectator stream").await;
+    let p0 = watch_all(srv.addr, &g.game_id, &g.seat_tokens[0], "player 0 stream").await;
     drop(p0);
     let d = spectator
         .until(
