@@ -1473,13 +1473,12 @@ async fn abort_game_is_admin_only_and_the_abort_replays() {
         Code::FailedPrecondition,
         "GAME_OVER",
     );
-    let replay = get_replay(&mut c, &g.game_id, "").await;
+    let (replay, rebuilt) = verified_replay(&mut c, &g.game_id, "").await;
     let last = replay.actions.last().expect("actions");
     assert_eq!(
         (last.kind.as_str(), last.reason.as_str()),
         ("abort", "table reported cheating")
     );
-    let rebuilt = rebuild(&replay).expect("the replay verifies");
     assert_eq!(rebuilt.states.len(), 3);
     assert_eq!(rebuilt.last().phase(), shuangkou::game::Phase::Finished);
 }
