@@ -7,7 +7,7 @@
 pub mod common;
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use rand::SeedableRng;
@@ -140,17 +140,16 @@ async fn a_table_of_bots_only_plays_itself_to_the_end() {
     req.bot_delay_ms = 1;
     let g = create(&mut c, ADMIN_KEY, req).await;
     assert!(g.seat_tokens.iter().all(String::is_empty));
-    let start = Instant::now();
-    let mut st = state(&mut c, &g.game_id, &g.spectator_token).await;
-    while st.phase != pb::Phase::Finished as i32 {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "a table of bots did not finish within 120 s (at seq {})",
-            st.seq
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        st = state(&mut c, &g.game_id, &g.spectator_token).await;
-    }
+    let st = poll_until(
+        Duration::from_secs(120),
+        Duration::from_millis(200),
+        "a table of bots to finish",
+        async || {
+            let st = state(&mut c, &g.game_id, &g.spectator_token).await;
+            Some(st).filter(|st| st.phase == pb::Phase::Finished as i32)
+        },
+    )
+    .await;
     let replay = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let checked = check_bot_plays(&replay, &g.seed_commitment, &bots);
     assert_eq!(checked as u64, st.seq, "every action is a bot's decision");
@@ -207,16 +206,13 @@ async fn a_missed_deadline_is_played_by_the_auto_bot_as_an_automatic_play() {
     let g = create(&mut c, ADMIN_KEY, req).await;
     let st = state(&mut c, &g.game_id, ADMIN_KEY).await;
     let leader = turn_player(&st);
-    let start = Instant::now();
-    let mut after = st.clone();
-    while after.seq == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no 托管 within 20 s of a 5 s deadline"
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        after = state(&mut c, &g.game_id, ADMIN_KEY).await;
-    }
+    let after = poll_until(
+        Duration::from_secs(20),
+        Duration::from_millis(250),
+        "a 托管 play after a 5 s deadline",
+        async || Some(state(&mut c, &g.game_id, ADMIN_KEY).await).filter(|st| st.seq != 0),
+    )
+    .await;
     assert_ne!(turn_player(&after), leader, "the turn moved on");
     // The trick's top is the automatic lead (a play, not a pass: the leader must lead).
     assert!(after.trick.as_ref().and_then(|t| t.top.as_ref()).is_some());

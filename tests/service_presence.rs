@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     ADMIN_KEY, TestServer, authed, channel, config, create, create_req, expect_reject, get_replay,
-    hints, keyed, play_req, state, test_seed, turn_player, within,
+    hints, keyed, play_req, poll_until, state, test_seed, turn_player, within,
 };
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
@@ -478,14 +478,12 @@ async fn streams_per_token_are_bounded() {
     let _other = open(g.seat_tokens[1].clone()).await.expect("another token");
     // A closed stream frees its place (the server notices the close shortly).
     drop(a);
-    within(Duration::from_secs(5), "a place after a close", async {
-        loop {
-            match open(g.seat_tokens[0].clone()).await {
-                Ok(w) => return w,
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
-    })
+    poll_until(
+        Duration::from_secs(5),
+        Duration::from_millis(50),
+        "a place after a close",
+        async || open(g.seat_tokens[0].clone()).await.ok(),
+    )
     .await;
 }
 
