@@ -101,7 +101,8 @@ pub struct ServeConfig {
     )]
     pub max_watch_streams_per_token: usize,
     /// The bot that plays for a seat whose turn deadline passed or whose player is disconnected
-    /// (托管): any bot name of docs/BOTS.md (`search:N` for a smaller search budget).
+    /// (托管) in games that name none (CreateGame's `auto_policy`, the variant's `meta()`): any
+    /// bot name of docs/BOTS.md (`search:N` for a smaller search budget).
     #[arg(long, env = "SHUANGKOU_AUTO_POLICY", default_value = "heuristic")]
     pub auto_policy: String,
 }

@@ -451,3 +451,262 @@ async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
         replay.entries[2]
     );
 }
+
+/// The automatic action the bot `policy` takes at entry `i` of a rebuilt match: its decision
+/// from the acting player's view of the state before the entry, seeded as the service
+/// documents, as an `Action::Auto` (empty cards = a pass).
+fn auto_action(
+    rebuilt: &Rebuilt,
+    hooks: &dyn shuangkou::game::hooks::VariantHooks,
+    commitment: &str,
+    i: usize,
+    policy: &str,
+) -> shuangkou::game::Action {
+    use shuangkou::game::Action;
+    let player = rebuilt.entries[i].player;
+    let game = &rebuilt.states[i];
+    let seat = game.seat_of(player).expect("seat");
+    let view = PlayerView::new(game, seat).expect("view");
+    let bot = Bot::named(policy, hooks).expect("bot");
+    let mut rng = ChaCha8Rng::from_seed(decision_seed(commitment, i as u64, player));
+    match bot.decide(&view, hooks, &mut rng).action(game.hand(seat)) {
+        Some(Action::Play { cards, declared }) => Action::Auto { cards, declared },
+        Some(_) => Action::Auto {
+            cards: shuangkou::cards::CardSet::EMPTY,
+            declared: None,
+        },
+        None => panic!("{policy} chose cards the seat does not hold"),
+    }
+}
+
+/// Checks every automatic entry of a finished game's replay against `policy`'s decision (the
+/// replay verifies first); returns the indices of the automatic entries.
+fn check_auto_plays(replay: &pb::GetReplayResponse, commitment: &str, policy: &str) -> Vec<usize> {
+    let rebuilt = rebuild(replay).expect("the replay verifies");
+    let r = Replay::try_from(replay).expect("replay");
+    let hooks = r.builtin_hooks().expect("hooks");
+    let autos: Vec<usize> = (0..rebuilt.entries.len())
+        .filter(|&i| replay.actions[i].kind == "auto")
+        .collect();
+    for &i in &autos {
+        assert_eq!(
+            rebuilt.entries[i].action,
+            auto_action(&rebuilt, &hooks, commitment, i, policy),
+            "automatic entry {} is not {policy}'s decision",
+            i + 1
+        );
+    }
+    autos
+}
+
+/// Polls GetState (admin) until the game's seq reaches `seq` (turn deadlines of 5 s pass).
+async fn seq_reaches(
+    c: &mut pb::game_engine_client::GameEngineClient<tonic::transport::Channel>,
+    game_id: &str,
+    seq: u64,
+) -> pb::GetStateResponse {
+    poll_until(
+        Duration::from_secs(60),
+        Duration::from_millis(250),
+        "托管 to play past a 5 s turn deadline",
+        async || {
+            let st = state(c, game_id, ADMIN_KEY).await;
+            (st.seq >= seq).then_some(st)
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_game_is_played_by_its_own_tuoguan_bot_and_a_restart_keeps_it() {
+    let seed = test_seed(20);
+    let store = temp_dir("shuangkou-auto-policy");
+    let serve = |auto: &'static str| {
+        let store = store.to_string_lossy().into_owned();
+        move || {
+            config(|c| {
+                keyed(c);
+                c.no_turn_timers = false;
+                c.store = store.clone();
+                c.auto_policy = auto.into();
+            })
+        }
+    };
+    let mut server = TestServer::restart(serve("greedy")).await;
+    let mut c = server.client().await;
+    // Two games of the same hand-built deal (the same seed and preset hands: the same leader and
+    // the same view): `basic` named by the request, and the serve's `greedy` by default.
+    let hands = dealt(seed);
+    let create_with = |policy: &str| {
+        let mut req = create_req("classic", 1, Some(seed));
+        req.options.insert("turn_seconds".into(), "5".into());
+        req.preset_hands = Some(pb::PresetHands {
+            hands: hands
+                .iter()
+                .map(|h| pb::CardList { cards: h.clone() })
+                .collect(),
+        });
+        req.auto_policy = policy.into();
+        req
+    };
+    let a = create(&mut c, ADMIN_KEY, create_with("basic")).await;
+    let b = create(&mut c, ADMIN_KEY, create_with("")).await;
+    assert_eq!(
+        state(&mut c, &a.game_id, ADMIN_KEY).await.auto_policy,
+        "basic"
+    );
+    assert_eq!(
+        state(&mut c, &b.game_id, ADMIN_KEY).await.auto_policy,
+        "greedy"
+    );
+
+    // Nobody plays: both leaders' deadlines pass and each game's bot leads.
+    seq_reaches(&mut c, &b.game_id, 1).await;
+    let b_state = state(&mut c, &b.game_id, &b.spectator_token).await;
+    leave(
+        &mut c,
+        &b.game_id,
+        &b.seat_tokens[turn_player(&b_state) as usize],
+    )
+    .await
+    .expect("LeaveGame ends b");
+    let b_replay = replay_of(&mut c, &b.game_id).await;
+    let b_autos = check_auto_plays(&b_replay, &b.seed_commitment, "greedy");
+    assert!(b_autos.contains(&0), "b's lead was automatic");
+    let at_restart = seq_reaches(&mut c, &a.game_id, 1).await.seq;
+
+    // The restart: the serve's default is now the heuristic; a keeps its `basic`.
+    server.begin_shutdown();
+    server.stopped().await.expect("stops");
+    server.app.take();
+    drop(server);
+    let server = TestServer::restart(serve("heuristic")).await;
+    let mut c = server.client().await;
+    assert_eq!(
+        state(&mut c, &a.game_id, ADMIN_KEY).await.auto_policy,
+        "basic"
+    );
+    let st = seq_reaches(&mut c, &a.game_id, at_restart + 1).await;
+    leave(
+        &mut c,
+        &a.game_id,
+        &a.seat_tokens[turn_player(&st) as usize],
+    )
+    .await
+    .expect("LeaveGame ends a");
+    let a_replay = replay_of(&mut c, &a.game_id).await;
+    let a_autos = check_auto_plays(&a_replay, &a.seed_commitment, "basic");
+    assert!(a_autos.contains(&0), "a's lead was automatic");
+    let after = at_restart as usize;
+    assert!(
+        a_autos.contains(&after),
+        "the restarted server played 托管 at entry {}",
+        after + 1
+    );
+
+    // The deal tells the policies apart: each log holds its own bot's choice, not the other's
+    // nor the later serve default's.
+    let (ra, rb) = (
+        rebuild(&a_replay).expect("a"),
+        rebuild(&b_replay).expect("b"),
+    );
+    let hooks = Replay::try_from(&a_replay)
+        .unwrap()
+        .builtin_hooks()
+        .unwrap();
+    assert_ne!(
+        ra.entries[0].action, rb.entries[0].action,
+        "basic and greedy lead differently"
+    );
+    assert_ne!(
+        ra.entries[after].action,
+        auto_action(&ra, &hooks, &a.seed_commitment, after, "heuristic"),
+        "after the restart, basic's choice is not the heuristic's"
+    );
+    let _ = std::fs::remove_dir_all(&store);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tuoguan_bot_is_validated_and_part_of_the_idempotent_request() {
+    use tonic_types::StatusExt;
+    let server = TestServer::start(keyed).await;
+    let mut c = server.client().await;
+    let long = format!("search:{}", "9".repeat(40));
+    for (name, says) in [
+        ("grandmaster", "unknown bot"),
+        ("search:0", "playouts"),
+        ("search:5001", "playouts"),
+        ("Heuristic", "unknown bot"),
+        (long.as_str(), "at most 32 bytes"),
+    ] {
+        let mut req = create_req("classic", 1, None);
+        req.auto_policy = name.into();
+        let s = expect_reject(
+            c.create_game(authed(req, ACME_KEY)).await,
+            Code::InvalidArgument,
+            "BAD_REQUEST",
+        );
+        assert!(s.message().contains(says), "{name}: {}", s.message());
+        let field = s
+            .get_details_error_info()
+            .and_then(|i| i.metadata.get("field").cloned());
+        assert_eq!(field.as_deref(), Some("auto_policy"), "{name}");
+    }
+    // A known name is stored and shown; a retry under the same key with another bot conflicts.
+    let mut req = create_req("classic", 1, None);
+    req.auto_policy = "search:200".into();
+    req.request_id = "auto-policy-1".into();
+    let g = create(&mut c, ACME_KEY, req.clone()).await;
+    let st = state(&mut c, &g.game_id, &g.spectator_token).await;
+    assert_eq!(st.auto_policy, "search:200");
+    let again = create(&mut c, ACME_KEY, req.clone()).await;
+    assert_eq!(
+        again.game_id, g.game_id,
+        "the same request is the same game"
+    );
+    req.auto_policy = "laoshou".into();
+    expect_reject(
+        c.create_game(authed(req, ACME_KEY)).await,
+        Code::AlreadyExists,
+        "IDEMPOTENCY_CONFLICT",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_variant_may_name_its_default_tuoguan_bot() {
+    let dir = temp_dir("shuangkou-variant-auto-policy");
+    let embedded = |id: &str| {
+        shuangkou::variants::EMBEDDED
+            .iter()
+            .find(|(v, _)| *v == id)
+            .expect("an embedded variant")
+            .1
+    };
+    let at = "        partners_see_hands: false,\n";
+    let classic = embedded("classic");
+    assert!(classic.contains(at), "classic.rhai's meta() changed shape");
+    let script = classic.replacen(at, &format!("{at}        auto_policy: \"pingfan\",\n"), 1);
+    std::fs::write(dir.join("classic.rhai"), script).expect("write classic");
+    std::fs::write(dir.join("erren.rhai"), embedded("erren")).expect("write erren");
+    let vdir = dir.clone();
+    let server = TestServer::start(move |c| {
+        c.variants_dir = Some(vdir);
+        c.auto_policy = "greedy".into();
+    })
+    .await;
+    let mut c = server.client().await;
+    // (variant, request's auto_policy, the game's): the variant's default over the serve's, the
+    // request's over both; a variant without a default (erren as embedded) has the serve's.
+    for (variant, asked, shown) in [
+        ("classic", "", "pingfan"),
+        ("classic", "search:40", "search:40"),
+        ("erren", "", "greedy"),
+    ] {
+        let mut req = create_req(variant, 1, None);
+        req.auto_policy = asked.into();
+        let g = create(&mut c, "", req).await;
+        let st = state(&mut c, &g.game_id, &g.spectator_token).await;
+        assert_eq!(st.auto_policy, shown, "{variant} asked {asked:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

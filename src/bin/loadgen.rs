@@ -58,8 +58,8 @@ enum Policy {
     Random,
     /// The weakest legal play; pass only when nothing beats the trick.
     Greedy,
-    /// The server's suggested play (`GetHints` with `suggest`: the serve's `--auto-policy` bot,
-    /// deciding from the seat's view); needs `--hints server`.
+    /// The server's suggested play (`GetHints` with `suggest`: the game's 托管 bot, `--auto-policy`
+    /// here or the serve's, deciding from the seat's view); needs `--hints server`.
     Suggest,
 }
 
@@ -117,6 +117,10 @@ struct Args {
     /// `laoshou`, …).
     #[arg(long, default_value = "heuristic")]
     bot_policy: String,
+    /// Every game's 托管 bot (CreateGame `auto_policy`; empty = the variant's or the serve's),
+    /// which `--policy suggest` plays the driven seats with: any bot name of docs/BOTS.md.
+    #[arg(long, default_value = "")]
+    auto_policy: String,
     /// Probability of passing when passing is legal (random policy).
     #[arg(long, default_value_t = 0.3)]
     pass_probability: f64,
@@ -493,6 +497,7 @@ impl Worker {
             bots: (first_bot..players)
                 .map(|p| (u32::from(p), a.bot_policy.clone()))
                 .collect(),
+            auto_policy: a.auto_policy.clone(),
             ..Default::default()
         };
         let resp = self
@@ -1010,6 +1015,10 @@ async fn run(args: Args) -> Result<bool, String> {
         return Err("--bot-seats and --policy suggest need --hints server".into());
     }
     shuangkou::bot::styles::spec(&args.bot_policy).map_err(|e| format!("--bot-policy: {e}"))?;
+    if !args.auto_policy.is_empty() {
+        shuangkou::bot::styles::spec(&args.auto_policy)
+            .map_err(|e| format!("--auto-policy: {e}"))?;
+    }
     let channels = connect(&args.target, args.connections).await?;
     let concurrency = args.concurrency.max(1);
     let populate = args.populate;
@@ -1162,6 +1171,7 @@ async fn run(args: Args) -> Result<bool, String> {
             "hints": format!("{:?}", args.hints).to_lowercase(),
             "bot_seats": args.bot_seats,
             "bot_policy": args.bot_policy,
+            "auto_policy": args.auto_policy,
             "games": games,
             "concurrency": concurrency,
             "connections": args.connections,

@@ -141,6 +141,19 @@ pub struct BotSpec {
     pub budget: Budget,
 }
 
+impl BotSpec {
+    /// The name [`styles::spec`] reads back as this bot: `search:N` for a search with N playouts
+    /// and no time cap, else the bot's name.
+    pub fn label(&self) -> String {
+        match (self.kind, self.budget.time_cap) {
+            (Kind::Search, None) if self.name == "search" => {
+                format!("search:{}", self.budget.playouts)
+            }
+            _ => self.name.to_string(),
+        }
+    }
+}
+
 /// A bot ready to play one variant: its spec and what that variant's settlement pays.
 #[derive(Clone, Debug)]
 pub struct Bot {

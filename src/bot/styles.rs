@@ -172,4 +172,17 @@ mod tests {
         assert!(matches!(spec("search:x"), Err(BotError::Playouts(_))));
         assert!(matches!(spec("nobody"), Err(BotError::Unknown(_))));
     }
+
+    #[test]
+    fn a_bots_label_reads_back_as_the_same_bot() {
+        for n in NAMES
+            .iter()
+            .copied()
+            .chain(["search:1", "search:40", "search:400"])
+        {
+            let s = spec(n).unwrap();
+            assert_eq!(s.label(), n, "the label of {n}");
+            assert_eq!(spec(&s.label()).unwrap(), s, "{n} reads back");
+        }
+    }
 }

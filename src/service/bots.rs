@@ -19,9 +19,10 @@ use sha2::{Digest, Sha256};
 
 use super::clock::now_ms;
 use super::games::{DueTurn, Games, Shared};
+use super::record::Record;
 use super::session::Session;
 use super::status::{ApiError, Reason};
-use crate::bot::{Bot, Decision, Kind, PlayerView};
+use crate::bot::{Bot, BotSpec, Decision, Kind, PlayerView};
 use crate::cards::CardSet;
 use crate::game::Action;
 use crate::variants::ScriptVariant;
@@ -79,8 +80,21 @@ async fn play_deadline(games: &Games, id: &str) -> Result<(), ApiError> {
     play_for(games, &game, player).await.map(|_| ())
 }
 
+/// The bot that plays 托管 in a game: the one its record names (CreateGame's `auto_policy`, or
+/// the variant's default), else the serve's (`--auto-policy`). A stored name this build does not
+/// know (it was checked at creation) falls back to the serve's.
+pub fn auto_bot(games: &Games, record: &Record) -> BotSpec {
+    if record.auto_policy.is_empty() {
+        return games.auto_bot();
+    }
+    crate::bot::styles::spec(&record.auto_policy).unwrap_or_else(|e| {
+        tracing::warn!(game = %record.id, error = %e, "stored 托管 bot unknown; the serve's plays");
+        games.auto_bot()
+    })
+}
+
 /// 托管 by bot, the one entry point for turn deadlines and disconnects: if it is `player`'s turn
-/// and its deadline has passed or it is disconnected, the serve's auto bot (`--auto-policy`)
+/// and its deadline has passed or it is disconnected, the game's auto bot ([`auto_bot`])
 /// decides from the seat's view and the service commits an automatic play or pass
 /// ([`Action::Auto`]; past the deadline it counts as a timeout, so the variant may rule an
 /// escape instead). Returns the new seq, or `None` when there was nothing to do (not its turn,
@@ -92,7 +106,7 @@ pub async fn play_for(games: &Games, game: &Shared, player: u8) -> Result<Option
         if live.player_to_act() != Some(player) || !due {
             return Ok(None);
         }
-        let bot = Bot::new(games.auto_bot(), live.hooks().as_ref());
+        let bot = Bot::new(auto_bot(games, &live.record), live.hooks().as_ref());
         (Pending::new(&live, player, bot)?, live.seq())
     };
     let auto = match pending.decide_off_runtime().await? {
@@ -113,23 +127,25 @@ pub async fn play_for(games: &Games, game: &Shared, player: u8) -> Result<Option
     Ok(Some(submitted.seq))
 }
 
-/// The decision the serve's auto bot would make for `player` now, from its view only (GetHints'
-/// `suggested`): a play, or `None` for a pass.
+/// The decision the game's auto bot would make for `player` now, from its view only (GetHints'
+/// `suggested`): a play, or `None` for a pass, and the bot's name.
 pub async fn suggest(
     games: &Games,
     game: &Shared,
     player: u8,
-) -> Result<Option<(CardSet, crate::hand::Hand)>, ApiError> {
+) -> Result<(Option<(CardSet, crate::hand::Hand)>, String), ApiError> {
     let pending = {
         let live = games.current(game).await?;
-        let bot = Bot::new(games.auto_bot(), live.hooks().as_ref());
+        let bot = Bot::new(auto_bot(games, &live.record), live.hooks().as_ref());
         Pending::new(&live, player, bot)?
     };
     let hand = pending.hand;
-    Ok(match pending.decision_off_runtime().await? {
+    let name = pending.bot.spec().label();
+    let play = match pending.decision_off_runtime().await? {
         Decision::Pass => None,
         Decision::Play(p) => hand.take(p.cards).map(|cards| (cards, p.hand)),
-    })
+    };
+    Ok((play, name))
 }
 
 /// A bot seat's turn at `seq`: decides from the seat's view and commits the play or pass, unless

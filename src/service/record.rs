@@ -58,6 +58,10 @@ pub struct Record {
     /// Milliseconds a bot waits before it plays.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub bot_delay_ms: u32,
+    /// The bot that plays 托管 in this game: CreateGame's `auto_policy`, else the variant's
+    /// default; empty = the server's `--auto-policy` (and every record written before the field).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub auto_policy: String,
 }
 
 /// Longest idempotency key accepted (bytes): a key is stored with what it caused.
@@ -106,6 +110,9 @@ fn is_zero(v: &u32) -> bool {
 /// Most milliseconds a bot may wait before it plays.
 pub const MAX_BOT_DELAY_MS: u32 = 10_000;
 
+/// Longest bot name accepted (bytes; the longest known is `search:5000`).
+pub const MAX_BOT_NAME_BYTES: usize = 32;
+
 /// The tokens of a new game (returned once, never stored).
 pub struct Tokens {
     pub seats: Vec<String>,
@@ -132,6 +139,8 @@ pub struct NewGame {
     pub bots: BTreeMap<u32, String>,
     /// Milliseconds a bot waits before it plays.
     pub bot_delay_ms: u32,
+    /// The bot that plays 托管; empty = the variant's default, else the server's.
+    pub auto_policy: String,
 }
 
 impl NewGame {
@@ -157,6 +166,10 @@ impl NewGame {
         let delay = self.bot_delay_ms.to_le_bytes();
         if !self.bots.is_empty() {
             parts.extend([b"bots".as_slice(), &bots, &delay]);
+        }
+        // Likewise the 托管 bot, when the request names one.
+        if !self.auto_policy.is_empty() {
+            parts.extend([b"auto_policy".as_slice(), self.auto_policy.as_bytes()]);
         }
         request_digest(&parts)
     }
@@ -247,12 +260,38 @@ fn bot_seats(
             )
             .with("field", "bots"));
         }
-        crate::bot::styles::spec(name).map_err(|e| {
-            bad(Reason::BadRequest, format!("bots: player {p}: {e}")).with("field", "bots")
-        })?;
+        bot_name(name, "bots", &format!("bots: player {p}"))?;
         bots.insert(p as u8, name.clone());
     }
     Ok(bots)
+}
+
+/// Checks a bot name of the request's `field` (BAD_REQUEST naming the field, `what` leading the
+/// message): a known bot, and short (a long one is not echoed back).
+fn bot_name(name: &str, field: &'static str, what: &str) -> Result<(), ApiError> {
+    if name.len() > MAX_BOT_NAME_BYTES {
+        return Err(bad(
+            Reason::BadRequest,
+            format!(
+                "{what}: a bot name is at most {MAX_BOT_NAME_BYTES} bytes, not {}",
+                name.len()
+            ),
+        )
+        .with("field", field));
+    }
+    crate::bot::styles::spec(name)
+        .map_err(|e| bad(Reason::BadRequest, format!("{what}: {e}")).with("field", field))?;
+    Ok(())
+}
+
+/// The game's 托管 bot: the request's (checked), else the variant's default (checked when the
+/// script compiled), else empty (the server's `--auto-policy`).
+fn auto_policy(requested: &str, compiled: &CompiledVariant) -> Result<String, ApiError> {
+    if requested.is_empty() {
+        return Ok(compiled.meta().auto_policy.clone().unwrap_or_default());
+    }
+    bot_name(requested, "auto_policy", "auto_policy")?;
+    Ok(requested.to_string())
 }
 
 impl Record {
@@ -325,6 +364,7 @@ impl Record {
             )
             .with("field", "bot_delay_ms"));
         }
+        let auto_policy = auto_policy(&req.auto_policy, compiled)?;
         let (tokens, seat_digests, spectator_digest) =
             tokens_for(token_key, game_id, players, &bots)?;
         let record = Record {
@@ -345,6 +385,7 @@ impl Record {
             request_digest: (!req.request_id.is_empty()).then(|| req.digest()),
             bot_delay_ms: if bots.is_empty() { 0 } else { req.bot_delay_ms },
             bots,
+            auto_policy,
         };
         Ok((record, tokens))
     }
@@ -431,6 +472,7 @@ mod tests {
             request_digest: None,
             bots: BTreeMap::new(),
             bot_delay_ms: 0,
+            auto_policy: String::new(),
         }
     }
 

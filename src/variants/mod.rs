@@ -6,7 +6,7 @@
 //! version it started with (the SHA-256 content hash, [`Registry::get`]).
 //!
 //! The script contract (docs/VARIANTS.md is the operators' guide): one file per variant defining
-//! - `meta()` → `#{ id, name, players, description, source, partners_see_hands }`;
+//! - `meta()` → `#{ id, name, players, description, source, partners_see_hands, auto_policy? }`;
 //! - `options()` → `#{ name: #{ type, default, min, max | choices, doc }, … }`;
 //! - `rules(opts)` → a map of the [`Rules`] fields by their serde names;
 //! - `sum_rule(opts)` → `"zero"`, `"zero_before_rake"` or `"unchecked"`;

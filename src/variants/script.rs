@@ -120,6 +120,10 @@ pub struct Meta {
     pub source: String,
     /// 雙明: partners see each other's hands (JJ).
     pub partners_see_hands: bool,
+    /// The bot that plays 托管 in this variant's games unless CreateGame names one (any name
+    /// `bot::styles::spec` accepts); `None` = the server's `--auto-policy`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_policy: Option<String>,
 }
 
 /// The content hash of a script: SHA-256 of its bytes, lower-case hex. Games pin this.
@@ -424,13 +428,14 @@ fn parse_meta(v: &Dynamic) -> Result<Meta, String> {
     let map = v
         .read_lock::<Map>()
         .ok_or_else(|| format!("must return a map, not {}", describe(v)))?;
-    const KEYS: [&str; 6] = [
+    const KEYS: [&str; 7] = [
         "id",
         "name",
         "players",
         "description",
         "source",
         "partners_see_hands",
+        "auto_policy",
     ];
     if let Some(k) = map.keys().find(|k| !KEYS.contains(&k.as_str())) {
         return Err(format!("unexpected key `{k}` (keys: {})", KEYS.join(", ")));
@@ -460,6 +465,14 @@ fn parse_meta(v: &Dynamic) -> Result<Meta, String> {
         .get("partners_see_hands")
         .and_then(|v| v.as_bool().ok())
         .ok_or("`partners_see_hands` must be true or false")?;
+    let auto_policy = match map.get("auto_policy") {
+        None => None,
+        Some(_) => {
+            let name = text("auto_policy")?;
+            crate::bot::styles::spec(&name).map_err(|e| format!("`auto_policy`: {e}"))?;
+            Some(name)
+        }
+    };
     Ok(Meta {
         id,
         name: text("name")?,
@@ -467,6 +480,7 @@ fn parse_meta(v: &Dynamic) -> Result<Meta, String> {
         description: text("description")?,
         source: text("source")?,
         partners_see_hands,
+        auto_policy,
     })
 }
 
@@ -861,6 +875,33 @@ pub fn points(centi: impl Into<i128>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// classic.rhai with `line` added to its `meta()` map.
+    fn classic_with_meta(line: &str) -> String {
+        let src = super::super::EMBEDDED
+            .iter()
+            .find(|(id, _)| *id == "classic")
+            .unwrap()
+            .1;
+        let at = "        partners_see_hands: false,\n";
+        assert!(src.contains(at), "classic.rhai's meta() changed shape");
+        src.replacen(at, &format!("{at}        {line}\n"), 1)
+    }
+
+    #[test]
+    fn meta_may_name_the_variants_tuoguan_bot_and_an_unknown_one_is_rejected() {
+        let plain = CompiledVariant::compile("classic.rhai", &classic_with_meta(""), None).unwrap();
+        assert_eq!(plain.meta().auto_policy, None);
+        let named = classic_with_meta(r#"auto_policy: "search:40","#);
+        let v = CompiledVariant::compile("classic.rhai", &named, None).unwrap();
+        assert_eq!(v.meta().auto_policy.as_deref(), Some("search:40"));
+        for bad in [r#"auto_policy: "grandmaster","#, "auto_policy: 3,"] {
+            let e = CompiledVariant::compile("classic.rhai", &classic_with_meta(bad), None)
+                .expect_err(bad)
+                .to_string();
+            assert!(e.contains("auto_policy"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn points_by_seat_are_one_line_item_per_seat_with_points() {

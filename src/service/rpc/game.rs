@@ -79,13 +79,15 @@ impl GameApi {
         let games = self.app.games();
         let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
         let live = games.current(&game).await?;
-        Ok(wire::state(
+        let mut state = wire::state(
             live.game(),
             &live.record,
             viewer,
             req.results_from_deal,
             req.results_limit,
-        ))
+        );
+        state.auto_policy = bots::auto_bot(games, &live.record).label();
+        Ok(state)
     }
 
     async fn watch(
@@ -121,8 +123,8 @@ impl GameApi {
         drop(live);
         let mut resp = wire::hints(&h.plays, h.can_pass, h.your_turn, &h.page);
         if req.suggest && h.your_turn {
-            let play = bots::suggest(games, &game, p).await?;
-            resp.suggested = Some(wire::view::suggested(play, games.auto_bot().name));
+            let (play, bot) = bots::suggest(games, &game, p).await?;
+            resp.suggested = Some(wire::view::suggested(play, &bot));
         }
         Ok(resp)
     }

@@ -107,6 +107,7 @@ impl ShengjiRecord {
             request_digest: None,
             bots: std::collections::BTreeMap::new(),
             bot_delay_ms: 0,
+            auto_policy: String::new(),
         };
         let record = ShengjiRecord {
             game: GAME.to_string(),

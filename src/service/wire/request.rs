@@ -139,5 +139,6 @@ pub fn new_game(req: pb::CreateGameRequest) -> NewGame {
         request_id: req.request_id,
         bots: req.bots.into_iter().collect(),
         bot_delay_ms: req.bot_delay_ms,
+        auto_policy: req.auto_policy,
     }
 }

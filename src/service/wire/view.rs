@@ -362,6 +362,8 @@ pub fn state(
         deals: v.deals,
         options: record.options.clone().into_iter().collect(),
         results_next_from_deal: next,
+        // The game's 托管 bot needs the serve's default: the rpc fills it in.
+        auto_policy: String::new(),
     }
 }
 
