@@ -570,7 +570,7 @@ async fn each_game_is_played_by_its_own_tuoguan_bot_and_a_restart_keeps_it() {
     )
     .await
     .expect("LeaveGame ends b");
-    let b_replay = replay_of(&mut c, &b.game_id).await;
+    let b_replay = get_replay(&mut c, &b.game_id, ADMIN_KEY).await;
     let b_autos = check_auto_plays(&b_replay, &b.seed_commitment, "greedy");
     assert!(b_autos.contains(&0), "b's lead was automatic");
     let at_restart = seq_reaches(&mut c, &a.game_id, 1).await.seq;
@@ -594,7 +594,7 @@ async fn each_game_is_played_by_its_own_tuoguan_bot_and_a_restart_keeps_it() {
     )
     .await
     .expect("LeaveGame ends a");
-    let a_replay = replay_of(&mut c, &a.game_id).await;
+    let a_replay = get_replay(&mut c, &a.game_id, ADMIN_KEY).await;
     let a_autos = check_auto_plays(&a_replay, &a.seed_commitment, "basic");
     assert!(a_autos.contains(&0), "a's lead was automatic");
     let after = at_restart as usize;
