@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Issue 21's service measurements (BENCHMARKS.md, "Long matches"), against release binaries:
+#
+#   benches/long_games.sh [timers|match|all] [out-dir]
+#
+# timers: for each store (memory, embedded in a temporary directory, Redis on a private loopback
+#         redis-server), a server with turn timers on and `examples/timer_lateness`: TIMER_GAMES
+#         (default 10000) games at turn_seconds = 5 left to time out for TIMER_WAIT s (default 30),
+#         the lateness of every automatic play read from the replays;
+# match:  `examples/match_latency` over one MATCH_DEALS-deal match (default 1000) on the memory
+#         store: SubmitPlay p50 by deal number.
+# Each run writes its output to the out-dir (default target/bench-long) and prints its JSON line.
+# Environment: BIN (default target/release), REDIS_PORT (default 16380).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+out=${2:-target/bench-long}
+mkdir -p "$out"
+BIN=${BIN:-target/release}
+REDIS_PORT=${REDIS_PORT:-16380}
+TIMER_GAMES=${TIMER_GAMES:-10000}
+TIMER_WAIT=${TIMER_WAIT:-30}
+MATCH_DEALS=${MATCH_DEALS:-1000}
+KEY=bench-admin-key-0123456789abcdef
+for exe in shuangkou examples/timer_lateness examples/match_latency; do
+  [ -x "$BIN/$exe" ] || { echo "$BIN/$exe is missing: cargo build --release --bin shuangkou --example timer_lateness --example match_latency" >&2; exit 2; }
+done
+
+tmp=$(mktemp -d)
+pid=""
+redis_pid=""
+# Ends the server and redis-server this script started (by their pids), then removes its files.
+trap 'for p in $pid $redis_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+serve() { # store-spec extra-flags...
+  local spec=$1
+  shift
+  SHUANGKOU_ADMIN_KEY=$KEY timeout 900 "$BIN/shuangkou" serve --listen "127.0.0.1:$port" \
+    --no-metrics --no-web --store "$spec" "$@" >"$tmp/server.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "the server did not open its port" >&2
+  cat "$tmp/server.log" >&2
+  return 1
+}
+stop() {
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pid=""
+}
+
+if [ "$what" = timers ] || [ "$what" = all ]; then
+  timeout 1800 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+  redis_pid=$!
+  for store in memory embedded redis; do
+    case $store in
+      memory) spec=memory ;;
+      embedded) spec=$tmp/data ;;
+      redis) spec=redis://127.0.0.1:$REDIS_PORT/0 ;;
+    esac
+    serve "$spec"
+    echo "timers $store: load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/timers-$store.txt"
+    "$BIN/examples/timer_lateness" "127.0.0.1:$port" "$KEY" "$TIMER_GAMES" "$TIMER_WAIT" "$pid" |
+      tee -a "$out/timers-$store.txt"
+    stop
+  done
+fi
+
+if [ "$what" = match ] || [ "$what" = all ]; then
+  serve memory --no-turn-timers
+  echo "match: load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/match.txt"
+  "$BIN/examples/match_latency" "127.0.0.1:$port" "$MATCH_DEALS" 21 | tee -a "$out/match.txt"
+  echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/match.txt"
+  stop
+fi
