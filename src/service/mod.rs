@@ -7,7 +7,8 @@
 //! - [`rpc`]: the rpcs, sharing one prologue/epilogue (caller, tracing, metrics, status);
 //! - [`access`]: who calls and what they may do in a game;
 //! - [`games`]: the only owner of live games (cache, counts, schedule, commit protocol);
-//! - [`session`]: one game's domain state (engine, log, events, idempotency keys, bot seats);
+//! - [`session`]: one game's domain state (engine, recent events and keys, bot seats);
+//! - [`backlog`]: a session's bounded recent past; [`history`]: older events from the store;
 //! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
 //! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
@@ -21,9 +22,11 @@
 pub mod access;
 pub mod app;
 pub mod auth;
+pub mod backlog;
 pub mod bots;
 pub mod clock;
 pub mod games;
+pub mod history;
 pub mod pb;
 pub mod presence;
 pub mod record;
