@@ -9,11 +9,11 @@
 
 use std::sync::Arc;
 
-use super::session::Stored;
 use super::status::{ApiError, Reason};
+use super::stored::{Stored, decode, replay_entry};
 use crate::cards::CardSet;
 use crate::game::{Event, Game, GameConfig, HashScheme};
-use crate::store::{LogEntry, Store};
+use crate::store::Store;
 use crate::variants::ScriptVariant;
 
 /// Log entries read (and replayed) per step.
@@ -31,39 +31,6 @@ pub struct Origin {
     pub preset: Option<Vec<CardSet>>,
     pub created_at: u64,
     pub scheme: HashScheme,
-}
-
-/// Decodes a stored log entry, applies it to `game` and checks the state hash it recorded.
-pub fn replay_entry(
-    game: &mut Game,
-    hooks: &ScriptVariant,
-    scheme: HashScheme,
-    e: &LogEntry,
-) -> Result<(Stored, Vec<Event>), ApiError> {
-    let stored = decode(e)?;
-    let events = game.apply(hooks, stored.entry).map_err(|err| {
-        ApiError::new(
-            Reason::StoreFailed,
-            format!("replay of entry {} failed: {err}", e.seq),
-        )
-    })?;
-    if game.state_hash_with(scheme) != stored.hash {
-        return Err(ApiError::new(
-            Reason::StoreFailed,
-            format!("replay of entry {} diverged (state hash mismatch)", e.seq),
-        ));
-    }
-    Ok((stored, events))
-}
-
-/// A stored log entry's body.
-pub fn decode(e: &LogEntry) -> Result<Stored, ApiError> {
-    serde_json::from_slice(&e.body).map_err(|err| {
-        ApiError::new(
-            Reason::StoreFailed,
-            format!("log entry {} unreadable: {err}", e.seq),
-        )
-    })
 }
 
 /// A replay of one game's log from its creation, a page at a time.

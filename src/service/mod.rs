@@ -9,6 +9,7 @@
 //! - [`games`]: the only owner of live games (cache, counts, schedule, commit protocol);
 //! - [`session`]: one game's domain state (engine, recent events and keys, bot seats);
 //! - [`backlog`]: a session's bounded recent past; [`history`]: older events from the store;
+//! - [`stored`]: a log entry's body and its checked replay;
 //! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
 //! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
@@ -36,5 +37,6 @@ pub mod server;
 pub mod session;
 pub mod shengji;
 pub mod status;
+pub mod stored;
 pub mod web;
 pub mod wire;

@@ -12,14 +12,15 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::backlog::{self, Backlog};
-use super::history::{self, Origin};
+use super::history::Origin;
 use super::record::Record;
 use super::replay::Replay;
 use super::status::{ApiError, Reason};
+use super::stored;
+pub use super::stored::Stored;
 use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
@@ -28,24 +29,6 @@ use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
-
-/// A stored log entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Stored {
-    pub entry: Entry,
-    /// The idempotency key of the request that caused it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    /// The digest of that request (`record::request_digest`): a retry under the same key must be
-    /// the same request. Entries written before have none (any retry is taken as the same).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_digest: Option<String>,
-    /// Why an operator aborted the match (an `Abort` entry).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The engine's state hash after it.
-    pub hash: String,
-}
 
 /// What one accepted action produced.
 #[derive(Clone, Debug)]
@@ -228,7 +211,7 @@ impl Session {
                 format!("log gap: entry {} after seq {}", e.seq, self.game.seq()),
             ));
         }
-        let (stored, events) = history::replay_entry(
+        let (stored, events) = stored::replay_entry(
             &mut self.game,
             self.hooks.as_ref(),
             self.record.hash_scheme,
@@ -583,68 +566,5 @@ fn outcome_name(o: Option<Outcome>) -> &'static str {
         Some(Outcome::Single) => "single",
         Some(Outcome::Draw) => "draw",
         None => "escape",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hand::{Declared, HandType};
-
-    #[test]
-    fn stored_entries_read_back() {
-        let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
-        let actions = [
-            Action::Play {
-                cards,
-                declared: None,
-            },
-            Action::Play {
-                cards,
-                declared: Some(Declared {
-                    kind: HandType::Bomb,
-                    key: None,
-                }),
-            },
-            Action::Pass,
-            Action::Leave,
-            Action::Timeout,
-            Action::Auto {
-                cards,
-                declared: None,
-            },
-            Action::Auto {
-                cards: CardSet::EMPTY,
-                declared: None,
-            },
-            Action::Disconnect,
-            Action::Reconnect,
-            Action::ReconnectExpired,
-            Action::Abort,
-        ];
-        for (i, action) in actions.into_iter().enumerate() {
-            let stored = Stored {
-                entry: Entry {
-                    player: 3,
-                    action,
-                    at: 1_700_000_000_000 + i as u64,
-                },
-                request_id: (i % 2 == 0).then(|| format!("r{i}")),
-                request_digest: (i % 4 == 0).then(|| format!("d{i}")),
-                reason: (i == 8).then(|| "aborted".to_string()),
-                hash: "ab".repeat(32),
-            };
-            let bytes = serde_json::to_vec(&stored).unwrap();
-            let back: Stored = serde_json::from_slice(&bytes)
-                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
-            assert_eq!(back.entry, stored.entry);
-            assert_eq!(back.request_id, stored.request_id);
-            assert_eq!(back.request_digest, stored.request_digest);
-            assert_eq!(back.hash, stored.hash);
-        }
-        let bad: Result<Stored, _> = serde_json::from_slice(
-            br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#,
-        );
-        assert!(bad.is_err());
     }
 }
