@@ -9,7 +9,8 @@
 //! server caches them) each played to the middle of an 8-deal match (the start of deal 5, seeded
 //! random plays), the heap they hold per game (counting allocator) and the process's VmRSS
 //! growth, side by side in one run for the default backlog (`--backlog-actions`) and a backlog
-//! of the whole match (every action's events and keys kept, as before issue 21).
+//! of the whole match (every action's events and keys kept, as before issue 21); `BACKLOG=K`
+//! runs a backlog of K actions only.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -98,10 +99,15 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     let registry = shuangkou::variants::Registry::embedded()?;
     let compiled = registry.active(variant).ok_or("no such variant")?;
     println!("{n} {variant} games, each played to the start of deal 5 of 8");
-    for (label, backlog) in [
+    let mut runs = vec![
         ("default backlog", DEFAULT_ACTIONS),
         ("whole-match backlog", usize::MAX),
-    ] {
+    ];
+    // `BACKLOG=K`: that backlog only (a large N without the whole-match run's memory).
+    if let Some(k) = std::env::var("BACKLOG").ok().and_then(|k| k.parse().ok()) {
+        runs = vec![("backlog $BACKLOG", k)];
+    }
+    for (label, backlog) in runs {
         let (heap0, rss0) = (LIVE.load(Ordering::Relaxed), vm_rss());
         let mut games = Vec::with_capacity(n);
         let mut actions = 0u64;

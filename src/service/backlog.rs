@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use crate::game::{Action, Event};
 
 /// Actions kept by default (`--backlog-actions`).
-pub const DEFAULT_ACTIONS: usize = 16;
+pub const DEFAULT_ACTIONS: usize = 8;
 
 /// One kept action.
 struct Kept {
