@@ -17,7 +17,7 @@ use crate::store::Store;
 use crate::variants::ScriptVariant;
 
 /// Log entries read (and replayed) per step.
-pub const PAGE: usize = 256;
+pub const PAGE: usize = 64;
 
 /// The events of one action: (seq, accepted at, events).
 pub type Action = (u64, u64, Vec<Event>);
