@@ -165,3 +165,52 @@ async fn streams_and_retries_older_than_the_backlog_come_from_the_store() {
         .expect_err("another request under the same key");
     assert_eq!(reason_of(&refused).as_deref(), Some("IDEMPOTENCY_CONFLICT"));
 }
+
+/// `Store::entries_page` reads a range of the log: the same entries as `entries_after`, cut to
+/// the limit, on the memory and the embedded store (the embedded one before and after the
+/// game is archived).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_the_log_is_that_range_of_it() {
+    use shuangkou::store::{GameRecord, LogEntry, Store};
+
+    let dir = temp_dir("backlog-pages");
+    for spec in ["memory".to_string(), dir.display().to_string()] {
+        let store = Store::open(&spec).await.expect("store");
+        let record = GameRecord {
+            id: "g".into(),
+            platform: None,
+            request_id: None,
+            body: b"{}".to_vec(),
+            script: None,
+        };
+        store.create(&record).await.expect("create");
+        for seq in 1..=10u64 {
+            let entry = LogEntry {
+                seq,
+                body: format!("entry {seq}").into_bytes(),
+            };
+            store.append("g", &entry).await.expect("append");
+        }
+        for archived in [false, true] {
+            if archived {
+                store.finish("g").await.expect("finish");
+            }
+            for after in [0u64, 3, 9, 10, 12] {
+                for limit in [0usize, 1, 4, 100] {
+                    let mut want = store.entries_after("g", after).await.expect("after");
+                    want.truncate(limit);
+                    let got = store.entries_page("g", after, limit).await.expect("page");
+                    assert_eq!(got, want, "{spec}: after {after}, limit {limit}");
+                }
+            }
+        }
+        assert!(
+            store
+                .entries_page("nope", 0, 5)
+                .await
+                .expect("page")
+                .is_empty()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
