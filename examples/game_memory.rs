@@ -3,6 +3,14 @@
 //! action log and the events the service keeps with it, and the JSON snapshot's size.
 //!
 //! `cargo run --release --example game_memory [variant]`
+//!
+//! `cargo run --release --example game_memory sessions N [variant]` measures what the service
+//! holds per game in progress instead: N live games (`service::session::Session`, as the
+//! server caches them) each played to the middle of an 8-deal match (the start of deal 5, seeded
+//! random plays), the heap they hold per game (counting allocator) and the process's VmRSS
+//! growth, side by side in one run for the default backlog (`--backlog-actions`) and a backlog
+//! of the whole match (every action's events and keys kept, as before issue 21); `BACKLOG=K`
+//! runs a backlog of K actions only.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,10 +55,111 @@ fn heap_of<T: Clone>(value: &T) -> usize {
     after.saturating_sub(before)
 }
 
+/// The process's resident set (VmRSS), in bytes.
+fn vm_rss() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// A seeded random legal action of the seat to act (a pass with probability 0.3 when legal).
+fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(u8, Action)> {
+    let seat = game.turn()?;
+    let player = game.seating()[seat as usize];
+    let (plays, can_pass) = game.legal_plays(seat);
+    let action = if plays.is_empty() || (can_pass && rng.random_bool(0.3)) {
+        if !can_pass {
+            return None;
+        }
+        Action::Pass
+    } else {
+        let p = &plays[rng.random_range(0..plays.len())];
+        Action::Play {
+            cards: game.hand(seat).take(p.cards)?,
+            declared: Some(Declared {
+                kind: p.hand.kind,
+                key: p.hand.key(),
+            }),
+        }
+    };
+    Some((player, action))
+}
+
+/// `sessions N [variant]`: live games at the middle of an 8-deal match, per game.
+fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use shuangkou::service::backlog::DEFAULT_ACTIONS;
+    use shuangkou::service::record::{NewGame, Record};
+    use shuangkou::service::session::Session;
+
+    let registry = shuangkou::variants::Registry::embedded()?;
+    let compiled = registry.active(variant).ok_or("no such variant")?;
+    println!("{n} {variant} games, each played to the start of deal 5 of 8");
+    let mut runs = vec![
+        ("default backlog", DEFAULT_ACTIONS),
+        ("whole-match backlog", usize::MAX),
+    ];
+    // `BACKLOG=K`: that backlog only (a large N without the whole-match run's memory).
+    if let Some(k) = std::env::var("BACKLOG").ok().and_then(|k| k.parse().ok()) {
+        runs = vec![("backlog $BACKLOG", k)];
+    }
+    for (label, backlog) in runs {
+        let (heap0, rss0) = (LIVE.load(Ordering::Relaxed), vm_rss());
+        let mut games = Vec::with_capacity(n);
+        let mut actions = 0u64;
+        for i in 0..n {
+            let new = NewGame {
+                variant: variant.to_string(),
+                deals: 8,
+                seed: format!("{:064x}", i + 1),
+                ..NewGame::default()
+            };
+            let (record, _) = Record::new(&compiled, &new, None, &format!("g{i}"), &[7; 32], 1)?;
+            let mut live = Session::create(&registry, record, true)?;
+            live.keep_actions(backlog);
+            let mut rng = ChaCha8Rng::seed_from_u64(i as u64);
+            while live.game().deal_number() <= 4 && !live.finished() {
+                let (player, action) =
+                    random_action(live.game(), &mut rng).ok_or("no legal action")?;
+                let at = 1 + live.seq();
+                let prepared = live.prepare_action(player, action, at)?;
+                live.accept(prepared);
+                actions += 1;
+            }
+            games.push(live);
+        }
+        let heap = LIVE.load(Ordering::Relaxed).saturating_sub(heap0);
+        let rss = vm_rss().saturating_sub(rss0);
+        println!(
+            "{label} ({backlog} actions): {actions} actions ({} per game); heap {} B per game; \
+             VmRSS growth {} B per game ({:.1} MiB in all)",
+            actions / n.max(1) as u64,
+            heap / n.max(1),
+            rss / n.max(1),
+            rss as f64 / 1048576.0
+        );
+        drop(games);
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let variant = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "baibian".to_string());
+    let first = std::env::args().nth(1);
+    if first.as_deref() == Some("sessions") {
+        let n = std::env::args()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(10_000);
+        let variant = std::env::args()
+            .nth(3)
+            .unwrap_or_else(|| "baibian".to_string());
+        return sessions(n, &variant);
+    }
+    let variant = first.unwrap_or_else(|| "baibian".to_string());
     let compiled = shuangkou::variants::builtin(&variant)?;
     let hooks = compiled.with_defaults()?;
     let config = GameConfig {
@@ -80,21 +189,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .sum::<usize>()
                 > per_deal / 2
         {
-            let Some(seat) = game.turn() else { break };
-            let player = game.seating()[seat as usize];
-            let (plays, can_pass) = game.legal_plays(seat);
-            let action = if plays.is_empty() || (can_pass && rng.random_bool(0.3)) {
-                Action::Pass
-            } else {
-                let p = &plays[rng.random_range(0..plays.len())];
-                let cards = game.hand(seat).take(p.cards).ok_or("hint not held")?;
-                Action::Play {
-                    cards,
-                    declared: Some(Declared {
-                        kind: p.hand.kind,
-                        key: p.hand.key(),
-                    }),
-                }
+            let Some((player, action)) = random_action(&game, &mut rng) else {
+                break;
             };
             let entry = Entry {
                 player,

@@ -77,6 +77,11 @@ pub struct ServeConfig {
     /// before it is dropped from the cache; later reads rebuild it from the store.
     #[arg(long, env = "SHUANGKOU_FINISHED_LINGER_SECONDS", default_value_t = 120)]
     pub finished_linger_seconds: u64,
+    /// Actions whose events and idempotency keys a live game keeps in memory (WatchGame streams
+    /// that keep up, retries of recent actions); older ones are re-read from the store. Bounds
+    /// a game's memory whatever the match's length.
+    #[arg(long, env = "SHUANGKOU_BACKLOG_ACTIONS", default_value_t = crate::service::backlog::DEFAULT_ACTIONS)]
+    pub backlog_actions: usize,
     /// Turn timers: when off, turn deadlines are not enforced (tests and load runs).
     #[arg(long, env = "SHUANGKOU_NO_TURN_TIMERS")]
     pub no_turn_timers: bool,

@@ -444,7 +444,10 @@ async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
     assert_eq!(after.seq, 3);
     assert_ne!(turn_player(&after) as u8, leader);
     let live = games.current(&game).await.expect("lock");
-    let replay = live.replay().expect("replay");
+    let log = shuangkou::service::history::stored_log(games.store(), &g.game_id)
+        .await
+        .expect("log");
+    let replay = live.replay(&log).expect("replay");
     assert!(
         matches!(replay.entries[2].action, Action::Auto { cards, .. } if !cards.is_empty()),
         "{:?}",

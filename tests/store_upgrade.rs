@@ -49,6 +49,7 @@ async fn games(registry: &Arc<Registry>, dir: &Path) -> Games {
     let config = GamesConfig {
         no_turn_timers: false,
         finished_linger_seconds: 120,
+        backlog_actions: shuangkou::service::backlog::DEFAULT_ACTIONS,
         max_games: 10,
         disconnected_turns_immediate: false,
         auto_bot: shuangkou::bot::styles::spec("heuristic").unwrap(),

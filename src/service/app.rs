@@ -98,6 +98,7 @@ impl App {
                 auto_bot,
                 no_turn_timers: config.no_turn_timers,
                 finished_linger_seconds: config.finished_linger_seconds,
+                backlog_actions: config.backlog_actions,
                 max_games: config.max_games,
                 disconnected_turns_immediate: config.disconnected_turns
                     == DisconnectedTurns::Immediate,

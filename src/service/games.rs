@@ -66,6 +66,8 @@ pub struct GamesConfig {
     pub no_turn_timers: bool,
     /// Seconds a finished game stays cached.
     pub finished_linger_seconds: u64,
+    /// Actions whose events and idempotency keys a live game keeps (`backlog`).
+    pub backlog_actions: usize,
     /// Most games in progress in this process.
     pub max_games: usize,
     /// A disconnected seat's turns are played at once, not at its turn deadline (always so
@@ -288,7 +290,8 @@ impl Games {
 
     /// Caches a game rebuilt from the store (the copy already cached wins, if another task
     /// rebuilt it meanwhile) and counts it if in progress.
-    fn adopt(&self, id: &str, live: Session) -> Result<Shared, ApiError> {
+    fn adopt(&self, id: &str, mut live: Session) -> Result<Shared, ApiError> {
+        live.keep_actions(self.config.backlog_actions);
         let finished = live.finished();
         let variant = live.record.variant.clone();
         // Scheduled before it is shared (a duplicate entry, if another task loads it too, is
@@ -316,7 +319,8 @@ impl Games {
         record: Record,
         request_id: Option<String>,
     ) -> Result<Created, ApiError> {
-        let live = Session::create(&self.registry, record.clone(), self.config.no_turn_timers)?;
+        let mut live = Session::create(&self.registry, record.clone(), self.config.no_turn_timers)?;
+        live.keep_actions(self.config.backlog_actions);
         // The script text goes to the store's script table (once per version), not into the
         // record's body (≈ 17 KB per game otherwise).
         let mut record = record;
@@ -704,6 +708,7 @@ mod tests {
         let config = GamesConfig {
             no_turn_timers: true,
             finished_linger_seconds: 120,
+            backlog_actions: crate::service::backlog::DEFAULT_ACTIONS,
             max_games: 1,
             disconnected_turns_immediate: false,
             auto_bot: crate::bot::styles::spec("heuristic").unwrap(),

@@ -1,6 +1,6 @@
-//! One game as the service holds it (a session): the engine state, its pinned variant, its log
-//! entries with the events they caused (for WatchGame resumes and idempotent retries), and a
-//! notifier.
+//! One game as the service holds it (a session): the engine state, its pinned variant, the
+//! events and idempotency keys of its last few actions (`backlog`: older ones are re-derived from
+//! the store by `history`), and a notifier.
 //!
 //! Built from a creation record plus the stored log by replay, verifying each entry's recorded
 //! state hash, so a game rebuilt after a restart or on another replica is exactly the game that
@@ -10,15 +10,17 @@
 //! Domain values only: no protobuf type (`wire` converts what this returns), no store access
 //! (the log entries come in and go out as values), no cache.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use super::backlog::{self, Backlog};
+use super::history::Origin;
 use super::record::Record;
 use super::replay::Replay;
 use super::status::{ApiError, Reason};
+use super::stored;
+pub use super::stored::Stored;
 use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
@@ -27,24 +29,6 @@ use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
-
-/// A stored log entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Stored {
-    pub entry: Entry,
-    /// The idempotency key of the request that caused it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    /// The digest of that request (`record::request_digest`): a retry under the same key must be
-    /// the same request. Entries written before have none (any retry is taken as the same).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_digest: Option<String>,
-    /// Why an operator aborted the match (an `Abort` entry).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The engine's state hash after it.
-    pub hash: String,
-}
 
 /// What one accepted action produced.
 #[derive(Clone, Debug)]
@@ -57,13 +41,8 @@ pub struct Session {
     pub record: Record,
     hooks: Arc<ScriptVariant>,
     game: Game,
-    /// Events by seq: index 0 holds the creation events.
-    events: Vec<(u64, Vec<Event>)>,
-    entries: Vec<Stored>,
-    /// Idempotency keys: (player, request id) → the seq of the action it caused. Keys are the
-    /// sending player's: another seat that happens to use the same key is another request. The
-    /// value also holds the request's digest, when it was stored.
-    requests: HashMap<(u8, String), (u64, Option<String>)>,
+    /// The last actions' events and idempotency keys (bounded; older ones are in the store).
+    backlog: Backlog,
     notify: broadcast::Sender<u64>,
     /// The bot of each bot seat (人機), by player; `None` for a person.
     bots: Vec<Option<Bot>>,
@@ -147,13 +126,17 @@ impl Session {
         // record. Not holding a copy per live game saves ~15-18 KB of memory per game.
         let mut record = record;
         record.script = String::new();
+        let backlog = Backlog::new(
+            record.created_at,
+            events,
+            game.players() as usize,
+            backlog::DEFAULT_ACTIONS,
+        );
         Ok(Session {
             record,
             hooks,
             game,
-            events: vec![(0, events)],
-            entries: Vec::new(),
-            requests: HashMap::new(),
+            backlog,
             notify,
             bots,
         })
@@ -228,41 +211,62 @@ impl Session {
                 format!("log gap: entry {} after seq {}", e.seq, self.game.seq()),
             ));
         }
-        let stored: Stored = serde_json::from_slice(&e.body).map_err(|err| {
-            ApiError::new(
-                Reason::StoreFailed,
-                format!("log entry {} unreadable: {err}", e.seq),
-            )
-        })?;
-        let events = self
-            .game
-            .apply(self.hooks.as_ref(), stored.entry)
-            .map_err(|err| {
-                ApiError::new(
-                    Reason::StoreFailed,
-                    format!("replay of entry {} failed: {err}", e.seq),
-                )
-            })?;
-        let hash = self.game.state_hash_with(self.record.hash_scheme);
-        if hash != stored.hash {
-            return Err(ApiError::new(
-                Reason::StoreFailed,
-                format!("replay of entry {} diverged (state hash mismatch)", e.seq),
-            ));
-        }
+        let (stored, events) = stored::replay_entry(
+            &mut self.game,
+            self.hooks.as_ref(),
+            self.record.hash_scheme,
+            e,
+        )?;
         self.push(stored, events);
         Ok(())
     }
 
     fn push(&mut self, stored: Stored, events: Vec<Event>) {
-        if let Some(r) = &stored.request_id {
-            self.requests.insert(
-                (stored.entry.player, r.clone()),
-                (self.game.seq(), stored.request_digest.clone()),
-            );
+        let request = stored
+            .request_id
+            .as_deref()
+            .map(|id| (id, stored.request_digest.as_deref()));
+        let entry = stored.entry;
+        self.backlog.push(
+            self.game.seq(),
+            entry.player,
+            &entry.action,
+            entry.at,
+            events,
+            request,
+        );
+    }
+
+    /// Keeps the events and keys of at most `actions` actions (the oldest go first).
+    pub fn keep_actions(&mut self, actions: usize) {
+        self.backlog.set_limit(actions);
+    }
+
+    /// The seq of the oldest action whose events this session keeps: earlier ones come from
+    /// the store ([`history`]).
+    pub fn first_kept(&self) -> u64 {
+        self.backlog.first_seq()
+    }
+
+    /// What a replay of this game from its creation needs ([`history::History`]).
+    pub fn origin(&self) -> Result<Origin, ApiError> {
+        Ok(Origin {
+            config: self.creation_config(),
+            hooks: Arc::clone(&self.hooks),
+            seed: self.record.seed_bytes()?,
+            preset: Session::preset(&self.record)?,
+            created_at: self.record.created_at,
+            scheme: self.record.hash_scheme,
+        })
+    }
+
+    /// The configuration the match was created with: an escape shortens the match in the
+    /// engine state, but a replay starts from the configuration at creation.
+    fn creation_config(&self) -> GameConfig {
+        GameConfig {
+            deals: Session::config(&self.record, &self.hooks, true).deals,
+            ..self.game.config().clone()
         }
-        self.events.push((stored.entry.at, events));
-        self.entries.push(stored);
     }
 
     pub fn seq(&self) -> u64 {
@@ -290,12 +294,11 @@ impl Session {
         let _ = self.notify.send(self.game.seq());
     }
 
-    /// The seq of the action `player` caused with `request_id`, if any, and the digest of that
-    /// request (when stored).
+    /// The seq of a kept action `player` caused with `request_id`, if any, and the digest of
+    /// that request (when stored). Older actions: [`history::find_request`] before
+    /// [`Session::first_kept`].
     pub fn request_seq(&self, player: u8, request_id: &str) -> Option<(u64, Option<&str>)> {
-        self.requests
-            .get(&(player, request_id.to_string()))
-            .map(|(seq, digest)| (*seq, digest.as_deref()))
+        self.backlog.request_seq(player, request_id)
     }
 
     /// Applies a player's action: on a copy of the engine state, returning the new state, its
@@ -384,14 +387,9 @@ impl Session {
         (0..self.game.players())
             .filter_map(|p| {
                 let since = self.game.disconnected_since(p)?;
-                let last = self.entries.iter().rev().find(|s| {
-                    s.entry.player == p
-                        && matches!(
-                            s.entry.action,
-                            Action::Disconnect | Action::ReconnectExpired
-                        )
-                })?;
-                (last.entry.action == Action::Disconnect).then(|| (p, since.saturating_add(window)))
+                self.backlog
+                    .window_open(p)
+                    .then(|| (p, since.saturating_add(window)))
             })
             .collect()
     }
@@ -465,24 +463,12 @@ impl Session {
         }
     }
 
-    /// The action at `seq`: when it was accepted and the events it caused (seq 0: the
-    /// creation).
+    /// The kept action at `seq` (from [`Session::first_kept`] on): when it was accepted and the
+    /// events it caused (seq 0: the creation).
     pub fn action_at(&self, seq: u64) -> Result<(u64, &[Event]), ApiError> {
-        self.events
-            .get(seq as usize)
-            .map(|(at, events)| (*at, events.as_slice()))
+        self.backlog
+            .action_at(seq)
             .ok_or_else(|| ApiError::new(Reason::BadRequest, format!("no action {seq}")))
-    }
-
-    /// Every event after seq `after` with its seq and time; `None` = from the beginning,
-    /// including the creation events (seq 0).
-    pub fn events_after(&self, after: Option<u64>) -> impl Iterator<Item = (u64, u64, &Event)> {
-        let start = after.map_or(0, |a| a as usize + 1);
-        self.events
-            .iter()
-            .enumerate()
-            .skip(start)
-            .flat_map(|(seq, (at, events))| events.iter().map(move |e| (seq as u64, *at, e)))
     }
 
     /// GetHints for a player: one page of the legal plays (`hints::page`) with their physical
@@ -513,25 +499,20 @@ impl Session {
         })
     }
 
-    /// GetReplay: the creation record and the log, as the core re-executes them.
-    pub fn replay(&self) -> Result<Replay, ApiError> {
-        // The deals the match was created with: an escape shortens the match in the engine
-        // state, but a replay starts from the configuration at creation.
-        let deals = Session::config(&self.record, &self.hooks, true).deals;
+    /// GetReplay: the creation record and the stored log (`history::stored_log`), as the core
+    /// re-executes them.
+    pub fn replay(&self, log: &[Stored]) -> Result<Replay, ApiError> {
         Ok(Replay {
-            config: GameConfig {
-                deals,
-                ..self.game.config().clone()
-            },
+            config: self.creation_config(),
             options: self.record.options.clone(),
             seed: self.record.seed_bytes()?,
             preset_hands: self.record.preset_hands.clone(),
             created_at: self.record.created_at,
-            entries: self.entries.iter().map(|s| s.entry).collect(),
-            hashes: self.entries.iter().map(|s| s.hash.clone()).collect(),
+            entries: log.iter().map(|s| s.entry).collect(),
+            hashes: log.iter().map(|s| s.hash.clone()).collect(),
             final_totals: self.game.totals().to_vec(),
             engine_version: crate::game::ENGINE_VERSION.into(),
-            abort_reason: self.entries.iter().find_map(|s| s.reason.clone()),
+            abort_reason: log.iter().find_map(|s| s.reason.clone()),
         })
     }
 
@@ -585,68 +566,5 @@ fn outcome_name(o: Option<Outcome>) -> &'static str {
         Some(Outcome::Single) => "single",
         Some(Outcome::Draw) => "draw",
         None => "escape",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hand::{Declared, HandType};
-
-    #[test]
-    fn stored_entries_read_back() {
-        let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
-        let actions = [
-            Action::Play {
-                cards,
-                declared: None,
-            },
-            Action::Play {
-                cards,
-                declared: Some(Declared {
-                    kind: HandType::Bomb,
-                    key: None,
-                }),
-            },
-            Action::Pass,
-            Action::Leave,
-            Action::Timeout,
-            Action::Auto {
-                cards,
-                declared: None,
-            },
-            Action::Auto {
-                cards: CardSet::EMPTY,
-                declared: None,
-            },
-            Action::Disconnect,
-            Action::Reconnect,
-            Action::ReconnectExpired,
-            Action::Abort,
-        ];
-        for (i, action) in actions.into_iter().enumerate() {
-            let stored = Stored {
-                entry: Entry {
-                    player: 3,
-                    action,
-                    at: 1_700_000_000_000 + i as u64,
-                },
-                request_id: (i % 2 == 0).then(|| format!("r{i}")),
-                request_digest: (i % 4 == 0).then(|| format!("d{i}")),
-                reason: (i == 8).then(|| "aborted".to_string()),
-                hash: "ab".repeat(32),
-            };
-            let bytes = serde_json::to_vec(&stored).unwrap();
-            let back: Stored = serde_json::from_slice(&bytes)
-                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
-            assert_eq!(back.entry, stored.entry);
-            assert_eq!(back.request_id, stored.request_id);
-            assert_eq!(back.request_digest, stored.request_digest);
-            assert_eq!(back.hash, stored.hash);
-        }
-        let bad: Result<Stored, _> = serde_json::from_slice(
-            br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#,
-        );
-        assert!(bad.is_err());
     }
 }

@@ -95,6 +95,22 @@ impl MemoryStore {
             .unwrap_or_default())
     }
 
+    pub fn entries_page(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LogEntry>, StoreError> {
+        let games = self.games.lock().map_err(|_| poisoned("entries_page"))?;
+        Ok(games
+            .get(id)
+            .map(|g| {
+                let start = usize::try_from(after).unwrap_or(usize::MAX);
+                g.log.iter().skip(start).take(limit).cloned().collect()
+            })
+            .unwrap_or_default())
+    }
+
     pub fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
         let mut games = self.games.lock().map_err(|_| poisoned("append"))?;
         let g = games.get_mut(id).ok_or_else(|| StoreError {

@@ -267,6 +267,25 @@ impl Store {
         r
     }
 
+    /// At most `limit` log entries after `after_seq`, in order: a page, for readers that walk a
+    /// long log with bounded memory (a WatchGame from an old seq, an idempotent retry of an old
+    /// action); every backend reads that range only.
+    pub async fn entries_page(
+        &self,
+        id: &str,
+        after_seq: u64,
+        limit: usize,
+    ) -> Result<Vec<LogEntry>, StoreError> {
+        let t = Instant::now();
+        let r = match self {
+            Store::Memory(s) => s.entries_page(id, after_seq, limit),
+            Store::Embedded(s) => s.entries_page(id, after_seq, limit).await,
+            Store::Redis(s) => s.entries_page(id, after_seq, limit).await,
+        };
+        self.observe("entries_page", t, &r);
+        r
+    }
+
     /// Appends `entry` if the log has exactly `entry.seq - 1` entries. On `Ok` the entry is
     /// durable (as durable as the backend is).
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {

@@ -513,6 +513,30 @@ impl RedisStore {
         Ok(numbered(bodies, after))
     }
 
+    /// At most `limit` entries after `after` (one LRANGE of that range).
+    pub async fn entries_page(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LogEntry>, StoreError> {
+        let (Ok(start), Ok(n)) = (i64::try_from(after), i64::try_from(limit)) else {
+            return Ok(Vec::new());
+        };
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("LRANGE");
+        cmd.arg(self.keys.log(id))
+            .arg(start)
+            .arg(start.saturating_add(n - 1));
+        let bodies: Vec<Vec<u8>> = self
+            .call("entries_page", cmd.query_async(&mut conn))
+            .await?;
+        Ok(numbered(bodies, after))
+    }
+
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
         Ok(match self.append_script_call(id, entry, false).await? {
             AppendOrRead::Appended => Appended::Ok,

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::retry;
 use super::watch::{self, EventStream};
 use crate::game::Game;
 use crate::service::access::{self, Caller};
@@ -150,9 +151,20 @@ impl GameApi {
             digest: &digest,
         });
         let now = now_ms();
-        let submitted = games
+        let submitted = match games
             .commit(&mut live, |l| l.prepare_leave(p, now, request))
-            .await?;
+            .await
+        {
+            Ok(s) => s,
+            // Refused as a new leave: perhaps a retry of one older than the backlog.
+            Err(e) => match retry::older(games, &live, p, rid, &digest, "LeaveGame").await? {
+                Some(seq) => {
+                    let resp = retry::respond(games, &live, seq, p).await?;
+                    return Ok(wire::leave_response(resp));
+                }
+                None => return Err(e),
+            },
+        };
         Ok(wire::leave_response(respond(&live, submitted.seq, p)?))
     }
 
@@ -183,7 +195,8 @@ impl GameApi {
                 "the replay (with the seed) is available when the match is over",
             ));
         }
-        let replay = live.replay()?;
+        let log = crate::service::history::stored_log(games.store(), &req.game_id).await?;
+        let replay = live.replay(&log)?;
         if req.max_actions as usize > wire::replay::MAX_PAGE_ACTIONS {
             return Err(ApiError::new(
                 Reason::BadRequest,
@@ -432,7 +445,12 @@ impl GameApi {
             // original): the original result.
             Err(e) => match again(&live, player, rid, &digest, "SubmitPlay")? {
                 Some(seq) => respond(&live, seq, player),
-                None => Err(naming_players(e, live.game(), player)),
+                // Refused as a new action: perhaps a retry of an action older than the backlog.
+                None => match retry::older(games, &live, player, rid, &digest, "SubmitPlay").await?
+                {
+                    Some(seq) => retry::respond(games, &live, seq, player).await,
+                    None => Err(naming_players(e, live.game(), player)),
+                },
             },
         }
     }

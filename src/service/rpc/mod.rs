@@ -5,7 +5,8 @@
 //! tracing span (disabled, and free, at the default `info` level), the rpc's duration and code in
 //! metrics, the rejection counted by reason, and the [`ApiError`] turned into a gRPC status.
 //!
-//! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream;
+//! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream; [`retry`]: retries of
+//!   actions older than a game's backlog;
 //! - [`admin`]: the `VariantAdmin` service;
 //! - [`limit`]: requests over the message size limit as RESOURCE_EXHAUSTED/LIMIT_EXCEEDED.
 //!
@@ -42,6 +43,7 @@ macro_rules! rpcs {
 pub mod admin;
 pub mod game;
 pub mod limit;
+pub mod retry;
 pub mod shengji;
 pub mod watch;
 

@@ -3,6 +3,10 @@
 //! your last cursor elsewhere"). One task per stream; it wakes on this process's notifier and
 //! the store's feed (plays on other replicas), or polls a shared store without a feed.
 //!
+//! A stream behind what the live game keeps (`backlog`: from an old seq or cursor, or a client
+//! that read slowly) catches up from the store's log (`history`), a page at a time: the client's
+//! pace bounds what the server holds for it.
+//!
 //! A seat token's stream keeps its player connected (`presence`): the stream holds a
 //! [`presence::StreamGuard`] while it lives, and after every batch a player the game has as
 //! disconnected (a disconnect logged by another replica) is reconnected.
@@ -19,6 +23,7 @@ use super::rejected;
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
+use crate::service::history::History;
 use crate::service::pb;
 use crate::service::presence;
 use crate::service::session::Session;
@@ -45,7 +50,24 @@ fn action(live: &Session, seq: u64, viewer: Viewer) -> Vec<pb::GameEvent> {
     }
 }
 
-/// Every event after `pos`, in order.
+/// Drops the events at or before `pos` (events in order, of one action or more).
+fn keep_after(pos: Position, events: Vec<pb::GameEvent>) -> impl Iterator<Item = pb::GameEvent> {
+    events.into_iter().filter(move |ev| {
+        let index = wire::parse_cursor(&ev.cursor).map_or(0, |(_, i)| i);
+        pos.is_none_or(|(s, n)| ev.seq > s || index > n)
+    })
+}
+
+/// The first seq a stream at `pos` still needs events of.
+fn needed(pos: Position) -> u64 {
+    match pos {
+        None => 0,
+        Some((seq, usize::MAX)) => seq.saturating_add(1),
+        Some((seq, _)) => seq,
+    }
+}
+
+/// Every kept event after `pos`, in order (`pos` within the backlog).
 fn after(live: &Session, pos: Position, viewer: Viewer) -> Vec<pb::GameEvent> {
     let from = pos.map_or(0, |(seq, _)| seq);
     (from..=live.seq())
@@ -87,7 +109,10 @@ fn start(live: &Session, req: &pb::WatchGameRequest, viewer: Viewer) -> Result<P
             "cursor is not one a GameEvent carried (`seq.index`, at most 64 bytes)",
         ));
     };
-    if seq > live.seq() || index >= action(live, seq, viewer).len() {
+    // An action older than the backlog is not re-derived to check the index: an index beyond
+    // its events resumes at the next action.
+    let kept = seq >= live.first_kept();
+    if seq > live.seq() || (kept && index >= action(live, seq, viewer).len()) {
         return Err(beyond(format!("cursor {}", req.cursor)));
     }
     Ok(Some((seq, index)))
@@ -115,11 +140,26 @@ pub async fn open(
     tokio::spawn(async move {
         // Held while the stream lives: the player is connected (presence).
         let _guard = guard;
+        // The replay of the store's log while the stream is behind the backlog.
+        let mut behind: Option<History> = None;
         loop {
             // Send everything after `pos`, then wait for news.
             let (batch, away) = match app.games().current(&game).await {
                 Err(_) => (Vec::new(), None),
+                Ok(live) if needed(pos) < live.first_kept() => {
+                    if behind.is_none() {
+                        match live.origin() {
+                            Ok(origin) => behind = Some(History::new(origin, &live.record.id)),
+                            Err(e) => {
+                                let _ = tx.send(Err(rejected(e))).await;
+                                break;
+                            }
+                        }
+                    }
+                    (Vec::new(), None)
+                }
                 Ok(live) => {
+                    behind = None;
                     let away = match viewer {
                         Viewer::Player(p) if live.game().is_disconnected(p) => Some(p),
                         _ => None,
@@ -127,6 +167,29 @@ pub async fn open(
                     (after(&live, pos, viewer), away)
                 }
             };
+            if let Some(h) = behind.as_mut() {
+                // One page of the store's log, then the game is looked at again.
+                if *closing.borrow() {
+                    let status = ApiError::new(
+                        Reason::Unavailable,
+                        "server shutting down; resume from your last cursor elsewhere",
+                    );
+                    let _ = tx.send(Err(rejected(status))).await;
+                    break;
+                }
+                match catch_up(h, &app, pos, viewer, &tx).await {
+                    Ok(Some(p)) => pos = p,
+                    Ok(None) => {
+                        crate::metrics::watch_streams(-1.0);
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(rejected(e))).await;
+                        break;
+                    }
+                }
+                continue;
+            }
             for ev in batch {
                 let index = wire::parse_cursor(&ev.cursor).map_or(0, |(_, i)| i);
                 pos = Some((ev.seq, index));
@@ -172,4 +235,46 @@ pub async fn open(
         crate::metrics::watch_streams(-1.0);
     });
     Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
+}
+
+/// Sends the events after `pos` of the next page of the store's log; the new position, or
+/// `None` when the client went away.
+async fn catch_up(
+    history: &mut History,
+    app: &App,
+    mut pos: Position,
+    viewer: Viewer,
+    tx: &tokio::sync::mpsc::Sender<Result<pb::GameEvent, Status>>,
+) -> Result<Option<Position>, ApiError> {
+    let page = history.next_page(app.games().store()).await?;
+    if page.is_empty() {
+        return Err(ApiError::new(
+            Reason::StoreFailed,
+            format!(
+                "the store's log ends at seq {} before the live game's backlog",
+                history.seq().unwrap_or(0)
+            ),
+        ));
+    }
+    let Some(game) = history.game() else {
+        return Ok(Some(pos));
+    };
+    for (seq, at, events) in page {
+        if seq < needed(pos) {
+            continue;
+        }
+        let all = wire::action_events(game, seq, at, &events, viewer);
+        for ev in keep_after(pos, all) {
+            let index = wire::parse_cursor(&ev.cursor).map_or(0, |(_, i)| i);
+            pos = Some((ev.seq, index));
+            if tx.send(Ok(ev)).await.is_err() {
+                return Ok(None);
+            }
+        }
+        // An action with no event for this viewer still moves the stream on.
+        if pos.is_none_or(|(s, _)| s < seq) {
+            pos = Some((seq, usize::MAX));
+        }
+    }
+    Ok(Some(pos))
 }

@@ -204,6 +204,7 @@ impl Shared {
         op: &'static str,
         id: &str,
         after: u64,
+        limit: usize,
     ) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
         let (game, journal, archive) = {
             let st = self.state(op)?;
@@ -237,7 +238,7 @@ impl Shared {
                     record(&[], None)?
                 };
                 let mut log = Vec::new();
-                for (i, span) in entries.iter().enumerate().skip(clamp(after)) {
+                for (i, span) in entries.iter().enumerate().skip(clamp(after)).take(limit) {
                     let payload = journal::read_frame(&journal, *span).map_err(fail)?;
                     match journal::decode(&payload).map_err(fail)? {
                         Rec::Append { seq, body, .. } if seq == i as u64 + 1 => {
@@ -265,6 +266,7 @@ impl Shared {
                             .iter()
                             .enumerate()
                             .skip(clamp(after))
+                            .take(limit)
                             .map(|(i, b)| LogEntry {
                                 seq: i as u64 + 1,
                                 body: b.to_vec(),
@@ -454,7 +456,7 @@ impl EmbeddedStore {
 
     pub async fn load(&self, id: &str) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
         let id = id.to_string();
-        self.read("load", move |s| s.read_game("load", &id, 0))
+        self.read("load", move |s| s.read_game("load", &id, 0, usize::MAX))
             .await
     }
 
@@ -467,7 +469,10 @@ impl EmbeddedStore {
         let n = ids.len();
         let all = self
             .read("load", move |s| {
-                Ok(ids.iter().map(|id| s.read_game("load", id, 0)).collect())
+                Ok(ids
+                    .iter()
+                    .map(|id| s.read_game("load", id, 0, usize::MAX))
+                    .collect())
             })
             .await;
         all.unwrap_or_else(|e| vec![Err(e); n])
@@ -476,7 +481,23 @@ impl EmbeddedStore {
     pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
         let id = id.to_string();
         self.read("entries_after", move |s| {
-            Ok(s.read_game("entries_after", &id, after)?
+            Ok(s.read_game("entries_after", &id, after, usize::MAX)?
+                .map(|(_, log)| log)
+                .unwrap_or_default())
+        })
+        .await
+    }
+
+    /// At most `limit` entries after `after`: reads those frames only.
+    pub async fn entries_page(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LogEntry>, StoreError> {
+        let id = id.to_string();
+        self.read("entries_page", move |s| {
+            Ok(s.read_game("entries_page", &id, after, limit)?
                 .map(|(_, log)| log)
                 .unwrap_or_default())
         })

@@ -1,0 +1,158 @@
+//! What a live game keeps of its recent past: the events of its last few actions (for WatchGame
+//! streams that keep up and for the reply to an idempotent retry), the idempotency keys of those
+//! actions, and each player's last presence entry (the reconnect window it opened or closed).
+//!
+//! Bounded per game, not per action: at most `limit` actions are kept (the creation, seq 0,
+//! counts as one), whatever the match's length. What falls out of the window is in the store's
+//! log and is re-derived from it on demand (`history`): a stream from an older seq replays the
+//! log, a retry of an older action finds its entry there.
+
+use std::collections::VecDeque;
+
+use crate::game::{Action, Event};
+
+/// Actions kept by default (`--backlog-actions`).
+pub const DEFAULT_ACTIONS: usize = 8;
+
+/// One kept action.
+struct Kept {
+    /// When it was accepted (Unix ms).
+    at: u64,
+    events: Vec<Event>,
+    /// The sending player and its idempotency key and request digest, if it came with a key.
+    request: Option<(u8, Box<str>, Option<Box<str>>)>,
+}
+
+/// The recent past of one game.
+pub struct Backlog {
+    /// The seq of the oldest kept action.
+    first: u64,
+    kept: VecDeque<Kept>,
+    limit: usize,
+    /// By player: whether its last `Disconnect`/`ReconnectExpired` entry was a `Disconnect`
+    /// (its reconnect window is open, unless a reconnect closed it: the engine knows that).
+    window_open: Vec<bool>,
+}
+
+impl Backlog {
+    /// A backlog holding the creation events (seq 0), keeping at most `limit` actions.
+    pub fn new(created_at: u64, events: Vec<Event>, players: usize, limit: usize) -> Backlog {
+        let mut kept = VecDeque::with_capacity(limit.clamp(1, DEFAULT_ACTIONS));
+        kept.push_back(Kept {
+            at: created_at,
+            events,
+            request: None,
+        });
+        Backlog {
+            first: 0,
+            kept,
+            limit: limit.max(1),
+            window_open: vec![false; players],
+        }
+    }
+
+    /// Keeps at most `limit` actions from now on (the oldest go first).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit.max(1);
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        while self.kept.len() > self.limit {
+            self.kept.pop_front();
+            self.first += 1;
+        }
+    }
+
+    /// Records the action that made the game's seq `seq` (the next one).
+    pub fn push(
+        &mut self,
+        seq: u64,
+        player: u8,
+        action: &Action,
+        at: u64,
+        events: Vec<Event>,
+        request: Option<(&str, Option<&str>)>,
+    ) {
+        debug_assert_eq!(seq, self.first + self.kept.len() as u64);
+        match action {
+            Action::Disconnect | Action::ReconnectExpired => {
+                if let Some(open) = self.window_open.get_mut(player as usize) {
+                    *open = *action == Action::Disconnect;
+                }
+            }
+            _ => {}
+        }
+        self.kept.push_back(Kept {
+            at,
+            events,
+            request: request.map(|(id, digest)| (player, id.into(), digest.map(Box::from))),
+        });
+        self.trim();
+    }
+
+    /// The seq of the oldest action kept: events of earlier actions come from the store.
+    pub fn first_seq(&self) -> u64 {
+        self.first
+    }
+
+    /// The action at `seq` if kept: when it was accepted and its events.
+    pub fn action_at(&self, seq: u64) -> Option<(u64, &[Event])> {
+        let i = usize::try_from(seq.checked_sub(self.first)?).ok()?;
+        self.kept.get(i).map(|k| (k.at, k.events.as_slice()))
+    }
+
+    /// The seq of a kept action `player` caused with `request_id`, and its request's digest.
+    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<(u64, Option<&str>)> {
+        self.kept
+            .iter()
+            .enumerate()
+            .find_map(|(i, k)| match &k.request {
+                Some((p, id, digest)) if *p == player && &**id == request_id => {
+                    Some((self.first + i as u64, digest.as_deref()))
+                }
+                _ => None,
+            })
+    }
+
+    /// True when `player`'s last presence entry opened a reconnect window.
+    pub fn window_open(&self, player: u8) -> bool {
+        self.window_open
+            .get(player as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_last_actions_and_their_keys_only() {
+        let mut b = Backlog::new(5, Vec::new(), 4, 3);
+        for seq in 1..=5u64 {
+            let id = format!("r{seq}");
+            b.push(
+                seq,
+                (seq % 4) as u8,
+                &Action::Pass,
+                100 + seq,
+                Vec::new(),
+                Some((&id, None)),
+            );
+        }
+        assert_eq!(b.first_seq(), 3);
+        assert!(b.action_at(2).is_none());
+        assert_eq!(b.action_at(3).map(|(at, _)| at), Some(103));
+        assert_eq!(b.action_at(5).map(|(at, _)| at), Some(105));
+        assert!(b.action_at(6).is_none());
+        assert_eq!(b.request_seq(1, "r5"), Some((5, None)));
+        assert_eq!(b.request_seq(2, "r5"), None, "another player's key");
+        assert_eq!(b.request_seq(2, "r2"), None, "out of the window");
+        b.push(6, 2, &Action::Disconnect, 106, Vec::new(), None);
+        assert!(b.window_open(2));
+        b.push(7, 2, &Action::ReconnectExpired, 107, Vec::new(), None);
+        assert!(!b.window_open(2));
+    }
+}

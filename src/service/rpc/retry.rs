@@ -1,0 +1,66 @@
+//! Idempotent retries of actions older than what the live game keeps (`backlog`): the action
+//! a key caused is found in the store's log, and its reply re-derived from it (`history`).
+//!
+//! A retry is looked up in the store only once the request was refused as a new action (a
+//! retry of an old play no longer applies: its seq is stale, its cards are gone or the turn
+//! has moved), so a new action costs no read of the log; a retry within the backlog is answered
+//! before it is judged (`game::again`).
+
+use crate::service::games::Games;
+use crate::service::history::{self, History};
+use crate::service::pb;
+use crate::service::record::idempotency_conflict;
+use crate::service::session::Session;
+use crate::service::status::ApiError;
+use crate::service::wire;
+
+/// The seq of the action `player` caused with this key before the backlog, if any (the
+/// original request again), or IDEMPOTENCY_CONFLICT when the key was used for a different
+/// request.
+pub async fn older(
+    games: &Games,
+    live: &Session,
+    player: u8,
+    request_id: Option<&str>,
+    digest: &str,
+    rpc: &'static str,
+) -> Result<Option<u64>, ApiError> {
+    let Some(rid) = request_id else {
+        return Ok(None);
+    };
+    let found = history::find_request(
+        games.store(),
+        &live.record.id,
+        player,
+        rid,
+        live.first_kept(),
+    )
+    .await?;
+    let Some((seq, stored)) = found else {
+        return Ok(None);
+    };
+    if stored.is_some_and(|d| d != digest) {
+        crate::metrics::idempotent(rpc, "conflict");
+        return Err(idempotency_conflict(rid.len(), "request of this player"));
+    }
+    crate::metrics::idempotent(rpc, "replayed");
+    Ok(Some(seq))
+}
+
+/// The SubmitPlay response for the action at `seq` as `player` sees it: from the backlog, or
+/// re-derived from the store's log for an older action.
+pub async fn respond(
+    games: &Games,
+    live: &Session,
+    seq: u64,
+    player: u8,
+) -> Result<pb::SubmitPlayResponse, ApiError> {
+    if seq >= live.first_kept() {
+        let (at, events) = live.action_at(seq)?;
+        return Ok(wire::submit_response(live.game(), seq, at, events, player));
+    }
+    let (at, events) = History::new(live.origin()?, &live.record.id)
+        .action_at(games.store(), seq)
+        .await?;
+    Ok(wire::submit_response(live.game(), seq, at, &events, player))
+}
