@@ -195,7 +195,7 @@ export class ShengjiTable extends LiveTable<GameEvent> {
       markers.append(h("span", { class: "marker turn" }, `▶ ${t("turn")}`));
     }
     if (st.dealer === seat) markers.append(h("span", { class: "marker dealer" }, t("dealer")));
-    if (st.botSeats.includes(seat)) markers.append(h("span", { class: "marker bot" }, `${t("bot")} ${t("ruleBot")}`));
+    if (st.botSeats.includes(seat)) markers.append(h("span", { class: "marker bot" }, t("ruleBot")));
     if (st.declaration?.seat === seat) {
       markers.append(h("span", { class: "marker declared" }, t("declared")), row([st.declaration.card]));
     }

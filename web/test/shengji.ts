@@ -1,6 +1,7 @@
-// The 升級 table in the browser: a person (seat 0) and three server rule-bot seats play a whole
-// deal through the page. While dealing the person deals by keyboard (D) and declares (亮主) the
-// first level card the hints offer; as the dealer it buries six cards by clicks; every trick it
+// The 升級 table in the browser: a person (seat 0) and three server rule-bot seats play whole
+// deals through the page (until the person has been the dealer and buried, at most four deals:
+// the lobby's game has a random seed, so who deals is not fixed). While dealing the person deals
+// by keyboard (D) and declares (亮主) the first level card the hints offer; as the dealer it buries six cards by clicks; every trick it
 // plays one of the enabled cards, and the enabled cards must be exactly GetHints' legal cards.
 // The hand is checked against the rules text's order (SHENGJI.md A1: side suits first, trumps
 // last, the big joker at the very end), and the deal's result panel against GetState.
@@ -12,7 +13,8 @@ import { Phase, ShengjiEngine } from "../src/gen/shengji/v1/shengji_pb";
 import { check, waitFor } from "./support";
 
 const STEP_MS = 20_000;
-const DEAL_DEADLINE_MS = 240_000;
+const DEALS_DEADLINE_MS = 600_000;
+const MAX_DEALS = 4;
 
 interface PageState {
   seq: number;
@@ -75,22 +77,27 @@ export async function shengjiDeal(
   check(JSON.stringify(first.botSeats) === "[1,2,3]", `升級: three rule-bot seats (${first.botSeats.join(",")})`);
   check((await page.locator(".seat .marker.bot").count()) === 3, "升級: the table marks the three bots");
 
-  const deadline = Date.now() + DEAL_DEADLINE_MS;
+  const deadline = Date.now() + DEALS_DEADLINE_MS;
   let dealt = 0;
   let declared = false;
+  let deals = 0;
   let buried = false;
+  /** The deals settled when the person buried: it is done once that deal is settled too. */
+  let buriedAfter = Infinity;
   let tricks = 0;
   let orderChecks = 0;
   let shot = false;
   for (;;) {
-    if (Date.now() > deadline) throw new Error("升級: the deal did not end in time");
+    if (Date.now() > deadline) throw new Error("升級: the deals did not end in time");
     // Nothing moves without the person while dealing (any seat deals; the bots only declare)
     // and on its turn; otherwise the bots act at once.
     const s = await waitFor("升級: the person's move or the deal's result", STEP_MS, async () => {
       const st = await pageState(page);
-      return st.results > 0 || st.phase === "dealing" || st.myTurn ? st : undefined;
+      const done = st.results >= MAX_DEALS || st.results > buriedAfter || st.phase === "finished";
+      return done || st.phase === "dealing" || st.myTurn ? st : undefined;
     });
-    if (s.results > 0) break;
+    deals = s.results;
+    if (deals >= MAX_DEALS || deals > buriedAfter || s.phase === "finished") break;
     const view = (await api.getState({ gameId: game }, bearer(token))).state!;
     const hints = await api.getHints({ gameId: game }, bearer(token));
     if (BigInt(s.seq) !== view.seq || hints.seq !== view.seq) continue; // the page trails: look again
@@ -110,7 +117,7 @@ export async function shengjiDeal(
     orderChecks++;
 
     if (s.phase === "dealing") {
-      if (!declared && hints.declarable.length > 0) {
+      if (hints.declarable.length > 0) {
         const card = hints.declarable[0];
         await act(page, "升級: the declaration", () => page.click(`#declare [data-card='${card}']`));
         declared = true;
@@ -129,6 +136,7 @@ export async function shengjiDeal(
       const after = (await api.getState({ gameId: game }, bearer(token))).state!;
       check(after.hand.length === 12 && after.phase === Phase.PLAYING, "升級: the dealer buried six and the tricks begin");
       buried = true;
+      buriedAfter = s.results;
     } else if (s.phase === "playing") {
       const enabled = hand.filter((c) => c.enabled).map((c) => c.id).sort((a, b) => a - b);
       const legal = [...hints.legalCards].sort((a, b) => a - b);
@@ -146,9 +154,9 @@ export async function shengjiDeal(
     }
   }
   check(dealt > 0, `升級: the person dealt ${dealt} times by keyboard`);
-  check(tricks === 12, `升級: the person played a card in each of the 12 tricks from the legal cards`);
+  check(tricks === 12 * deals, `升級: the person played a card in each of the ${12 * deals} tricks of ${deals} deals from the legal cards`);
   check(orderChecks > 0, `升級: the hand's order checked ${orderChecks} times against A1`);
-  console.log(`升級: declared ${declared}, buried ${buried}`);
+  console.log(`升級: ${deals} deals; the person declared: ${declared}, was the dealer and buried: ${buried}`);
 
   const final = (await api.getState({ gameId: game }, bearer(token))).state!;
   const d = final.results[0];
