@@ -287,6 +287,16 @@ impl Stats {
         r.ok().map(tonic::Response::into_inner)
     }
 
+    /// CreateGame, timed and counted.
+    async fn create<T>(
+        &mut self,
+        call: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Option<T> {
+        let created = self.timed(Rpc::Create, call).await?;
+        self.games_created += 1;
+        Some(created)
+    }
+
     fn record<T>(&mut self, rpc: Rpc, start: Instant, r: &Result<T, tonic::Status>) {
         let us = start.elapsed().as_micros().clamp(1, u128::from(u64::MAX)) as u64;
         let i = rpc as usize;
@@ -544,12 +554,8 @@ impl Worker {
         };
         let resp = self
             .stats
-            .timed(
-                Rpc::Create,
-                self.client.create_game(with_auth(req, auth.as_ref())),
-            )
+            .create(self.client.create_game(with_auth(req, auth.as_ref())))
             .await?;
-        self.stats.games_created += 1;
         let mut auth = Vec::new();
         for tok in &resp.seat_tokens {
             // A bot seat has no token (nothing acts for it).

@@ -125,12 +125,8 @@ impl Worker {
         };
         let created = self
             .stats
-            .timed(
-                Rpc::Create,
-                self.client.create_game(with_auth(req, key.as_ref())),
-            )
+            .create(self.client.create_game(with_auth(req, key.as_ref())))
             .await?;
-        self.stats.games_created += 1;
         let auth = created
             .seat_tokens
             .iter()
@@ -186,15 +182,10 @@ impl Worker {
         let req = pb::GetStateRequest {
             game_id: m.id.clone(),
         };
-        let r = self
-            .stats
-            .timed(
-                Rpc::State,
-                self.client
-                    .get_state(with_auth(req, m.auth.get(seat as usize))),
-            )
-            .await?;
-        m.state = r.state?;
+        let call = self
+            .client
+            .get_state(with_auth(req, m.auth.get(seat as usize)));
+        m.state = self.stats.timed(Rpc::State, call).await?.state?;
         m.seen_as = seat;
         Some(())
     }
