@@ -151,7 +151,9 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
         if (s.value !== HUMAN) botSeats.push(seat);
       }
       const c = await shengjiApi.createGame({ players, requestId: crypto.randomUUID(), botSeats });
-      return { family: "shengji" as Family, created: c, players, options: {} };
+      // A bot seat's token is the server's: no link to share for it.
+      const seatTokens = c.seatTokens.map((tok, seat) => (botSeats.includes(seat) ? "" : tok));
+      return { family: "shengji" as Family, created: { ...c, seatTokens }, players, options: {} };
     }
     const v = variants.find((x) => x.id === select.value);
     if (!v) throw new Error("no variant");

@@ -4,7 +4,10 @@
 // by keyboard (D) and declares (亮主) the first level card the hints offer; as the dealer it buries six cards by clicks; every trick it
 // plays one of the enabled cards, and the enabled cards must be exactly GetHints' legal cards.
 // The hand is checked against the rules text's order (SHENGJI.md A1: side suits first, trumps
-// last, the big joker at the very end), and the deal's result panel against GetState.
+// last, the big joker at the very end), and the deal's result panel against GetState. A spectator
+// page (the table's link) follows live; whenever the table waits for the person in the tricks,
+// its DOM holds no card of the person's hand (but a declared one) and only cards the rules make
+// public.
 
 import type { BrowserContext, Page } from "playwright-core";
 import { createClient } from "@connectrpc/connect";
@@ -76,6 +79,13 @@ export async function shengjiDeal(
   const first = (await api.getState({ gameId: game }, bearer(token))).state!;
   check(JSON.stringify(first.botSeats) === "[1,2,3]", `升級: three rule-bot seats (${first.botSeats.join(",")})`);
   check((await page.locator(".seat .marker.bot").count()) === 3, "升級: the table marks the three bots");
+  const links = await page.$$eval(".links a", (as) => as.map((a) => a.id || a.textContent || ""));
+  check(JSON.stringify(links) === '["spectator-link"]', `升級: a spectator link and no seat link for the bot seats (${links.join(", ")})`);
+  const spectator = await context.newPage();
+  watchConsole(spectator, "shengji spectator");
+  await spectator.goto((await page.getAttribute("#spectator-link", "href"))!);
+  await spectator.waitForSelector("#table.shengji.spectator", { timeout: STEP_MS });
+  let spectatorChecks = 0;
 
   const deadline = Date.now() + DEALS_DEADLINE_MS;
   let dealt = 0;
@@ -143,6 +153,32 @@ export async function shengjiDeal(
       if (JSON.stringify(enabled) !== JSON.stringify(legal)) {
         throw new Error(`升級: enabled cards ${enabled.join(",")} != the legal cards ${legal.join(",")}`);
       }
+      // Nothing moves while the person is to play: the spectator catches up and shows only
+      // public cards (the trick, the last trick, the declaration, a turned bottom, settled deals'
+      // bottoms), none of the person's hand.
+      await waitFor("升級: the spectator at the table's seq", STEP_MS, async () =>
+        (await pageState(spectator)).seq === s.seq ? true : undefined,
+      );
+      const pub = (await api.getState({ gameId: game }, bearer(created.spectatorToken))).state!;
+      const open = new Set<number>([
+        ...pub.trick.map((c) => c.card),
+        ...pub.lastTrick.map((c) => c.card),
+        ...pub.turned,
+        ...(pub.declaration ? [pub.declaration.card] : []),
+        ...pub.results.flatMap((r) => r.buried),
+      ]);
+      const ids = (sel: string) => spectator.$$eval(sel, (els) => els.map((e) => Number((e as HTMLElement).dataset.card)));
+      const notPublic = (await ids("[data-card]")).filter((id) => !open.has(id));
+      // The current deal's cards on the table (not the last trick or the settled deals' bottoms,
+      // which may hold ids dealt again): none from the person's hand, but the declared card
+      // (it stays in the declarer's hand, shown: public by the rules).
+      const declared = pub.declaration?.card;
+      const table = await ids(".ring [data-card]:not(.last-trick [data-card])");
+      const fromHand = table.filter((id) => view.hand.includes(id) && id !== declared);
+      if (notPublic.length > 0 || fromHand.length > 0) {
+        throw new Error(`升級: the spectator's page shows hidden cards: not public ${notPublic.join(",")}, from the person's hand ${fromHand.join(",")}`);
+      }
+      spectatorChecks++;
       if (!shot && tricks >= 3) {
         await page.screenshot({ path: screenshot, fullPage: true });
         shot = true;
@@ -155,6 +191,7 @@ export async function shengjiDeal(
   }
   check(dealt > 0, `升級: the person dealt ${dealt} times by keyboard`);
   check(tricks === 12 * deals, `升級: the person played a card in each of the ${12 * deals} tricks of ${deals} deals from the legal cards`);
+  check(spectatorChecks === tricks, `升級: the spectator's page held only public cards (${spectatorChecks} checks)`);
   check(orderChecks > 0, `升級: the hand's order checked ${orderChecks} times against A1`);
   console.log(`升級: ${deals} deals; the person declared: ${declared}, was the dealer and buried: ${buried}`);
 
@@ -173,5 +210,6 @@ export async function shengjiDeal(
   const buriedShown = await panel.locator(".buried [data-card]").count();
   check(buriedShown === 6, "升級: the buried cards are shown after the deal");
   await page.screenshot({ path: `${out}/shengji-result.png`, fullPage: true });
+  await spectator.close();
   await page.close();
 }
