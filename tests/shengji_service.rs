@@ -5,17 +5,13 @@
 
 pub mod common;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
 use common::{ADMIN_KEY, TestServer, authed, channel, game_seed, test_seed};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Card, CardSet};
 use shuangkou::service::pb::shengji as pb;
 use shuangkou::service::pb::shengji::shengji_engine_client::ShengjiEngineClient;
-use shuangkou::shengji::{Action, Game, Setup};
-use shuangkou::variants::ShengjiVariant;
+use shuangkou::service::wire::shengji_client;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tonic_types::StatusExt;
@@ -307,42 +303,8 @@ fn check_events(events: &[pb::GameEvent], seat: Option<u32>) -> usize {
 
 /// The replay, re-executed by the core with the pinned script: every state hash and the winner.
 fn verify_replay(r: &pb::GetReplayResponse, winner: Option<u32>) {
-    let compiled = Arc::new(
-        ShengjiVariant::compile("replay", &r.script, Some(&r.variant)).expect("the pinned script"),
-    );
-    let options: BTreeMap<String, String> = r.options.clone().into_iter().collect();
-    let hooks = compiled.configure(&options).unwrap();
-    let seed: [u8; 32] = hex::decode(&r.seed).unwrap().try_into().unwrap();
-    let setup = Setup {
-        seed,
-        deck: (!r.deck.is_empty()).then(|| r.deck.iter().map(|&i| Card::new(i).unwrap()).collect()),
-        start: None,
-    };
+    let game = shengji_client::verify_replay(r).expect("the replay verifies");
     use pb::replay_step::Action as R;
-    let mut actions = Vec::new();
-    let mut hashes = Vec::new();
-    for s in &r.steps {
-        let seat = s.player as u8;
-        let a = match s.action.as_ref().unwrap() {
-            R::Deal(_) => Action::Deal,
-            R::Declare(d) => Action::Declare {
-                seat,
-                card: Card::new(d.card).unwrap(),
-            },
-            R::Bury(b) => Action::Bury {
-                seat,
-                cards: set(&b.cards),
-            },
-            R::Play(p) => Action::Play {
-                seat,
-                card: Card::new(p.card).unwrap(),
-            },
-            R::Leave(_) => continue,
-        };
-        actions.push(a);
-        hashes.push(s.state_hash.clone());
-    }
-    let game = Game::replay(setup, &hooks, &actions, Some(&hashes)).expect("the replay verifies");
     if r.steps
         .iter()
         .all(|s| !matches!(s.action, Some(R::Leave(_))))

@@ -22,6 +22,10 @@
 //!
 //! Exits non-zero on any rpc error, bot desync or replay mismatch — never on timing.
 //!
+//! `--game shengji` plays 升級 over `shengji.v1` the same way (the client's rule bot for every
+//! seat, or server bot seats with `--bot-seats`), verifying every match's replay: see
+//! `loadgen/shengji.rs`.
+//!
 //! `--populate N` instead creates N games, makes `--plays-per-game` plays in each and exits,
 //! leaving them in progress (memory-at-scale measurements).
 
@@ -46,10 +50,24 @@ use shuangkou::rules::Rules;
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use shuangkou::service::pb::game_event::Event as Ev;
+use shuangkou::service::pb::shengji::shengji_engine_client::ShengjiEngineClient;
 use shuangkou::service::replay::{self, Replay};
 use shuangkou::service::wire;
 use tonic_health::pb::HealthCheckRequest;
 use tonic_health::pb::health_client::HealthClient;
+
+#[path = "loadgen/shengji.rs"]
+mod shengji;
+
+/// The game family played.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Family {
+    /// Shuangkou over `shuangkou.v1`.
+    Shuangkou,
+    /// 升級 over `shengji.v1` (the client's rule bot; `--bot-seats` up to 3; `--variant`,
+    /// `--policy`, `--hints` do not apply).
+    Shengji,
+}
 
 /// How the bot chooses among the legal actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -79,6 +97,9 @@ struct Args {
     /// Server address (host:port).
     #[arg(long, default_value = "127.0.0.1:50051")]
     target: String,
+    /// The game family.
+    #[arg(long, value_enum, default_value = "shuangkou")]
+    game: Family,
     /// Games in play at once.
     #[arg(long, default_value_t = 64)]
     games: usize,
@@ -197,20 +218,32 @@ impl Cpu {
 
 // ---- rpc statistics ----
 
-const RPCS: [&str; 6] = [
+/// The rpcs timed, in the report's order; the transport baseline last. In `--game shengji`
+/// SubmitPlay is `SubmitAction` with a card to play and SubmitAction every other action (deal,
+/// declare, bury, leave).
+const RPCS: [&str; 7] = [
     "CreateGame",
     "GetState",
     "GetHints",
     "SubmitPlay",
+    "SubmitAction",
     "GetReplay",
     "Health/Check",
 ];
-const CREATE: usize = 0;
-const STATE: usize = 1;
-const HINTS: usize = 2;
-const SUBMIT: usize = 3;
-const REPLAY: usize = 4;
-const CHECK: usize = 5;
+
+/// An index into [`RPCS`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Rpc {
+    Create,
+    State,
+    Hints,
+    Submit,
+    Act,
+    Replay,
+    Check,
+}
+
+const CHECK: usize = Rpc::Check as usize;
 
 /// One worker's counters (merged at the end; no lock on the hot path).
 struct Stats {
@@ -222,7 +255,7 @@ struct Stats {
     deals: u64,
     desyncs: u64,
     games_created: u64,
-    games_done: Vec<Finished>,
+    games_done: Vec<Done>,
     games_failed: u64,
 }
 
@@ -249,7 +282,7 @@ impl Stats {
     /// Runs one rpc, recording its latency and outcome; its message when it succeeded.
     async fn timed<T>(
         &mut self,
-        rpc: usize,
+        rpc: Rpc,
         call: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     ) -> Option<T> {
         let t = Instant::now();
@@ -258,12 +291,23 @@ impl Stats {
         r.ok().map(tonic::Response::into_inner)
     }
 
-    fn record<T>(&mut self, rpc: usize, start: Instant, r: &Result<T, tonic::Status>) {
+    /// CreateGame, timed and counted.
+    async fn create<T>(
+        &mut self,
+        call: impl std::future::Future<Output = Result<tonic::Response<T>, tonic::Status>>,
+    ) -> Option<T> {
+        let created = self.timed(Rpc::Create, call).await?;
+        self.games_created += 1;
+        Some(created)
+    }
+
+    fn record<T>(&mut self, rpc: Rpc, start: Instant, r: &Result<T, tonic::Status>) {
         let us = start.elapsed().as_micros().clamp(1, u128::from(u64::MAX)) as u64;
-        self.latency[rpc].saturating_record(us);
+        let i = rpc as usize;
+        self.latency[i].saturating_record(us);
         match r {
-            Ok(_) => self.ok[rpc] += 1,
-            Err(s) => self.error(RPCS[rpc], format!("{:?}", s.code()), s.message()),
+            Ok(_) => self.ok[i] += 1,
+            Err(s) => self.error(RPCS[i], format!("{:?}", s.code()), s.message()),
         }
     }
 
@@ -301,7 +345,13 @@ impl Stats {
     }
 }
 
-/// A completed game, for verification after the run.
+/// A completed game of either family, for verification after the run.
+enum Done {
+    Shuangkou(Finished),
+    Shengji(shengji::Finished),
+}
+
+/// A completed Shuangkou game.
 struct Finished {
     replay: pb::GetReplayResponse,
     /// The match result the bot received with its last play.
@@ -461,15 +511,13 @@ fn declared_of(hand: &Hand) -> pb::Declared {
     }
 }
 
-impl Worker {
+impl Shared {
+    /// Takes one game to play from the run's budget; false when the run is over.
     fn take_game(&self) -> bool {
-        if self.shared.stop.load(Ordering::Relaxed)
-            || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
-        {
+        if self.out_of_time() {
             return false;
         }
-        self.shared
-            .games_left
+        self.games_left
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| match n {
                 u64::MAX => Some(u64::MAX),
                 0 => None,
@@ -479,8 +527,17 @@ impl Worker {
     }
 
     fn out_of_time(&self) -> bool {
-        self.shared.stop.load(Ordering::Relaxed)
-            || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
+        self.stop.load(Ordering::Relaxed) || self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+impl Worker {
+    fn take_game(&self) -> bool {
+        self.shared.take_game()
+    }
+
+    fn out_of_time(&self) -> bool {
+        self.shared.out_of_time()
     }
 
     async fn create(&mut self) -> Option<Run> {
@@ -502,12 +559,8 @@ impl Worker {
         };
         let resp = self
             .stats
-            .timed(
-                CREATE,
-                self.client.create_game(with_auth(req, auth.as_ref())),
-            )
+            .create(self.client.create_game(with_auth(req, auth.as_ref())))
             .await?;
-        self.stats.games_created += 1;
         let mut auth = Vec::new();
         for tok in &resp.seat_tokens {
             // A bot seat has no token (nothing acts for it).
@@ -549,31 +602,38 @@ impl Worker {
         Some(run)
     }
 
+    /// GetState with `auth`, taking the seating and the cards left of every seat from it.
+    async fn read_seats(
+        &mut self,
+        run: &mut Run,
+        auth: Option<&AsciiMetadataValue>,
+    ) -> Option<pb::GetStateResponse> {
+        let req = pb::GetStateRequest {
+            game_id: run.id.clone(),
+            ..Default::default()
+        };
+        let s = self
+            .stats
+            .timed(Rpc::State, self.client.get_state(with_auth(req, auth)))
+            .await?;
+        for seat in &s.seats {
+            if let Some(p) = run.seating.get_mut(seat.seat as usize) {
+                *p = seat.player as u8;
+            }
+            if let Some(c) = run.cards_left.get_mut(seat.seat as usize) {
+                *c = seat.card_count;
+            }
+        }
+        Some(s)
+    }
+
     /// While server-side bot seats act: reads the state (as the spectator) until a seat of this
     /// client is to act or the match is over, and catches up with it.
     async fn await_bots(&mut self, run: &mut Run) -> Option<()> {
         loop {
-            let req = pb::GetStateRequest {
-                game_id: run.id.clone(),
-                ..Default::default()
-            };
-            let s = self
-                .stats
-                .timed(
-                    STATE,
-                    self.client
-                        .get_state(with_auth(req, run.spectator.as_ref())),
-                )
-                .await?;
+            let spectator = run.spectator.clone();
+            let s = self.read_seats(run, spectator.as_ref()).await?;
             run.seq = s.seq;
-            for seat in &s.seats {
-                if let Some(p) = run.seating.get_mut(seat.seat as usize) {
-                    *p = seat.player as u8;
-                }
-                if let Some(c) = run.cards_left.get_mut(seat.seat as usize) {
-                    *c = seat.card_count;
-                }
-            }
             let settled = s.scores.as_ref().map_or(0, |sc| sc.deals.len());
             if settled > run.deals_seen {
                 self.stats.deals += (settled - run.deals_seen) as u64;
@@ -599,26 +659,8 @@ impl Worker {
 
     /// GetState as `player`: the seating, cards left, the seat to act, and the player's hand.
     async fn sync(&mut self, run: &mut Run, player: u8) -> Option<()> {
-        let req = pb::GetStateRequest {
-            game_id: run.id.clone(),
-            ..Default::default()
-        };
-        let s = self
-            .stats
-            .timed(
-                STATE,
-                self.client
-                    .get_state(with_auth(req, run.auth.get(player as usize))),
-            )
-            .await?;
-        for seat in &s.seats {
-            if let Some(p) = run.seating.get_mut(seat.seat as usize) {
-                *p = seat.player as u8;
-            }
-            if let Some(c) = run.cards_left.get_mut(seat.seat as usize) {
-                *c = seat.card_count;
-            }
-        }
+        let auth = run.auth.get(player as usize).cloned();
+        let s = self.read_seats(run, auth.as_ref()).await?;
         if run.seq != s.seq || run.turn != s.turn_seat.unwrap_or(0) as u8 {
             if run.seq != 0 {
                 self.stats.desyncs += 1;
@@ -660,7 +702,7 @@ impl Worker {
                 let h = self
                     .stats
                     .timed(
-                        HINTS,
+                        Rpc::Hints,
                         self.client
                             .get_hints(with_auth(req, run.auth.get(player as usize))),
                     )
@@ -756,7 +798,7 @@ impl Worker {
         let resp = self
             .stats
             .timed(
-                SUBMIT,
+                Rpc::Submit,
                 self.client
                     .submit_play(with_auth(req, run.auth.get(player as usize))),
             )
@@ -784,17 +826,17 @@ impl Worker {
         let r = self
             .stats
             .timed(
-                REPLAY,
+                Rpc::Replay,
                 self.client.get_replay(with_auth(req, run.auth.first())),
             )
             .await;
         match r {
-            Some(replay) => self.stats.games_done.push(Finished {
+            Some(replay) => self.stats.games_done.push(Done::Shuangkou(Finished {
                 replay,
                 scores: run.scores,
                 plays: run.plays,
                 first_bot: run.first_bot,
-            }),
+            })),
             None => self.stats.games_failed += 1,
         }
     }
@@ -895,7 +937,7 @@ async fn baseline(
                         service: String::new(),
                     })
                     .await;
-                stats.record(CHECK, t, &r);
+                stats.record(Rpc::Check, t, &r);
             }
             stats
         }));
@@ -1005,7 +1047,10 @@ async fn connect(target: &str, n: usize) -> Result<Vec<Channel>, String> {
 /// The whole run; `Ok(false)` when something failed (errors, desyncs, mismatches).
 async fn run(args: Args) -> Result<bool, String> {
     let rules = shuangkou::variants::builtin_rules(&args.variant).map_err(|e| e.to_string())?;
-    if args.bot_seats > rules.players {
+    if args.game == Family::Shengji && (args.bot_seats > 3 || args.populate.is_some()) {
+        return Err("--game shengji takes --bot-seats 0..=3 and no --populate".into());
+    }
+    if args.game == Family::Shuangkou && args.bot_seats > rules.players {
         return Err(format!(
             "--bot-seats {} but {} has {} players",
             args.bot_seats, args.variant, rules.players
@@ -1070,16 +1115,26 @@ async fn run(args: Args) -> Result<bool, String> {
     let mut tasks = Vec::new();
     for i in 0..workers {
         let slots = games / workers + usize::from(i < games % workers);
+        let channel = channels[i % channels.len()].clone();
+        let seed = args
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(i as u64);
+        if args.game == Family::Shengji {
+            let w = shengji::Worker {
+                client: ShengjiEngineClient::new(channel).max_decoding_message_size(16 << 20),
+                shared: Arc::clone(&shared),
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                stats: Stats::new()?,
+            };
+            tasks.push(tokio::spawn(w.play()));
+            continue;
+        }
         let w = Worker {
             index: i,
-            client: GameEngineClient::new(channels[i % channels.len()].clone())
-                .max_decoding_message_size(16 << 20),
+            client: GameEngineClient::new(channel).max_decoding_message_size(16 << 20),
             shared: Arc::clone(&shared),
-            rng: ChaCha8Rng::seed_from_u64(
-                args.seed
-                    .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                    .wrapping_add(i as u64),
-            ),
+            rng: ChaCha8Rng::seed_from_u64(seed),
             stats: Stats::new()?,
             requests: 0,
         };
@@ -1112,14 +1167,18 @@ async fn run(args: Args) -> Result<bool, String> {
     // Verification (after the timed part, so it does not compete with the load).
     let verify_start = Instant::now();
     let mut mismatches = Vec::new();
-    for f in &total.games_done {
-        if let Err(e) = verify(&args.variant, f) {
+    for done in &total.games_done {
+        let checked = match done {
+            Done::Shuangkou(f) => verify(&args.variant, f),
+            Done::Shengji(f) => shengji::verify(f),
+        };
+        if let Err(e) = checked {
             mismatches.push(e);
         }
     }
     let verify_secs = verify_start.elapsed().as_secs_f64();
 
-    let plays = total.ok[SUBMIT];
+    let plays = total.ok[Rpc::Submit as usize];
     let plays_rate = plays as f64 / secs.max(1e-9);
     let game_rpcs: u64 = total.ok[..CHECK].iter().sum();
     let ratio = if check_rate > 0.0 {
@@ -1166,6 +1225,7 @@ async fn run(args: Args) -> Result<bool, String> {
             .collect();
         let out = serde_json::json!({
             "target": args.target,
+            "game": format!("{:?}", args.game).to_lowercase(),
             "variant": args.variant,
             "policy": format!("{:?}", args.policy).to_lowercase(),
             "hints": format!("{:?}", args.hints).to_lowercase(),
@@ -1203,8 +1263,9 @@ async fn run(args: Args) -> Result<bool, String> {
         println!("{out}");
     } else {
         println!(
-            "shuangkou-load → {}: variant {}, policy {:?}, hints {:?}, {} games in play, concurrency {}, {} connections{}",
+            "shuangkou-load → {}: game {:?}, variant {}, policy {:?}, hints {:?}, {} games in play, concurrency {}, {} connections{}",
             args.target,
+            args.game,
             args.variant,
             args.policy,
             args.hints,

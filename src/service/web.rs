@@ -63,13 +63,15 @@ fn display_host(addr: SocketAddr) -> String {
     }
 }
 
-/// Serves the assets and the game service (gRPC-Web, and plain gRPC) on `listener`.
+/// Serves the assets and the game services (gRPC-Web, and plain gRPC) on `listener`.
 pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<(), String> {
     let config = app.config().clone();
     let (game, _admin) = rpc::services(&app, config.max_message_bytes);
-    // gRPC-Web translation for the service's routes only: tonic-web answers 400 to any other
-    // HTTP/1.1 request, and the assets are plain HTTP/1.1 GETs.
+    let shengji = rpc::shengji::service(&app, config.max_message_bytes);
+    // gRPC-Web translation for the services' routes only (shuangkou.v1 and shengji.v1): tonic-web
+    // answers 400 to any other HTTP/1.1 request, and the assets are plain HTTP/1.1 GETs.
     let router = Routes::new(game)
+        .add_service(shengji)
         .into_axum_router()
         .layer(tonic_web::GrpcWebLayer::new())
         .fallback(asset);

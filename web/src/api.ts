@@ -1,16 +1,19 @@
-// The gRPC-Web client of shuangkou.v1, on the origin the page came from (the binary serves the
+// The gRPC-Web clients of shuangkou.v1 and shengji.v1 (升級), on the origin the page came from (the binary serves the
 // page and the game service on one address), and the reading of its rejections.
 
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { GameEngine, HandType } from "./gen/shuangkou/v1/shuangkou_pb";
+import { ShengjiEngine } from "./gen/shengji/v1/shengji_pb";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb";
 import { reasonWords } from "./i18n";
 
-export const api: Client<typeof GameEngine> = createClient(
-  GameEngine,
-  createGrpcWebTransport({ baseUrl: location.origin, useBinaryFormat: true }),
-);
+const transport = createGrpcWebTransport({ baseUrl: location.origin, useBinaryFormat: true });
+
+export const api: Client<typeof GameEngine> = createClient(GameEngine, transport);
+
+/** The 升級 game service on the same server. */
+export const shengjiApi: Client<typeof ShengjiEngine> = createClient(ShengjiEngine, transport);
 
 /** Call options carrying a bearer token. */
 export function auth(token: string, signal?: AbortSignal) {

@@ -1,6 +1,8 @@
 // Small DOM helpers and the page's routes (all in the URL fragment, so tokens never reach a
 // server log).
 
+import { t } from "./i18n";
+
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attrs: Record<string, string> = {},
@@ -18,10 +20,13 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
+/** Which game family a table plays: Shuangkou (shuangkou.v1) or 升級 (shengji.v1). */
+export type Family = "shuangkou" | "shengji";
+
 export type Route =
   | { view: "lobby" }
-  | { view: "play"; game: string; token: string; player: number }
-  | { view: "watch"; game: string; token: string }
+  | { view: "play"; game: string; token: string; player: number; family: Family }
+  | { view: "watch"; game: string; token: string; family: Family }
   | { view: "replay"; game: string; token: string };
 
 export function currentRoute(): Route {
@@ -29,22 +34,24 @@ export function currentRoute(): Route {
   const view = location.hash.replace(/^#\/?/, "").split("?")[0];
   const game = q.get("g") ?? "";
   const token = q.get("t") ?? "";
+  const family: Family = q.get("k") === "shengji" ? "shengji" : "shuangkou";
   if (view === "play" && game && token) {
-    return { view, game, token, player: Number(q.get("p") ?? "0") };
+    return { view, game, token, player: Number(q.get("p") ?? "0"), family };
   }
-  if (view === "watch" && game && token) return { view, game, token };
+  if (view === "watch" && game && token) return { view, game, token, family };
   if (view === "replay" && game) return { view, game, token };
   return { view: "lobby" };
 }
 
 export function routeHref(r: Route): string {
+  const k = r.view !== "lobby" && r.view !== "replay" && r.family === "shengji" ? "&k=shengji" : "";
   switch (r.view) {
     case "lobby":
       return "#";
     case "play":
-      return `#play?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}&p=${r.player}`;
+      return `#play?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}&p=${r.player}${k}`;
     case "watch":
-      return `#watch?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}`;
+      return `#watch?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}${k}`;
     case "replay":
       return `#replay?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}`;
   }
@@ -77,4 +84,53 @@ export function measured(start: number, what: string): void {
   const ms = performance.now() - start;
   const w = window as unknown as { __latencies?: { what: string; ms: number }[] };
   (w.__latencies ??= []).push({ what, ms });
+}
+
+/** True when a key goes to a form field (the tables' shortcuts leave it alone). */
+export function typing(ev: KeyboardEvent): boolean {
+  const target = ev.target as HTMLElement | null;
+  return !!target && ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName);
+}
+
+/** ← and → move the focus along the hand's cards; true when the key was one of them. */
+export function moveFocus(root: HTMLElement, ev: KeyboardEvent): boolean {
+  if (ev.key !== "ArrowLeft" && ev.key !== "ArrowRight") return false;
+  const cards = [...root.querySelectorAll<HTMLElement>(".hand .card")];
+  if (cards.length === 0) return true;
+  const at = cards.indexOf(document.activeElement as HTMLElement);
+  const next = ev.key === "ArrowLeft" ? Math.max(0, at - 1) : Math.min(cards.length - 1, at + 1);
+  cards[at < 0 ? 0 : next].focus();
+  ev.preventDefault();
+  return true;
+}
+
+/** A control button, disabled unless `enabled`. */
+export function button(id: string, label: string, on: () => void, enabled: boolean): HTMLButtonElement {
+  const b = h("button", { id, type: "button" }, label);
+  b.disabled = !enabled;
+  b.addEventListener("click", on);
+  return b;
+}
+
+/**
+ * The links a table offers its creator's tab: the spectator's and the other people's seats (a
+ * bot seat has no token). `viewer.player` is the seat this page plays, if any.
+ */
+export function shareLinks(
+  viewer: { game: string; player?: number },
+  created: Created | undefined,
+  family: Family,
+): HTMLElement {
+  const links = h("div", { class: "links" });
+  if (viewer.player === undefined) links.append(h("span", { class: "badge" }, t("spectating")));
+  if (!created) return links;
+  const watch = absolute({ view: "watch", game: viewer.game, token: created.spectatorToken, family });
+  links.append(h("a", { id: "spectator-link", href: watch, target: "_blank" }, t("spectatorLink")));
+  created.seatTokens.forEach((tok, p) => {
+    if (p !== viewer.player && tok !== "") {
+      const seat = absolute({ view: "play", game: viewer.game, token: tok, player: p, family });
+      links.append(h("a", { href: seat, target: "_blank" }, `${t("seat")} ${p}`));
+    }
+  });
+  return links;
 }

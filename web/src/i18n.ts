@@ -63,6 +63,38 @@ const LABELS = {
   escaped: ["escaped", "逃跑"],
   trickWon: ["wins the trick", "贏了這輪"],
   out: ["is out", "出完了"],
+  game: ["Game", "遊戲"],
+  shuangkou: ["Shuangkou 雙扣", "雙扣"],
+  shengji: ["Shengji 升級 (one deck)", "升級 (一副牌)"],
+  ruleBot: ["rule bot", "規則機器人"],
+  level: ["Level 級", "級"],
+  levels: ["Levels 等級", "等級"],
+  trump: ["Trump 主", "主"],
+  noTrump: ["not declared yet", "未亮主"],
+  dealer: ["Dealer 莊家", "莊家"],
+  dealing: ["Dealing 發牌", "發牌中"],
+  exchange: ["Burying 扣底", "扣底中"],
+  playing: ["Tricks 出牌", "出牌中"],
+  finished: ["Over 結束", "結束"],
+  stock: ["cards to deal", "張未發"],
+  dealOne: ["Deal a card", "發一張"],
+  dealAll: ["Deal the rest", "發完"],
+  declare: ["Declare 亮主", "亮主"],
+  declared: ["declares", "亮主"],
+  bury: ["Bury 6 扣底", "扣底"],
+  buryChoose: ["Choose 6 cards to bury", "選六張扣底"],
+  buried: ["buries 6 cards", "扣了六張底牌"],
+  bottom: ["Bottom 底牌", "底牌"],
+  turned: ["Bottom turned over 翻底", "翻底"],
+  lastTrick: ["Last trick", "上一輪"],
+  pointsTaken: ["Points taken 得分", "得分"],
+  opponentsPoints: ["閑家 points", "閑家得分"],
+  kouDi: ["摳底 ×", "摳底 ×"],
+  upgrade: ["Upgrade 升級", "升級"],
+  dealerSide: ["莊家 side", "莊家"],
+  opponentsSide: ["閑家 side", "閑家"],
+  nextDealer: ["next dealer", "下一莊"],
+  winner: ["Winner", "勝方"],
 } as const;
 
 export type LabelKey = keyof typeof LABELS;
@@ -97,6 +129,13 @@ const REASONS: Record<string, [string, string]> = {
   GAME_IN_PROGRESS: ["The replay opens when the match is over.", "比賽結束後才能回放。"],
   BAD_OPTION: ["An option is out of range.", "選項超出範圍。"],
   UNKNOWN_VARIANT: ["No such variant.", "沒有這個玩法。"],
+  WRONG_PHASE: ["Not now: the deal is in another phase.", "現在不能這樣做。"],
+  NOT_A_LEVEL_CARD: ["That is not a level card.", "這不是級牌。"],
+  ALREADY_DECLARED: ["Trump is already declared.", "已經有人亮主了。"],
+  NOT_THE_DEALER: ["Only the dealer buries.", "只有莊家扣底。"],
+  BURY_COUNT: ["Bury exactly six cards.", "必須扣六張牌。"],
+  POINTS_BURIED: ["This table does not allow burying point cards.", "這桌不能扣分牌。"],
+  MUST_FOLLOW: ["You must follow the led suit.", "必須跟出首家的花色。"],
 };
 
 const TYPES: Record<string, [string, string]> = {
@@ -168,4 +207,9 @@ export function kindWords(kind: string): string {
 export function ordinal(place: number): string {
   if (lang === "zh") return `第${place}名`;
   return ["", "1st", "2nd", "3rd", "4th"][place] ?? `${place}th`;
+}
+
+/** A team's name: 1 for seats 0 and 2, 2 for seats 1 and 3. */
+export function teamWords(team: number): string {
+  return `${t("team")} ${team + 1}`;
 }

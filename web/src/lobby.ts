@@ -1,9 +1,10 @@
-// The lobby: the variants (ListVariants) with their option schema as form fields, the bots for
-// the other seats, and CreateGame.
+// The lobby: the game (Shuangkou or 升級); for Shuangkou the variants (ListVariants) with their
+// option schema as form fields and the bots for the other seats; for 升級 which seats the server's
+// rule bot plays; then CreateGame of the game's service.
 
 import type { Variant, VariantOption } from "./gen/shuangkou/v1/shuangkou_pb";
-import { api, rejection } from "./api";
-import { h, rememberGame, routeHref } from "./dom";
+import { api, rejection, shengjiApi } from "./api";
+import { h, rememberGame, routeHref, type Family } from "./dom";
 import { t } from "./i18n";
 
 /** The bot policies and styles of the bot service (docs/BOTS.md). */
@@ -87,21 +88,39 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
   name.placeholder = t("you");
   const deals = h("input", { id: "deals", type: "number", min: "0", max: "1000", value: "1" });
   const delay = h("input", { id: "bot-delay", type: "number", min: "0", max: "10000", step: "100", value: "600" });
+  const game = h("select", { id: "game", name: "game" });
+  for (const f of ["shuangkou", "shengji"] as const) game.append(h("option", { value: f }, t(f)));
+  const shengjiSeats = h("fieldset", { class: "shengji-bots", hidden: "" }, h("legend", {}, t("bots")));
+  for (let seat = 1; seat < 4; seat++) {
+    const s = h("select", { name: `sj-bot${seat}`, "data-seat": String(seat) });
+    s.append(h("option", { value: "rule" }, t("ruleBot")), h("option", { value: HUMAN }, t("human")));
+    shengjiSeats.append(h("label", {}, h("span", {}, `${t("seat")} ${seat}`), s));
+  }
+  const shuangkouOnly = h("div", { class: "shuangkou-only" });
   const error = h("p", { class: "error", role: "alert", id: "lobby-error" });
   const start = h("button", { id: "start", type: "submit", class: "primary" }, t("start"));
   const form = h(
     "form",
     { id: "lobby" },
     h("h2", {}, t("lobby")),
-    h("label", {}, h("span", {}, t("variant")), select),
-    details,
+    h("label", {}, h("span", {}, t("game")), game),
     h("label", {}, h("span", {}, t("yourName")), name),
-    h("label", {}, h("span", {}, t("deals")), deals),
-    h("fieldset", { class: "bots" }),
-    h("label", {}, h("span", {}, t("botDelay")), delay),
+    shuangkouOnly,
+    shengjiSeats,
     start,
     error,
   );
+  shuangkouOnly.append(
+    h("label", {}, h("span", {}, t("variant")), select),
+    details,
+    h("label", {}, h("span", {}, t("deals")), deals),
+    h("fieldset", { class: "bots" }),
+    h("label", {}, h("span", {}, t("botDelay")), delay),
+  );
+  game.addEventListener("change", () => {
+    shuangkouOnly.hidden = game.value === "shengji";
+    shengjiSeats.hidden = game.value !== "shengji";
+  });
 
   const show = () => {
     const v = variants.find((x) => x.id === select.value);
@@ -121,14 +140,23 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
   select.addEventListener("change", show);
   show();
 
-  form.addEventListener("submit", async (ev) => {
-    ev.preventDefault();
+  /** Creates the game on its service; returns the seat tokens and the names by seat. */
+  const create = async (me: string) => {
+    if (game.value === "shengji") {
+      const players = [me];
+      const botSeats: number[] = [];
+      for (const s of shengjiSeats.querySelectorAll<HTMLSelectElement>("select")) {
+        const seat = Number(s.dataset.seat);
+        players[seat] = s.value === HUMAN ? `Player ${seat + 1}` : `${t("ruleBot")} ${seat}`;
+        if (s.value !== HUMAN) botSeats.push(seat);
+      }
+      const c = await shengjiApi.createGame({ players, requestId: crypto.randomUUID(), botSeats });
+      // A bot seat's token is the server's: no link to share for it.
+      const seatTokens = c.seatTokens.map((tok, seat) => (botSeats.includes(seat) ? "" : tok));
+      return { family: "shengji" as Family, created: { ...c, seatTokens }, players, options: {} };
+    }
     const v = variants.find((x) => x.id === select.value);
-    if (!v) return;
-    start.disabled = true;
-    error.textContent = "";
-    const me = name.value.trim() || "Player 1";
-    localStorage.setItem("name", name.value.trim());
+    if (!v) throw new Error("no variant");
     const players = [me];
     const bots: Record<number, string> = {};
     for (const s of form.querySelectorAll<HTMLSelectElement>("fieldset.bots select")) {
@@ -137,16 +165,26 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
       if (s.value !== HUMAN) bots[p] = s.value;
     }
     const options = chosenOptions(form);
+    const c = await api.createGame({
+      variant: v.id,
+      options,
+      deals: Number(deals.value) || 0,
+      players,
+      requestId: crypto.randomUUID(),
+      bots,
+      botDelayMs: Math.max(0, Math.min(10_000, Number(delay.value) || 0)),
+    });
+    return { family: "shuangkou" as Family, created: c, players, options };
+  };
+
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    start.disabled = true;
+    error.textContent = "";
+    const me = name.value.trim() || "Player 1";
+    localStorage.setItem("name", name.value.trim());
     try {
-      const created = await api.createGame({
-        variant: v.id,
-        options,
-        deals: Number(deals.value) || 0,
-        players,
-        requestId: crypto.randomUUID(),
-        bots,
-        botDelayMs: Math.max(0, Math.min(10_000, Number(delay.value) || 0)),
-      });
+      const { family, created, players, options } = await create(me);
       rememberGame(created.gameId, {
         seatTokens: created.seatTokens,
         spectatorToken: created.spectatorToken,
@@ -158,6 +196,7 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
         game: created.gameId,
         token: created.seatTokens[0],
         player: 0,
+        family,
       });
     } catch (e) {
       const r = rejection(e);

@@ -1,11 +1,12 @@
 // The page: a header (title, language), then the view the URL fragment names — the lobby, a seat
-// at a table, a spectator's table, or a replay.
+// at a table (Shuangkou or 升級), a spectator's table, or a replay.
 
 import "./style.css";
 import { currentRoute, h } from "./dom";
 import { currentLang, setLang, t, type Lang } from "./i18n";
 import { renderLobby } from "./lobby";
 import { Replay } from "./replay";
+import { ShengjiTable } from "./shengji";
 import { Table } from "./table";
 
 let active: { stop(): void } | undefined;
@@ -36,7 +37,8 @@ function show(): void {
       break;
     case "play":
     case "watch": {
-      const table = new Table(main, { game: r.game, token: r.token, player: r.view === "play" ? r.player : undefined });
+      const viewer = { game: r.game, token: r.token, player: r.view === "play" ? r.player : undefined };
+      const table = r.family === "shengji" ? new ShengjiTable(main, viewer) : new Table(main, viewer);
       active = table;
       void table.start();
       break;

@@ -5,18 +5,12 @@
 
 import type { GameEvent, GetStateResponse, Play, SeatState } from "./gen/shuangkou/v1/shuangkou_pb";
 import { Phase } from "./gen/shuangkou/v1/shuangkou_pb";
-import { api, auth, cancelled, rejection, type Interpretation } from "./api";
+import { api, auth, rejection, type Interpretation } from "./api";
 import { cardElement, cardRow, sortHand, wildOf, type Wild } from "./cards";
-import { absolute, h, measured, recallGame } from "./dom";
+import { absolute, button, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
+import { Feed, LiveTable, coalesced } from "./live";
 import { ordinal, outcomeWords, t, typeWords } from "./i18n";
 import { renderResults } from "./results";
-
-export interface Viewer {
-  game: string;
-  token: string;
-  /** The player index of the seat token; absent for a spectator. */
-  player?: number;
-}
 
 interface TrickEntry {
   pass: boolean;
@@ -33,7 +27,7 @@ function describe(p: Play): string {
   return `${typeWords(p.typeName)}${p.key ? " " + p.key : ""}${p.stars ? ` ${p.stars}★` : ""}`;
 }
 
-export class Table {
+export class Table extends LiveTable<GameEvent> {
   private state?: GetStateResponse;
   private wild: Wild = "none";
   private selected = new Set<number>();
@@ -42,35 +36,8 @@ export class Table {
   private hintsSeq = -1n;
   private trick = new Map<number, TrickEntry>();
   private trickDone = false;
-  private feed: string[] = [];
-  private message = "";
+  private readonly feed = new Feed();
   private ambiguity?: { cards: number[]; options: Interpretation[] };
-  private readonly abort = new AbortController();
-  private loop?: Promise<void>;
-  private dirty = false;
-  private busy = false;
-
-  constructor(
-    private readonly root: HTMLElement,
-    private readonly viewer: Viewer,
-  ) {}
-
-  get spectator(): boolean {
-    return this.viewer.player === undefined;
-  }
-
-  async start(): Promise<void> {
-    this.root.replaceChildren(h("p", { class: "loading" }, t("loading")));
-    this.wild = "none";
-    await this.refresh();
-    void this.watch();
-    document.addEventListener("keydown", this.onKey);
-  }
-
-  stop(): void {
-    this.abort.abort();
-    document.removeEventListener("keydown", this.onKey);
-  }
 
   private nameOfSeat(seat: number): string {
     return this.state?.seats.find((s) => s.seat === seat)?.name ?? `#${seat}`;
@@ -82,64 +49,30 @@ export class Table {
     return names;
   }
 
-  /**
-   * Reads GetState and renders; a call while a read is in flight marks it dirty and shares the
-   * loop, so the returned promise resolves only once a state at least as new as the call has
-   * been rendered (what the latency measurements wait for).
-   */
-  private refresh(): Promise<void> {
-    if (this.loop) {
-      this.dirty = true;
-      return this.loop;
+  /** Reads GetState and renders (coalesced: see `live.ts`). */
+  protected readonly refresh = coalesced(async () => {
+    try {
+      const s = await api.getState({ gameId: this.viewer.game }, auth(this.viewer.token));
+      if (!this.state || s.seq >= this.state.seq) this.state = s;
+      const created = recallGame(this.viewer.game);
+      this.wild = wildOf(s.variant, created?.options ?? {});
+    } catch (e) {
+      this.message = rejection(e).words;
     }
-    this.loop = (async () => {
-      try {
-        do {
-          this.dirty = false;
-          try {
-            const s = await api.getState({ gameId: this.viewer.game }, auth(this.viewer.token));
-            if (!this.state || s.seq >= this.state.seq) this.state = s;
-            const created = recallGame(this.viewer.game);
-            this.wild = wildOf(s.variant, created?.options ?? {});
-          } catch (e) {
-            this.message = rejection(e).words;
-          }
-          this.render();
-        } while (this.dirty);
-      } finally {
-        this.loop = undefined;
-      }
-    })();
-    return this.loop;
+    this.render();
+  });
+
+  protected events(from: bigint, signal: AbortSignal): AsyncIterable<GameEvent> {
+    return api.watchGame({ gameId: this.viewer.game, fromSeq: from }, auth(this.viewer.token, signal));
   }
 
-  private async watch(): Promise<void> {
-    let from = 0n;
-    while (!this.abort.signal.aborted) {
-      try {
-        const stream = api.watchGame(
-          { gameId: this.viewer.game, fromSeq: from },
-          auth(this.viewer.token, this.abort.signal),
-        );
-        for await (const ev of stream) {
-          if (ev.seq > from) from = ev.seq;
-          this.onEvent(ev);
-          void this.refresh();
-        }
-      } catch (e) {
-        if (this.abort.signal.aborted || cancelled(e)) return;
-      }
-      if (this.state?.phase === Phase.FINISHED) return;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
+  protected over(): boolean {
+    return this.state?.phase === Phase.FINISHED;
   }
 
-  private onEvent(ev: GameEvent): void {
+  protected onEvent(ev: GameEvent): void {
     const e = ev.event;
-    const say = (s: string) => {
-      this.feed.push(s);
-      if (this.feed.length > 8) this.feed.shift();
-    };
+    const say = (s: string) => this.feed.say(s);
     switch (e.case) {
       case "dealStarted":
         this.trick.clear();
@@ -185,42 +118,38 @@ export class Table {
 
   // --- actions -------------------------------------------------------------------------------
 
-  private async submit(cards: number[], pass: boolean, declared?: Interpretation): Promise<void> {
-    const s = this.state;
-    if (!s || this.viewer.player === undefined || this.busy) return;
-    const started = performance.now();
-    this.busy = true;
-    try {
-      await api.submitPlay(
-        {
-          gameId: this.viewer.game,
-          seat: this.viewer.player,
-          cards,
-          pass,
-          declared: declared ? { type: declared.type, key: declared.key } : undefined,
-          expectedSeq: s.seq,
-          requestId: crypto.randomUUID(),
-        },
-        auth(this.viewer.token),
-      );
-      this.selected.clear();
-      this.ambiguity = undefined;
-      this.message = "";
-      this.hintsSeq = -1n;
-    } catch (e) {
-      const r = rejection(e);
-      if (r.reason === "AMBIGUOUS_PLAY" && r.interpretations.length > 0) {
-        this.ambiguity = { cards, options: r.interpretations };
-        this.message = r.words;
-      } else {
+  protected seq(): bigint | undefined {
+    return this.state?.seq;
+  }
+
+  private submit(cards: number[], pass: boolean, declared?: Interpretation): Promise<void> {
+    return this.send(
+      pass ? "pass" : "play",
+      (seat, seq) =>
+        api.submitPlay(
+          {
+            gameId: this.viewer.game,
+            seat,
+            cards,
+            pass,
+            declared: declared ? { type: declared.type, key: declared.key } : undefined,
+            expectedSeq: seq,
+            requestId: crypto.randomUUID(),
+          },
+          auth(this.viewer.token),
+        ),
+      () => {
+        this.selected.clear();
         this.ambiguity = undefined;
-        this.message = `${r.words} (${r.message})`;
-      }
-    } finally {
-      this.busy = false;
-    }
-    await this.refresh();
-    measured(started, pass ? "pass" : "play");
+        this.hintsSeq = -1n;
+      },
+      (r) => {
+        const ambiguous = r.reason === "AMBIGUOUS_PLAY" && r.interpretations.length > 0;
+        this.ambiguity = ambiguous ? { cards, options: r.interpretations } : undefined;
+        if (ambiguous) this.message = r.words;
+        return ambiguous;
+      },
+    );
   }
 
   private play = () => {
@@ -290,16 +219,10 @@ export class Table {
     measured(started, "select");
   }
 
-  private onKey = (ev: KeyboardEvent) => {
-    const target = ev.target as HTMLElement | null;
-    if (target && ["INPUT", "SELECT", "TEXTAREA"].includes(target.tagName)) return;
-    if (ev.key === "ArrowLeft" || ev.key === "ArrowRight") {
-      const cards = [...this.root.querySelectorAll<HTMLElement>(".hand .card")];
-      if (cards.length === 0) return;
-      const at = cards.indexOf(document.activeElement as HTMLElement);
-      const next = ev.key === "ArrowLeft" ? Math.max(0, at - 1) : Math.min(cards.length - 1, at + 1);
-      cards[at < 0 ? 0 : next].focus();
-      ev.preventDefault();
+  protected onKey(ev: KeyboardEvent): void {
+    if (typing(ev)) return;
+    if (moveFocus(this.root, ev)) {
+      return;
     } else if (ev.key === "p" || ev.key === "P") {
       this.play();
     } else if (ev.key === "x" || ev.key === "X") {
@@ -312,7 +235,7 @@ export class Table {
       this.selected.clear();
       this.render();
     }
-  };
+  }
 
   // --- rendering -----------------------------------------------------------------------------
 
@@ -361,11 +284,10 @@ export class Table {
 
   private render(): void {
     const st = this.state;
-    if (!st) {
-      this.root.replaceChildren(h("p", { class: "error", role: "alert" }, this.message || t("loading")));
-      return;
-    }
-    const focused = (document.activeElement as HTMLElement | null)?.dataset?.card;
+    this.show(st && (() => this.view(st)));
+  }
+
+  private view(st: GetStateResponse): HTMLElement {
     const n = st.seats.length;
     const base = st.yourSeat ?? 0;
     const positions = n === 2 ? ["bottom", "top"] : ["bottom", "right", "top", "left"];
@@ -397,7 +319,7 @@ export class Table {
     if (!this.spectator) parts.push(this.handArea(st));
     parts.push(h("p", { class: "message", id: "message", role: "status" }, this.message));
     if (this.ambiguity) parts.push(this.chooser(this.ambiguity));
-    parts.push(h("ol", { class: "feed", id: "feed" }, ...this.feed.map((f) => h("li", {}, f))));
+    parts.push(h("ol", { class: "feed", id: "feed" }, ...this.feed.lines.map((f) => h("li", {}, f))));
     if (st.phase === Phase.FINISHED) {
       parts.push(h("p", { class: "over", id: "match-over" }, t("matchOver")));
     }
@@ -413,24 +335,12 @@ export class Table {
       },
       ...parts,
     );
-    this.root.replaceChildren(view);
-    if (focused) this.root.querySelector<HTMLElement>(`.hand [data-card="${focused}"]`)?.focus();
+    return view;
   }
 
   private header(st: GetStateResponse): HTMLElement {
     const created = recallGame(this.viewer.game);
-    const links = h("div", { class: "links" });
-    if (this.spectator) links.append(h("span", { class: "badge" }, t("spectating")));
-    if (created) {
-      links.append(
-        h("a", { id: "spectator-link", href: absolute({ view: "watch", game: this.viewer.game, token: created.spectatorToken }), target: "_blank" }, t("spectatorLink")),
-      );
-      created.seatTokens.forEach((tok, p) => {
-        if (p !== this.viewer.player && tok !== "") {
-          links.append(h("a", { href: absolute({ view: "play", game: this.viewer.game, token: tok, player: p }), target: "_blank" }, `${t("seat")} ${p}`));
-        }
-      });
-    }
+    const links = shareLinks(this.viewer, created, "shuangkou");
     if (st.phase === Phase.FINISHED) {
       links.append(
         h("a", { id: "replay-link", href: absolute({ view: "replay", game: this.viewer.game, token: created?.spectatorToken ?? this.viewer.token }) }, t("replay")),
@@ -449,12 +359,7 @@ export class Table {
       hand.append(el);
     }
     const mine = this.myTurn();
-    const btn = (id: string, label: string, on: () => void, enabled: boolean) => {
-      const b = h("button", { id, type: "button" }, label);
-      b.disabled = !enabled;
-      b.addEventListener("click", on);
-      return b;
-    };
+    const btn = button;
     const controls = h(
       "div",
       { class: "controls" },

@@ -10,7 +10,8 @@
 //  3. the replay of the finished game, stepped to its end;
 //  4. 千變 (qianbian) with a preset hand: five cards that read as two straights, the UI asks
 //     which; a non-combination is rejected with its reason in words;
-//  5. no console errors; screenshots (desktop and phone width) under web/artifacts/; the first
+//  5. a whole 升級 deal by a person against three rule-bot seats (web/test/shengji.ts);
+//  6. no console errors; screenshots (desktop and phone width) under web/artifacts/; the first
 //     load's compressed size and the interaction latencies written to web/artifacts/metrics.json.
 //
 // Every wait has a deadline. Usage: node artifacts/browser.mjs (npm test builds and runs it).
@@ -22,6 +23,8 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { GameEngine, Phase, type GetStateResponse } from "../src/gen/shuangkou/v1/shuangkou_pb";
+import { check, waitFor } from "./support";
+import { shengjiDeal } from "./shengji";
 
 const BIN = process.env.SHUANGKOU_BIN ?? "../target/release/shuangkou";
 const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -40,11 +43,6 @@ function freePort(): Promise<number> {
     });
     s.on("error", reject);
   });
-}
-
-function check(ok: unknown, what: string): void {
-  if (!ok) throw new Error(`check failed: ${what}`);
-  console.log(`ok: ${what}`);
 }
 
 async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
@@ -93,16 +91,6 @@ async function state(page: Page): Promise<{ seq: number; phase: string; myTurn: 
     phase: (await t.getAttribute("data-phase")) ?? "",
     myTurn: (await t.getAttribute("data-my-turn")) === "true",
   };
-}
-
-async function waitFor<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** Card ids present in the page's DOM. */
@@ -311,6 +299,9 @@ try {
 
   // 4. 千變 ambiguity with a preset hand.
   await ambiguity(context.pages()[0]);
+
+  // 5. a 升級 deal: a person and three rule-bot seats (web/test/shengji.ts).
+  await shengjiDeal(context, server.url, OUT, `${OUT}/shengji.png`, watchConsole);
 
   // Languages.
   await harvest(page);

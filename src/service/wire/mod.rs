@@ -14,6 +14,7 @@
 pub mod replay;
 pub mod request;
 pub mod shengji;
+pub mod shengji_client;
 pub mod variant;
 pub mod view;
 
