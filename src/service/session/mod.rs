@@ -10,10 +10,12 @@
 //! Domain values only: no protobuf type (`wire` converts what this returns), no store access
 //! (the log entries come in and go out as values), no cache.
 
+mod entry;
+mod metrics;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::record::Record;
@@ -22,35 +24,12 @@ use super::status::{ApiError, Reason};
 use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
-use crate::game::hooks::Outcome;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
 
-/// A stored log entry.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Stored {
-    pub entry: Entry,
-    /// The idempotency key of the request that caused it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    /// The digest of that request (`record::request_digest`): a retry under the same key must be
-    /// the same request. Entries written before have none (any retry is taken as the same).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_digest: Option<String>,
-    /// Why an operator aborted the match (an `Abort` entry).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The engine's state hash after it.
-    pub hash: String,
-}
-
-/// What one accepted action produced.
-#[derive(Clone, Debug)]
-pub struct Submitted {
-    pub seq: u64,
-}
+pub use entry::{Idempotent, Prepared, Stored, Submitted};
 
 /// A live game.
 pub struct Session {
@@ -441,30 +420,6 @@ impl Session {
         }
     }
 
-    fn record_metrics(&self, events: &[Event]) {
-        let variant = &self.record.variant;
-        for e in events {
-            match e {
-                Event::Played { hand, auto, .. } => {
-                    crate::metrics::play(variant, hand.kind.name(), hand.stars, hand.is_bomb());
-                    if *auto {
-                        crate::metrics::auto_play(variant);
-                    }
-                }
-                Event::DealEnded(r) => {
-                    crate::metrics::deal_settled(variant, outcome_name(r.outcome));
-                }
-                Event::Passed { auto: true, .. } => {
-                    crate::metrics::auto_play(variant);
-                }
-                Event::Disconnected { .. } => crate::metrics::presence(variant, "disconnect"),
-                Event::Reconnected { .. } => crate::metrics::presence(variant, "reconnect"),
-                Event::Escaped { reason, .. } => crate::metrics::escape(variant, reason.name()),
-                _ => {}
-            }
-        }
-    }
-
     /// The action at `seq`: when it was accepted and the events it caused (seq 0: the
     /// creation).
     pub fn action_at(&self, seq: u64) -> Result<(u64, &[Event]), ApiError> {
@@ -541,13 +496,6 @@ impl Session {
     }
 }
 
-/// An idempotency key and the digest of the request it was sent with.
-#[derive(Clone, Copy, Debug)]
-pub struct Idempotent<'a> {
-    pub id: &'a str,
-    pub digest: &'a str,
-}
-
 /// A player's legal plays now.
 pub struct Hints {
     /// Each legal play with the physical cards of the player's hand it takes.
@@ -557,96 +505,4 @@ pub struct Hints {
     pub your_turn: bool,
     /// The page's counts and next token (its `plays` are the rank-level plays of `plays`).
     pub page: crate::hints::Page,
-}
-
-/// An action applied to a copy, waiting for the store.
-pub struct Prepared {
-    pub log: LogEntry,
-    game: Game,
-    events: Vec<Event>,
-    stored: Stored,
-}
-
-impl Prepared {
-    pub fn finished(&self) -> bool {
-        self.game.phase() == Phase::Finished
-    }
-
-    /// The player and request id of the action, if it came with one.
-    pub fn request(&self) -> Option<(u8, &str)> {
-        let rid = self.stored.request_id.as_deref()?;
-        Some((self.stored.entry.player, rid))
-    }
-}
-
-fn outcome_name(o: Option<Outcome>) -> &'static str {
-    match o {
-        Some(Outcome::Double) => "double",
-        Some(Outcome::Single) => "single",
-        Some(Outcome::Draw) => "draw",
-        None => "escape",
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hand::{Declared, HandType};
-
-    #[test]
-    fn stored_entries_read_back() {
-        let cards = CardSet::from_ids(&[0, 53, 54, 107]).unwrap();
-        let actions = [
-            Action::Play {
-                cards,
-                declared: None,
-            },
-            Action::Play {
-                cards,
-                declared: Some(Declared {
-                    kind: HandType::Bomb,
-                    key: None,
-                }),
-            },
-            Action::Pass,
-            Action::Leave,
-            Action::Timeout,
-            Action::Auto {
-                cards,
-                declared: None,
-            },
-            Action::Auto {
-                cards: CardSet::EMPTY,
-                declared: None,
-            },
-            Action::Disconnect,
-            Action::Reconnect,
-            Action::ReconnectExpired,
-            Action::Abort,
-        ];
-        for (i, action) in actions.into_iter().enumerate() {
-            let stored = Stored {
-                entry: Entry {
-                    player: 3,
-                    action,
-                    at: 1_700_000_000_000 + i as u64,
-                },
-                request_id: (i % 2 == 0).then(|| format!("r{i}")),
-                request_digest: (i % 4 == 0).then(|| format!("d{i}")),
-                reason: (i == 8).then(|| "aborted".to_string()),
-                hash: "ab".repeat(32),
-            };
-            let bytes = serde_json::to_vec(&stored).unwrap();
-            let back: Stored = serde_json::from_slice(&bytes)
-                .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
-            assert_eq!(back.entry, stored.entry);
-            assert_eq!(back.request_id, stored.request_id);
-            assert_eq!(back.request_digest, stored.request_digest);
-            assert_eq!(back.hash, stored.hash);
-        }
-        let bad: Result<Stored, _> = serde_json::from_slice(
-            br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#,
-        );
-        assert!(bad.is_err());
-    }
 }

@@ -1,0 +1,133 @@
+//! The live games of this process, and the only owner of them: the cache of sessions, the count
+//! of games in progress (and its `games_active` gauge, both moved in one place), the schedule of
+//! turn deadlines (托管, also of disconnected seats), reconnect windows (derived from the log, so
+//! they survive restarts) and evictions, recovery at start, and the commit protocol.
+//!
+//! - this file: the owner ([`Games`]), its configuration and the count of games in progress;
+//! - [`cache`]: the cache of sessions, one rebuild per game at a time, creation, recovery;
+//! - [`schedule`]: turn deadlines, bot turns, reconnect windows and evictions, earliest first;
+//! - [`commit`]: the commit protocol (one store read per play).
+//!
+//! Depends on `session`, `record`, `status`, the store and the variant registry; never on the
+//! wire types or the rpc modules.
+
+mod cache;
+mod commit;
+mod schedule;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Mutex as AsyncMutex, OnceCell};
+
+use super::session::Session;
+use crate::bot::BotSpec;
+use crate::store::Store;
+use crate::variants::Registry;
+
+pub use schedule::DueTurn;
+use schedule::Schedule;
+
+/// A game shared between the rpcs acting on it; one lock per game.
+pub type Shared = Arc<AsyncMutex<Session>>;
+
+/// What the cache needs from the configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct GamesConfig {
+    /// Turn deadlines are not enforced (tests, load runs).
+    pub no_turn_timers: bool,
+    /// Seconds a finished game stays cached.
+    pub finished_linger_seconds: u64,
+    /// Most games in progress in this process.
+    pub max_games: usize,
+    /// A disconnected seat's turns are played at once, not at its turn deadline (always so
+    /// without turn timers).
+    pub disconnected_turns_immediate: bool,
+    /// The bot that plays 托管 (a seat past its deadline, or a disconnected player's).
+    pub auto_bot: BotSpec,
+}
+
+/// The live games.
+pub struct Games {
+    config: GamesConfig,
+    registry: Arc<Registry>,
+    store: Store,
+    cache: Mutex<HashMap<String, Shared>>,
+    /// Games in progress in the cache; moved only by `count_in`/`count_out`, with the gauge.
+    active: AtomicUsize,
+    /// What the background task must do and when: turn deadlines (托管) and the eviction of
+    /// finished games from the cache, earliest first. Entries are hints, checked against the
+    /// game when they come due (a deadline met by a play in time is simply skipped), so the task
+    /// never scans every game.
+    schedule: Mutex<Schedule>,
+    /// Wakes the schedule's task early (a bot seat to act with no delay).
+    wake: tokio::sync::Notify,
+    /// Rebuilds under way, by game: one per game at a time; readers that arrive meanwhile await
+    /// the same one (the entry is dropped once the game is in the cache).
+    loading: Mutex<HashMap<String, Arc<OnceCell<Shared>>>>,
+    /// Games rebuilt from the store so far.
+    rebuilds: AtomicU64,
+}
+
+impl Games {
+    pub fn new(config: GamesConfig, registry: Arc<Registry>, store: Store) -> Games {
+        Games {
+            config,
+            registry,
+            store,
+            cache: Mutex::new(HashMap::new()),
+            active: AtomicUsize::new(0),
+            schedule: Mutex::new(BinaryHeap::new()),
+            wake: tokio::sync::Notify::new(),
+            loading: Mutex::new(HashMap::new()),
+            rebuilds: AtomicU64::new(0),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The bot that plays 托管.
+    pub fn auto_bot(&self) -> BotSpec {
+        self.config.auto_bot
+    }
+
+    // ---- the count of games in progress ----
+
+    fn count_in(&self, variant: &str) {
+        self.active.fetch_add(1, Ordering::SeqCst);
+        crate::metrics::games_active(variant, 1.0);
+    }
+
+    fn count_out(&self, variant: &str) {
+        let was = self
+            .active
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if was.is_ok() {
+            crate::metrics::games_active(variant, -1.0);
+        }
+    }
+
+    /// True when this process holds its maximum of games in progress.
+    pub fn full(&self) -> bool {
+        self.active.load(Ordering::SeqCst) >= self.config.max_games
+    }
+
+    /// Games cached in this process (in progress and recently finished).
+    pub fn cached_games(&self) -> usize {
+        self.cache.lock().map(|g| g.len()).unwrap_or(0)
+    }
+
+    /// Games rebuilt from the store (replayed) so far by this process.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds.load(Ordering::Relaxed)
+    }
+}
