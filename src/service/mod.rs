@@ -7,6 +7,7 @@
 //! - [`rpc`]: the rpcs, sharing one prologue/epilogue (caller, tracing, metrics, status);
 //! - [`access`]: who calls and what they may do in a game;
 //! - [`games`]: the only owner of live games (cache, counts, schedule, commit protocol);
+//! - [`live_games`]: what both games' live-game owners share (count in progress, commit refusals);
 //! - [`session`]: one game's domain state (engine, log, events, idempotency keys, bot seats);
 //! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
@@ -24,6 +25,7 @@ pub mod auth;
 pub mod bots;
 pub mod clock;
 pub mod games;
+pub mod live_games;
 pub mod pb;
 pub mod presence;
 pub mod record;

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering;
 use tokio::sync::Mutex as AsyncMutex;
 
 use super::{Games, Shared};
+use crate::service::live_games;
 use crate::service::record::Record;
 use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};
@@ -86,9 +87,7 @@ impl Games {
                 // Finished, but the process stopped between its last append and archiving it:
                 // archive it now, or it is rebuilt at every start.
                 if finished {
-                    if let Err(e) = self.store.finish(&id).await {
-                        tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
-                    }
+                    live_games::archive(&self.store, &id).await;
                 }
             }
         }
@@ -162,7 +161,7 @@ impl Games {
             .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
         let entry = games.entry(id.to_string()).or_insert_with(|| {
             if !finished {
-                self.count_in(&variant);
+                self.in_progress.count_in(&variant);
             }
             Arc::clone(&shared)
         });
@@ -199,8 +198,7 @@ impl Games {
             if let Ok(mut games) = self.cache.lock() {
                 games.insert(stored.id.clone(), Arc::new(AsyncMutex::new(live)));
             }
-            self.count_in(&variant);
-            crate::metrics::game_created(&variant);
+            self.in_progress.created(&variant);
             tracing::info!(game = %stored.id, variant = %variant, "game created");
         }
         Ok(created)

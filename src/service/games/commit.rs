@@ -7,8 +7,9 @@
 use tokio::sync::MutexGuard;
 
 use super::{Games, Shared};
+use crate::service::live_games;
 use crate::service::session::{Prepared, Session, Submitted};
-use crate::service::status::{ApiError, Reason};
+use crate::service::status::ApiError;
 use crate::store::{AppendOrRead, LogEntry};
 
 impl Games {
@@ -91,32 +92,17 @@ impl Games {
                         may_be_behind = false;
                         continue;
                     }
-                    return Err(ApiError::new(
-                        Reason::StaleSeq,
-                        format!("the game moved on (seq {current}); read the state and retry"),
-                    )
-                    .with("current_seq", current.to_string()));
+                    return Err(live_games::stale(current));
                 }
-                Err(e) => {
-                    tracing::error!(game = %live.record.id, error = %e, "append failed; action not acknowledged");
-                    // Not "it did not happen": a write cut off mid-way (a Redis timeout, a failed
-                    // commit) may still have been stored, and a retry with the same request id
-                    // returns it.
-                    return Err(ApiError::new(
-                        Reason::StoreFailed,
-                        "the action could not be stored and is not acknowledged; retry with the same request_id",
-                    ));
-                }
+                Err(e) => return Err(live_games::not_stored(&live.record.id, &e)),
             }
         };
         let finished = prepared.finished();
         let submitted = live.accept(prepared);
         if finished {
-            self.count_out(&live.record.variant);
-            crate::metrics::game_finished(&live.record.variant);
-            if let Err(e) = self.store.finish(&live.record.id).await {
-                tracing::warn!(game = %live.record.id, error = %e, "archiving a finished game failed");
-            }
+            self.in_progress
+                .finished(&self.store, &live.record.id, &live.record.variant)
+                .await;
         }
         self.schedule_next(live);
         live.notify();
@@ -154,7 +140,7 @@ impl Games {
         if !was_finished && live.finished() {
             // Finished by another replica (or by an append whose reply was lost): no longer
             // counts against this process's limit of games in progress.
-            self.count_out(&live.record.variant);
+            self.in_progress.count_out(&live.record.variant);
         }
         self.schedule_next(live);
         Ok(())

@@ -18,11 +18,12 @@ mod schedule;
 mod tests;
 
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, OnceCell};
 
+use super::live_games::InProgress;
 use super::session::Session;
 use crate::bot::BotSpec;
 use crate::store::Store;
@@ -56,8 +57,8 @@ pub struct Games {
     registry: Arc<Registry>,
     store: Store,
     cache: Mutex<HashMap<String, Shared>>,
-    /// Games in progress in the cache; moved only by `count_in`/`count_out`, with the gauge.
-    active: AtomicUsize,
+    /// Games in progress in the cache, with their gauge.
+    in_progress: InProgress,
     /// What the background task must do and when: turn deadlines (托管) and the eviction of
     /// finished games from the cache, earliest first. Entries are hints, checked against the
     /// game when they come due (a deadline met by a play in time is simply skipped), so the task
@@ -79,7 +80,7 @@ impl Games {
             registry,
             store,
             cache: Mutex::new(HashMap::new()),
-            active: AtomicUsize::new(0),
+            in_progress: InProgress::new(None, config.max_games),
             schedule: Mutex::new(BinaryHeap::new()),
             wake: tokio::sync::Notify::new(),
             loading: Mutex::new(HashMap::new()),
@@ -102,23 +103,9 @@ impl Games {
 
     // ---- the count of games in progress ----
 
-    fn count_in(&self, variant: &str) {
-        self.active.fetch_add(1, Ordering::SeqCst);
-        crate::metrics::games_active(variant, 1.0);
-    }
-
-    fn count_out(&self, variant: &str) {
-        let was = self
-            .active
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if was.is_ok() {
-            crate::metrics::games_active(variant, -1.0);
-        }
-    }
-
     /// True when this process holds its maximum of games in progress.
     pub fn full(&self) -> bool {
-        self.active.load(Ordering::SeqCst) >= self.config.max_games
+        self.in_progress.full()
     }
 
     /// Games cached in this process (in progress and recently finished).

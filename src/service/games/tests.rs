@@ -103,7 +103,7 @@ fn the_count_and_gauge_of_games_in_progress_survive_a_restart() {
             assert!(!second.full());
             assert_eq!(*gauge.lock().unwrap(), 0.0);
             // Finished again elsewhere (a stale copy catching up) does not count twice.
-            second.count_out("classic");
+            second.in_progress.count_out("classic");
             assert_eq!(*gauge.lock().unwrap(), 0.0);
         })
     });

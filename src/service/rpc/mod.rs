@@ -6,6 +6,7 @@
 //! metrics, the rejection counted by reason, and the [`ApiError`] turned into a gRPC status.
 //!
 //! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream;
+//! - [`wakeup`]: what a WatchGame stream of either game waits for between batches;
 //! - [`admin`]: the `VariantAdmin` service;
 //! - [`limit`]: requests over the message size limit as RESOURCE_EXHAUSTED/LIMIT_EXCEEDED.
 //!
@@ -43,6 +44,7 @@ pub mod admin;
 pub mod game;
 pub mod limit;
 pub mod shengji;
+pub mod wakeup;
 pub mod watch;
 
 use std::future::Future;

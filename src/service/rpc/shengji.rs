@@ -6,17 +6,16 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use super::Subject;
+use super::wakeup::{Wakeups, Woken};
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
-use crate::service::auth::{self, Role};
+use crate::service::auth;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
 use crate::service::shengji::record::ShengjiRecord;
@@ -29,9 +28,6 @@ use crate::variants::Family;
 
 /// The service name reported by health.
 pub const SERVICE: &str = "shengji.v1.ShengjiEngine";
-
-/// How often a watcher re-reads a shared store without a notification feed.
-const WATCH_POLL: Duration = Duration::from_secs(1);
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
 
@@ -116,22 +112,8 @@ async fn authorize(
         return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
     }
     let tables = app.shengji();
-    let token = match caller {
-        Caller::Admin => return Ok((tables.load(game_id).await?, Viewer::Admin)),
-        Caller::Game(token) => token,
-        Caller::Platform(_) => {
-            return Err(ApiError::new(
-                Reason::PermissionDenied,
-                "a platform key cannot act in a game; use the seat or spectator token",
-            ));
-        }
-        Caller::Anonymous => {
-            return Err(ApiError::new(
-                Reason::Unauthenticated,
-                "missing token (authorization: Bearer <token>)",
-            ));
-        }
-        Caller::Invalid => return Err(crate::service::access::invalid_token()),
+    let Some(token) = access::game_token(caller)? else {
+        return Ok((tables.load(game_id).await?, Viewer::Admin));
     };
     let unknown = || ApiError::new(Reason::Unauthenticated, "unknown or expired token");
     let table = tables
@@ -145,16 +127,9 @@ async fn authorize(
         return Err(unknown());
     }
     if token.game_id != game_id {
-        return Err(ApiError::new(
-            Reason::PermissionDenied,
-            "the token is for another game",
-        ));
+        return Err(access::another_game());
     }
-    let viewer = match token.role {
-        Role::Player(p) => Viewer::Player(p),
-        Role::Spectator => Viewer::Spectator,
-    };
-    Ok((table, viewer))
+    Ok((table, access::viewer(token.role)))
 }
 
 /// The table and the caller's seat, which it must have.
@@ -456,12 +431,13 @@ async fn watch(
     req: pb::WatchGameRequest,
 ) -> Result<EventStream, ApiError> {
     let (table, viewer) = authorize(&app, &caller, &req.game_id).await?;
-    let mut notify = table.lock().await.subscribe();
-    let store = app.shengji().store();
-    let mut store_notify = store.subscribe(&req.game_id);
-    let (mut local_open, mut store_open) = (true, true);
-    let shared = store.is_shared();
-    let mut closing = app.streams_closing();
+    let notify = table.lock().await.subscribe();
+    let mut wakeups = Wakeups::new(
+        notify,
+        app.shengji().store(),
+        &req.game_id,
+        app.streams_closing(),
+    );
     let mut next = (req.from_seq > 0).then_some(req.from_seq);
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
     crate::metrics::watch_streams(1.0);
@@ -488,15 +464,9 @@ async fn watch(
             if done {
                 break;
             }
-            tokio::select! {
-                r = notify.recv(), if local_open => {
-                    local_open = !matches!(r, Err(RecvError::Closed));
-                }
-                r = store_notify.recv(), if store_open => {
-                    store_open = !matches!(r, Err(RecvError::Closed));
-                }
-                _ = tokio::time::sleep(WATCH_POLL), if shared && !store_open => {}
-                _ = closing.changed() => {
+            match wakeups.wait(&tx).await {
+                Woken::News => {}
+                Woken::Closing => {
                     let e = ApiError::new(
                         Reason::Unavailable,
                         "server shutting down; resume from your last seq elsewhere",
@@ -504,7 +474,7 @@ async fn watch(
                     let _ = tx.send(Err(status(e))).await;
                     break;
                 }
-                _ = tx.closed() => break,
+                Woken::Gone => break,
             }
         }
         crate::metrics::watch_streams(-1.0);
