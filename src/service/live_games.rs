@@ -1,12 +1,16 @@
 //! What the owners of live games of both families share (`games` for Shuangkou,
-//! `shengji::tables` for 升級): the count of games in progress with its `games_active` gauge
+//! `shengji::tables` for 升級): the cache of live games by id (a rebuilt copy adopted once), the count of games in progress with its `games_active` gauge
 //! (moved in one place), the commit protocol's two refusals (the game moved on; the append was
 //! not acknowledged) and its epilogue when an action finishes a game (counted out, the
 //! `games_finished` counter, archived in the store).
 //!
 //! Depends on `status`, the store and the metrics; never on a game's session type.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Mutex as AsyncMutex;
 
 use super::status::{ApiError, Reason};
 use crate::store::Store;
@@ -107,4 +111,72 @@ pub fn not_stored(id: &str, error: &dyn std::fmt::Display) -> ApiError {
         Reason::StoreFailed,
         "the action could not be stored and is not acknowledged; retry with the same request_id",
     )
+}
+
+/// The live games of one family in this process, by id, each behind its own lock.
+pub struct LiveCache<T> {
+    games: Mutex<HashMap<String, Arc<AsyncMutex<T>>>>,
+}
+
+impl<T> Default for LiveCache<T> {
+    fn default() -> Self {
+        LiveCache {
+            games: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<T> LiveCache<T> {
+    /// Game `id`, if cached.
+    pub fn get(&self, id: &str) -> Option<Arc<AsyncMutex<T>>> {
+        self.games.lock().ok().and_then(|g| g.get(id).cloned())
+    }
+
+    /// Games cached (in progress and recently finished).
+    pub fn len(&self) -> usize {
+        self.games.lock().map(|g| g.len()).unwrap_or(0)
+    }
+
+    /// True when no game is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Caches a new game.
+    pub fn insert(&self, id: &str, game: T) {
+        if let Ok(mut games) = self.games.lock() {
+            games.insert(id.to_string(), Arc::new(AsyncMutex::new(game)));
+        }
+    }
+
+    /// Drops game `id` from the cache (the store still has it).
+    pub fn remove(&self, id: &str) {
+        if let Ok(mut games) = self.games.lock() {
+            games.remove(id);
+        }
+    }
+
+    /// Caches a game rebuilt from the store; the copy already cached wins, if another task
+    /// rebuilt it meanwhile. A game newly cached that is in progress (`in_progress` names its
+    /// variant) joins the count.
+    pub fn adopt(
+        &self,
+        id: &str,
+        game: T,
+        in_progress: Option<&str>,
+        count: &InProgress,
+    ) -> Result<Arc<AsyncMutex<T>>, ApiError> {
+        let shared = Arc::new(AsyncMutex::new(game));
+        let mut games = self
+            .games
+            .lock()
+            .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
+        let entry = games.entry(id.to_string()).or_insert_with(|| {
+            if let Some(variant) = in_progress {
+                count.count_in(variant);
+            }
+            Arc::clone(&shared)
+        });
+        Ok(Arc::clone(entry))
+    }
 }

@@ -5,8 +5,6 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use tokio::sync::Mutex as AsyncMutex;
-
 use super::{Games, Shared};
 use crate::service::live_games;
 use crate::service::record::Record;
@@ -101,14 +99,14 @@ impl Games {
 
     /// The live game `id` if this process holds it.
     pub fn cached(&self, id: &str) -> Option<Shared> {
-        self.cache.lock().ok().and_then(|g| g.get(id).cloned())
+        self.cache.get(id)
     }
 
     /// The live game `id`, from the cache or rebuilt from the store (replayed and verified).
     /// One rebuild per game at a time, shared by the readers that wait for it, and run on a
     /// blocking thread: a long match's replay never occupies an async worker.
     pub async fn load(&self, id: &str) -> Result<Shared, ApiError> {
-        if let Some(g) = self.cache.lock().ok().and_then(|g| g.get(id).cloned()) {
+        if let Some(g) = self.cache.get(id) {
             return Ok(g);
         }
         let flight = {
@@ -129,7 +127,7 @@ impl Games {
 
     /// Rebuilds game `id` from the store (the replay on a blocking thread) and caches it.
     async fn rebuild(&self, id: &str) -> Result<Shared, ApiError> {
-        if let Some(g) = self.cache.lock().ok().and_then(|g| g.get(id).cloned()) {
+        if let Some(g) = self.cache.get(id) {
             return Ok(g);
         }
         let Some((record, log)) = self.store.load(id).await? else {
@@ -154,18 +152,12 @@ impl Games {
         // Scheduled before it is shared (a duplicate entry, if another task loads it too, is
         // harmless: entries are checked when due).
         self.schedule_next(&live);
-        let shared = Arc::new(AsyncMutex::new(live));
-        let mut games = self
-            .cache
-            .lock()
-            .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
-        let entry = games.entry(id.to_string()).or_insert_with(|| {
-            if !finished {
-                self.in_progress.count_in(&variant);
-            }
-            Arc::clone(&shared)
-        });
-        Ok(Arc::clone(entry))
+        self.cache.adopt(
+            id,
+            live,
+            (!finished).then_some(variant.as_str()),
+            &self.in_progress,
+        )
     }
 
     /// Stores a new game and caches it; `Created::Existing` (the same idempotent request again)
@@ -195,9 +187,7 @@ impl Games {
         if created == Created::New {
             let variant = live.record.variant.clone();
             self.schedule_next(&live);
-            if let Ok(mut games) = self.cache.lock() {
-                games.insert(stored.id.clone(), Arc::new(AsyncMutex::new(live)));
-            }
+            self.cache.insert(&stored.id, live);
             self.in_progress.created(&variant);
             tracing::info!(game = %stored.id, variant = %variant, "game created");
         }

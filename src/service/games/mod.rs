@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, OnceCell};
 
-use super::live_games::InProgress;
+use super::live_games::{InProgress, LiveCache};
 use super::session::Session;
 use crate::bot::BotSpec;
 use crate::store::Store;
@@ -56,7 +56,7 @@ pub struct Games {
     config: GamesConfig,
     registry: Arc<Registry>,
     store: Store,
-    cache: Mutex<HashMap<String, Shared>>,
+    cache: LiveCache<Session>,
     /// Games in progress in the cache, with their gauge.
     in_progress: InProgress,
     /// What the background task must do and when: turn deadlines (托管) and the eviction of
@@ -79,7 +79,7 @@ impl Games {
             config,
             registry,
             store,
-            cache: Mutex::new(HashMap::new()),
+            cache: LiveCache::default(),
             in_progress: InProgress::new(None, config.max_games),
             schedule: Mutex::new(BinaryHeap::new()),
             wake: tokio::sync::Notify::new(),
@@ -110,7 +110,7 @@ impl Games {
 
     /// Games cached in this process (in progress and recently finished).
     pub fn cached_games(&self) -> usize {
-        self.cache.lock().map(|g| g.len()).unwrap_or(0)
+        self.cache.len()
     }
 
     /// Games rebuilt from the store (replayed) so far by this process.

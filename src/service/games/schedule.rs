@@ -180,14 +180,11 @@ impl Games {
                     }
                 }
                 Due::Evict => {
-                    let game = match self.cache.lock() {
-                        Ok(g) => g.get(&*id).cloned(),
-                        Err(_) => None,
+                    let Some(game) = self.cached(&id) else {
+                        continue;
                     };
-                    let Some(game) = game else { continue };
-                    let finished = game.lock().await.finished();
-                    if finished && let Ok(mut g) = self.cache.lock() {
-                        g.remove(&*id);
+                    if game.lock().await.finished() {
+                        self.cache.remove(&id);
                     }
                 }
             }

@@ -9,7 +9,6 @@ use super::watch::{self, EventStream};
 use crate::game::Game;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
-use crate::service::auth;
 use crate::service::bots;
 use crate::service::clock::now_ms;
 use crate::service::games::Shared;
@@ -289,23 +288,13 @@ impl GameApi {
         req: pb::CreateGameRequest,
     ) -> Result<pb::CreateGameResponse, ApiError> {
         let app = &self.app;
-        let platform = access::creator(app.keys(), &caller)?;
-        let admin = caller == Caller::Admin || app.keys().open();
-        if app.draining() {
-            return Err(ApiError::new(
-                Reason::Unavailable,
-                "the server is shutting down",
-            ));
-        }
-        if app.games().full() {
-            return Err(ApiError::new(
-                Reason::LimitExceeded,
-                format!(
-                    "this process holds its maximum of {} games",
-                    app.config().max_games
-                ),
-            ));
-        }
+        let full = app.games().full().then(|| {
+            format!(
+                "this process holds its maximum of {} games",
+                app.config().max_games
+            )
+        });
+        let (platform, admin) = super::may_create(app, &caller, full)?;
         check_request_id(&req.request_id)?;
         let req = wire::new_game(req);
         let compiled = app.registry().active(&req.variant).ok_or_else(|| {
@@ -324,11 +313,7 @@ impl GameApi {
                 "seed and preset_hands are admin-only",
             ));
         }
-        let game_id = match req.request_id.is_empty() {
-            true => auth::random_id()?,
-            // An idempotent create derives its id from the platform and the request id.
-            false => auth::derived_id(app.token_key(), platform.as_deref(), &req.request_id),
-        };
+        let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "")?;
         let (record, tokens) = Record::new(
             &compiled,
             &req,

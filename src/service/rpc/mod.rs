@@ -57,7 +57,7 @@ use tracing::Instrument;
 use super::access::{self, Caller};
 use super::app::App;
 use super::pb;
-use super::status::ApiError;
+use super::status::{ApiError, Reason};
 
 /// The encoded descriptor set of `proto/` (for server reflection).
 pub use super::pb::FILE_DESCRIPTOR_SET;
@@ -104,6 +104,46 @@ impl Subject for pb::CreateGameRequest {}
 impl Subject for pb::ListGamesRequest {}
 impl Subject for pb::ValidateVariantRequest {}
 impl Subject for pb::ReloadVariantsRequest {}
+
+/// The opening both games' CreateGame share: the creator (its platform; `None`: the admin key
+/// or an open service) and whether it may use the admin-only fields (seed, preset cards);
+/// refused while the server drains, or when `full` says why this process takes no more games.
+fn may_create(
+    app: &App,
+    caller: &Caller,
+    full: Option<String>,
+) -> Result<(Option<String>, bool), ApiError> {
+    let platform = access::creator(app.keys(), caller)?;
+    let admin = *caller == Caller::Admin || app.keys().open();
+    if app.draining() {
+        return Err(ApiError::new(
+            Reason::Unavailable,
+            "the server is shutting down",
+        ));
+    }
+    if let Some(why) = full {
+        return Err(ApiError::new(Reason::LimitExceeded, why));
+    }
+    Ok((platform, admin))
+}
+
+/// A new game's id: random, or, for an idempotent create, derived from the platform and the
+/// request id (`scope` keeps the two games' ids apart: "" for Shuangkou, "shengji:" for 升級).
+fn new_game_id(
+    app: &App,
+    platform: Option<&str>,
+    request_id: &str,
+    scope: &str,
+) -> Result<String, ApiError> {
+    if request_id.is_empty() {
+        return super::auth::random_id();
+    }
+    Ok(super::auth::derived_id(
+        app.token_key(),
+        platform,
+        &format!("{scope}{request_id}"),
+    ))
+}
 
 /// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.
 pub async fn unary<Req, T, Fut>(

@@ -11,11 +11,10 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use super::Subject;
-use super::wakeup::{Wakeups, Woken};
+use super::wakeup::Wakeups;
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
-use crate::service::auth;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
 use crate::service::shengji::record::ShengjiRecord;
@@ -292,21 +291,11 @@ async fn create(
     caller: Caller,
     req: pb::CreateGameRequest,
 ) -> Result<pb::CreateGameResponse, ApiError> {
-    let platform = access::creator(app.keys(), &caller)?;
-    let admin = caller == Caller::Admin || app.keys().open();
-    if app.draining() {
-        return Err(ApiError::new(
-            Reason::Unavailable,
-            "the server is shutting down",
-        ));
-    }
     let tables = app.shengji();
-    if tables.full() {
-        return Err(ApiError::new(
-            Reason::LimitExceeded,
-            "this process holds its maximum of 升級 games",
-        ));
-    }
+    let full = tables
+        .full()
+        .then(|| "this process holds its maximum of 升級 games".to_string());
+    let (platform, admin) = super::may_create(app, &caller, full)?;
     let req = wire::new_game(req)?;
     let compiled = tables.registry().active(&req.variant).ok_or_else(|| {
         ApiError::new(
@@ -324,14 +313,7 @@ async fn create(
             "seed and deck are admin-only",
         ));
     }
-    let game_id = match req.request_id.is_empty() {
-        true => auth::random_id()?,
-        false => auth::derived_id(
-            app.token_key(),
-            platform.as_deref(),
-            &format!("shengji:{}", req.request_id),
-        ),
-    };
+    let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "shengji:")?;
     let (record, tokens) = ShengjiRecord::new(
         &compiled,
         &req,
@@ -464,17 +446,8 @@ async fn watch(
             if done {
                 break;
             }
-            match wakeups.wait(&tx).await {
-                Woken::News => {}
-                Woken::Closing => {
-                    let e = ApiError::new(
-                        Reason::Unavailable,
-                        "server shutting down; resume from your last seq elsewhere",
-                    );
-                    let _ = tx.send(Err(status(e))).await;
-                    break;
-                }
-                Woken::Gone => break,
+            if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
+                break;
             }
         }
         crate::metrics::watch_streams(-1.0);

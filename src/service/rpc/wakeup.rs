@@ -8,6 +8,7 @@ use std::time::Duration;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::{mpsc, watch};
 
+use crate::service::status::{ApiError, Reason};
 use crate::store::Store;
 
 /// How often a watcher re-reads a shared store's log when it has no notification feed.
@@ -15,7 +16,7 @@ const WATCH_POLL: Duration = Duration::from_secs(1);
 
 /// Why a watcher woke up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Woken {
+enum Woken {
     /// There may be news: send what is new, then wait again.
     News,
     /// The server is draining: tell the client to resume elsewhere and end the stream.
@@ -52,9 +53,31 @@ impl Wakeups {
         }
     }
 
-    /// Waits for the next reason to wake up; `tx` is the stream's sender (its closing is the
-    /// client going away).
-    pub async fn wait<T>(&mut self, tx: &mpsc::Sender<T>) -> Woken {
+    /// Waits for news: true when there may be some (send what is new, then wait again), false
+    /// when the stream ends: the client went away (`tx` closed), or the server drains, when
+    /// the client is sent `drained` of an UNAVAILABLE rejection that says to resume from its
+    /// last `resume_from` elsewhere.
+    pub async fn wait<T>(
+        &mut self,
+        tx: &mpsc::Sender<T>,
+        drained: impl FnOnce(ApiError) -> T,
+        resume_from: &str,
+    ) -> bool {
+        match self.next(tx).await {
+            Woken::News => true,
+            Woken::Closing => {
+                let e = ApiError::new(
+                    Reason::Unavailable,
+                    format!("server shutting down; resume from your last {resume_from} elsewhere"),
+                );
+                let _ = tx.send(drained(e)).await;
+                false
+            }
+            Woken::Gone => false,
+        }
+    }
+
+    async fn next<T>(&mut self, tx: &mpsc::Sender<T>) -> Woken {
         tokio::select! {
             r = self.local.recv(), if self.local_open => {
                 self.local_open = !matches!(r, Err(RecvError::Closed));

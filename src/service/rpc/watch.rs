@@ -14,7 +14,7 @@ use tokio_stream::Stream;
 use tonic::Status;
 
 use super::rejected;
-use super::wakeup::{Wakeups, Woken};
+use super::wakeup::Wakeups;
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
@@ -143,17 +143,8 @@ pub async fn open(
             if finished {
                 break;
             }
-            match wakeups.wait(&tx).await {
-                Woken::News => {}
-                Woken::Closing => {
-                    let e = ApiError::new(
-                        Reason::Unavailable,
-                        "server shutting down; resume from your last cursor elsewhere",
-                    );
-                    let _ = tx.send(Err(rejected(e))).await;
-                    break;
-                }
-                Woken::Gone => break,
+            if !wakeups.wait(&tx, |e| Err(rejected(e)), "cursor").await {
+                break;
             }
         }
         crate::metrics::watch_streams(-1.0);

@@ -7,7 +7,7 @@
 //! in a sub-directory (embedded), under another key prefix (Redis) or a second memory store, so
 //! neither game's recovery ever meets the other's records.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
@@ -15,7 +15,7 @@ use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
 use super::record::{GAME, ShengjiRecord};
 use super::table::{Prepared, Table};
 use crate::service::clock::now_ms;
-use crate::service::live_games::{self, InProgress};
+use crate::service::live_games::{self, InProgress, LiveCache};
 use crate::service::status::{ApiError, Reason};
 use crate::store::{Appended, Created, GameRecord, Store};
 use crate::variants::{Registry, ShengjiVariant};
@@ -28,7 +28,7 @@ pub struct Tables {
     registry: Arc<Registry<ShengjiVariant>>,
     store: Store,
     linger_ms: u64,
-    cache: Mutex<HashMap<String, SharedTable>>,
+    cache: LiveCache<Table>,
     /// Finished games by finishing time, dropped from the cache after the linger time.
     finished: Mutex<VecDeque<(u64, String)>>,
     /// Games in progress in the cache, with their `games_active{game="shengji"}` gauge.
@@ -70,7 +70,7 @@ impl Tables {
             registry,
             store,
             linger_ms: linger_seconds.saturating_mul(1000),
-            cache: Mutex::new(HashMap::new()),
+            cache: LiveCache::default(),
             finished: Mutex::new(VecDeque::new()),
             in_progress: InProgress::new(Some(GAME), max_games),
         }
@@ -105,8 +105,8 @@ impl Tables {
             if at.saturating_add(self.linger_ms) > now {
                 break;
             }
-            if let (Some((_, id)), Ok(mut cache)) = (f.pop_front(), self.cache.lock()) {
-                cache.remove(&id);
+            if let Some((_, id)) = f.pop_front() {
+                self.cache.remove(&id);
             }
         }
     }
@@ -133,7 +133,7 @@ impl Tables {
 
     /// The live game `id`, from the cache or rebuilt from the store.
     pub async fn load(&self, id: &str) -> Result<SharedTable, ApiError> {
-        if let Some(t) = self.cache.lock().ok().and_then(|c| c.get(id).cloned()) {
+        if let Some(t) = self.cache.get(id) {
             return Ok(t);
         }
         let Some((record, log)) = self.store.load(id).await? else {
@@ -142,18 +142,12 @@ impl Tables {
         let table = Table::restore(&self.registry, &record.body, &log)?;
         let finished = table.finished();
         let variant = table.record.base.variant.clone();
-        let shared = Arc::new(AsyncMutex::new(table));
-        let mut cache = self
-            .cache
-            .lock()
-            .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
-        let entry = cache.entry(id.to_string()).or_insert_with(|| {
-            if !finished {
-                self.in_progress.count_in(&variant);
-            }
-            Arc::clone(&shared)
-        });
-        Ok(Arc::clone(entry))
+        self.cache.adopt(
+            id,
+            table,
+            (!finished).then_some(variant.as_str()),
+            &self.in_progress,
+        )
     }
 
     /// Stores a new game and caches it (`Created::Existing`: the same idempotent request again).
@@ -175,9 +169,7 @@ impl Tables {
         let created = self.store.create(&stored).await?;
         if created == Created::New {
             let variant = record.base.variant.clone();
-            if let Ok(mut cache) = self.cache.lock() {
-                cache.insert(stored.id.clone(), Arc::new(AsyncMutex::new(table)));
-            }
+            self.cache.insert(&stored.id, table);
             self.in_progress.created(&variant);
             tracing::info!(game = %stored.id, variant = %variant, "升級 game created");
         }
