@@ -297,22 +297,9 @@ impl GameApi {
         let (platform, admin) = super::may_create(app, &caller, full)?;
         check_request_id(&req.request_id)?;
         let req = wire::new_game(req);
-        let compiled = app.registry().active(&req.variant).ok_or_else(|| {
-            ApiError::new(
-                Reason::UnknownVariant,
-                format!(
-                    "no variant {:?} (known: {})",
-                    req.variant,
-                    app.registry().ids().join(", ")
-                ),
-            )
-        })?;
-        if (!req.seed.is_empty() || req.preset_hands.is_some()) && !admin {
-            return Err(ApiError::new(
-                Reason::PermissionDenied,
-                "seed and preset_hands are admin-only",
-            ));
-        }
+        let compiled = super::active_variant(app.registry(), &req.variant, "")?;
+        let asked = !req.seed.is_empty() || req.preset_hands.is_some();
+        super::admin_only(asked, admin, "seed and preset_hands")?;
         let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "")?;
         let (record, tokens) = Record::new(
             &compiled,

@@ -58,6 +58,7 @@ use super::access::{self, Caller};
 use super::app::App;
 use super::pb;
 use super::status::{ApiError, Reason};
+use crate::variants::{Family, Registry};
 
 /// The encoded descriptor set of `proto/` (for server reflection).
 pub use super::pb::FILE_DESCRIPTOR_SET;
@@ -125,6 +126,36 @@ fn may_create(
         return Err(ApiError::new(Reason::LimitExceeded, why));
     }
     Ok((platform, admin))
+}
+
+/// The active version of variant `name` (`game` names the family in the refusal: "" or
+/// "升級 "), or UNKNOWN_VARIANT naming the known ones.
+fn active_variant<V: Family>(
+    registry: &Registry<V>,
+    name: &str,
+    game: &str,
+) -> Result<Arc<V>, ApiError> {
+    registry.active(name).ok_or_else(|| {
+        ApiError::new(
+            Reason::UnknownVariant,
+            format!(
+                "no {game}variant {name:?} (known: {})",
+                registry.ids().join(", ")
+            ),
+        )
+    })
+}
+
+/// Refuses the admin-only fields of a CreateGame (`what`, `asked` for) to a caller that is not
+/// the admin (an open service counts as the admin).
+fn admin_only(asked: bool, admin: bool, what: &str) -> Result<(), ApiError> {
+    if asked && !admin {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            format!("{what} are admin-only"),
+        ));
+    }
+    Ok(())
 }
 
 /// A new game's id: random, or, for an idempotent create, derived from the platform and the

@@ -297,22 +297,12 @@ async fn create(
         .then(|| "this process holds its maximum of 升級 games".to_string());
     let (platform, admin) = super::may_create(app, &caller, full)?;
     let req = wire::new_game(req)?;
-    let compiled = tables.registry().active(&req.variant).ok_or_else(|| {
-        ApiError::new(
-            Reason::UnknownVariant,
-            format!(
-                "no 升級 variant {:?} (known: {})",
-                req.variant,
-                tables.registry().ids().join(", ")
-            ),
-        )
-    })?;
-    if (!req.seed.is_empty() || req.deck.is_some()) && !admin {
-        return Err(ApiError::new(
-            Reason::PermissionDenied,
-            "seed and deck are admin-only",
-        ));
-    }
+    let compiled = super::active_variant(tables.registry(), &req.variant, "升級 ")?;
+    super::admin_only(
+        !req.seed.is_empty() || req.deck.is_some(),
+        admin,
+        "seed and deck",
+    )?;
     let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "shengji:")?;
     let (record, tokens) = ShengjiRecord::new(
         &compiled,
