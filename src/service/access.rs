@@ -181,6 +181,32 @@ pub fn game_token(caller: &Caller) -> Result<Option<&GameToken>, ApiError> {
     }
 }
 
+/// Who may read a game's replay (both games): a platform key its own games only (another
+/// platform's game answers exactly as a game that does not exist, NO_SUCH_GAME), and, while the
+/// match is in progress, the admin key only (the replay holds the seed).
+pub fn replay(
+    caller: &Caller,
+    platform: Option<&str>,
+    finished: bool,
+    game_id: &str,
+) -> Result<(), ApiError> {
+    if let Caller::Platform(p) = caller
+        && platform != Some(p.as_str())
+    {
+        return Err(ApiError::new(
+            Reason::NoSuchGame,
+            format!("no game {game_id}"),
+        ));
+    }
+    if !finished && *caller != Caller::Admin {
+        return Err(ApiError::new(
+            Reason::GameInProgress,
+            "the replay (with the seed) is available when the match is over",
+        ));
+    }
+    Ok(())
+}
+
 /// The refusal of a genuine game token used on another game.
 pub fn another_game() -> ApiError {
     ApiError::new(Reason::PermissionDenied, "the token is for another game")

@@ -164,22 +164,12 @@ impl GameApi {
         let games = self.app.games();
         let game = games.load(&req.game_id).await?;
         let live = games.current(&game).await?;
-        // A platform key sees its own games only: another platform's game answers exactly as a
-        // game that does not exist.
-        if let Caller::Platform(p) = &caller {
-            if live.record.platform.as_deref() != Some(p.as_str()) {
-                return Err(ApiError::new(
-                    Reason::NoSuchGame,
-                    format!("no game {}", req.game_id),
-                ));
-            }
-        }
-        if !live.finished() && caller != Caller::Admin {
-            return Err(ApiError::new(
-                Reason::GameInProgress,
-                "the replay (with the seed) is available when the match is over",
-            ));
-        }
+        access::replay(
+            &caller,
+            live.record.platform.as_deref(),
+            live.finished(),
+            &req.game_id,
+        )?;
         let replay = live.replay()?;
         if req.max_actions as usize > wire::replay::MAX_PAGE_ACTIONS {
             return Err(ApiError::new(

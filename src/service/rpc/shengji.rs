@@ -260,20 +260,12 @@ impl pb::shengji_engine_server::ShengjiEngine for ShengjiApi {
                 let table = tables.load(&req.game_id).await?;
                 let live = tables.current(&table).await?;
                 let r = &live.record.base;
-                if let Caller::Platform(p) = &caller
-                    && r.platform.as_deref() != Some(p.as_str())
-                {
-                    return Err(ApiError::new(
-                        Reason::NoSuchGame,
-                        format!("no game {}", req.game_id),
-                    ));
-                }
-                if !live.finished() && caller != Caller::Admin {
-                    return Err(ApiError::new(
-                        Reason::GameInProgress,
-                        "the replay (with the seed) is available when the match is over",
-                    ));
-                }
+                access::replay(
+                    &caller,
+                    r.platform.as_deref(),
+                    live.finished(),
+                    &req.game_id,
+                )?;
                 let script = tables
                     .registry()
                     .get(&r.variant, &r.version)
