@@ -180,3 +180,31 @@ impl<T> LiveCache<T> {
         Ok(Arc::clone(entry))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy rebuilt while another is cached is dropped: the cached one is shared and the game
+    /// counted once; a finished game is cached but not counted; the count never goes below zero.
+    #[test]
+    fn a_game_adopted_twice_is_cached_and_counted_once() {
+        let cache = LiveCache::<u32>::default();
+        let count = InProgress::new(None, 1);
+        let first = cache.adopt("g", 1, Some("classic"), &count).unwrap();
+        assert!(count.full());
+        let second = cache.adopt("g", 2, Some("classic"), &count).unwrap();
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(*second.try_lock().unwrap(), 1);
+        assert!(count.count_out("classic"));
+        assert!(
+            !count.count_out("classic"),
+            "counted once, never below zero"
+        );
+        cache.adopt("h", 3, None, &count).unwrap();
+        assert!(!count.full(), "a finished game is not counted");
+        assert_eq!(cache.len(), 2);
+        cache.remove("g");
+        assert!(cache.get("g").is_none() && cache.get("h").is_some());
+    }
+}
