@@ -57,6 +57,18 @@ fn games(registry: &Arc<Registry>, store: Store) -> Games {
     Games::new(config, Arc::clone(registry), store)
 }
 
+/// The record of a new classic game `g1`.
+fn classic_game(registry: &Registry) -> Record {
+    let compiled = registry.active("classic").unwrap();
+    let new = NewGame {
+        variant: "classic".into(),
+        ..NewGame::default()
+    };
+    Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms())
+        .unwrap()
+        .0
+}
+
 /// A game created before a restart is counted after it (recovered), and finishing it brings
 /// the count and the gauge back to zero, never below.
 #[test]
@@ -76,12 +88,7 @@ fn the_count_and_gauge_of_games_in_progress_survive_a_restart() {
     let spec = dir.display().to_string();
     metrics::with_local_recorder(&recorder, || {
         rt.block_on(async {
-            let compiled = registry.active("classic").unwrap();
-            let new = NewGame {
-                variant: "classic".into(),
-                ..NewGame::default()
-            };
-            let (record, _) = Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms()).unwrap();
+            let record = classic_game(&registry);
             let first = games(&registry, Store::open(&spec).await.unwrap());
             assert_eq!(first.create(record, None).await.unwrap(), Created::New);
             assert!(first.full());
@@ -121,12 +128,7 @@ fn concurrent_readers_of_an_evicted_game_share_one_rebuild() {
         .build()
         .unwrap();
     rt.block_on(async {
-        let compiled = registry.active("classic").unwrap();
-        let new = NewGame {
-            variant: "classic".into(),
-            ..NewGame::default()
-        };
-        let (record, _) = Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms()).unwrap();
+        let record = classic_game(&registry);
         let games = Arc::new(games(&registry, Store::open("memory").await.unwrap()));
         games.create(record, None).await.unwrap();
         games.cache.remove("g1");
