@@ -126,49 +126,49 @@ pub async fn authorize(
         return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
     }
     let game = games.load(game_id).await?;
+    let Some(token) = game_token(caller)? else {
+        return Ok((game, Viewer::Admin));
+    };
+    let own = if token.game_id == game_id {
+        Arc::clone(&game)
+    } else {
+        games
+            .load(&token.game_id)
+            .await
+            .map_err(|e| match e.reason {
+                Reason::NoSuchGame => invalid_token(),
+                _ => e,
+            })?
+    };
+    let (ok, away) = {
+        let live = own.lock().await;
+        let away = match token.role {
+            Role::Player(p) => live.game().is_disconnected(p).then_some(p),
+            Role::Spectator => None,
+        };
+        (live.record.verify(token), away)
+    };
+    if !ok {
+        return Err(invalid_token());
+    }
+    if token.game_id != game_id {
+        return Err(another_game());
+    }
+    // A seat call of a disconnected player is its return (docs/OPERATIONS.md, presence).
+    if let Some(p) = away
+        && let Err(e) = presence::reconnect(games, &game, p).await
+    {
+        tracing::warn!(game = %game_id, player = p, error = %e, "logging a reconnect failed");
+    }
+    Ok((game, viewer(token.role)))
+}
+
+/// The game token of a caller acting in a game (both games): `None` for the admin key (every
+/// game, as `Viewer::Admin`); a platform key, no credential or an invalid one is refused.
+pub fn game_token(caller: &Caller) -> Result<Option<&GameToken>, ApiError> {
     match caller {
-        Caller::Admin => Ok((game, Viewer::Admin)),
-        Caller::Game(token) => {
-            let own = if token.game_id == game_id {
-                Arc::clone(&game)
-            } else {
-                games
-                    .load(&token.game_id)
-                    .await
-                    .map_err(|e| match e.reason {
-                        Reason::NoSuchGame => invalid_token(),
-                        _ => e,
-                    })?
-            };
-            let (ok, away) = {
-                let live = own.lock().await;
-                let away = match token.role {
-                    Role::Player(p) => live.game().is_disconnected(p).then_some(p),
-                    Role::Spectator => None,
-                };
-                (live.record.verify(token), away)
-            };
-            if !ok {
-                return Err(invalid_token());
-            }
-            if token.game_id != game_id {
-                return Err(ApiError::new(
-                    Reason::PermissionDenied,
-                    "the token is for another game",
-                ));
-            }
-            // A seat call of a disconnected player is its return (docs/OPERATIONS.md, presence).
-            if let Some(p) = away
-                && let Err(e) = presence::reconnect(games, &game, p).await
-            {
-                tracing::warn!(game = %game_id, player = p, error = %e, "logging a reconnect failed");
-            }
-            let viewer = match token.role {
-                Role::Player(p) => Viewer::Player(p),
-                Role::Spectator => Viewer::Spectator,
-            };
-            Ok((game, viewer))
-        }
+        Caller::Admin => Ok(None),
+        Caller::Game(token) => Ok(Some(token)),
         Caller::Platform(_) => Err(ApiError::new(
             Reason::PermissionDenied,
             "a platform key cannot act in a game; use the seat or spectator token",
@@ -178,5 +178,44 @@ pub async fn authorize(
             "missing token (authorization: Bearer <token>)",
         )),
         Caller::Invalid => Err(invalid_token()),
+    }
+}
+
+/// Who may read a game's replay (both games): a platform key its own games only (another
+/// platform's game answers exactly as a game that does not exist, NO_SUCH_GAME), and, while the
+/// match is in progress, the admin key only (the replay holds the seed).
+pub fn replay(
+    caller: &Caller,
+    platform: Option<&str>,
+    finished: bool,
+    game_id: &str,
+) -> Result<(), ApiError> {
+    if let Caller::Platform(p) = caller
+        && platform != Some(p.as_str())
+    {
+        return Err(ApiError::new(
+            Reason::NoSuchGame,
+            format!("no game {game_id}"),
+        ));
+    }
+    if !finished && *caller != Caller::Admin {
+        return Err(ApiError::new(
+            Reason::GameInProgress,
+            "the replay (with the seed) is available when the match is over",
+        ));
+    }
+    Ok(())
+}
+
+/// The refusal of a genuine game token used on another game.
+pub fn another_game() -> ApiError {
+    ApiError::new(Reason::PermissionDenied, "the token is for another game")
+}
+
+/// How the holder of a verified game token sees its game.
+pub fn viewer(role: Role) -> Viewer {
+    match role {
+        Role::Player(p) => Viewer::Player(p),
+        Role::Spectator => Viewer::Spectator,
     }
 }

@@ -10,6 +10,7 @@
 //! - [`session`]: one game's domain state (engine, recent events and keys, bot seats);
 //! - [`backlog`]: a session's bounded recent past; [`history`]: older events from the store;
 //! - [`stored`]: a log entry's body and its checked replay;
+//! - [`live_games`]: what both games' live-game owners share (count in progress, commit refusals);
 //! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
 //! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
@@ -28,6 +29,7 @@ pub mod bots;
 pub mod clock;
 pub mod games;
 pub mod history;
+pub mod live_games;
 pub mod pb;
 pub mod presence;
 pub mod record;

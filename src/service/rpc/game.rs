@@ -10,7 +10,6 @@ use super::watch::{self, EventStream};
 use crate::game::Game;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
-use crate::service::auth;
 use crate::service::bots;
 use crate::service::clock::now_ms;
 use crate::service::games::Shared;
@@ -179,22 +178,12 @@ impl GameApi {
         let games = self.app.games();
         let game = games.load(&req.game_id).await?;
         let live = games.current(&game).await?;
-        // A platform key sees its own games only: another platform's game answers exactly as a
-        // game that does not exist.
-        if let Caller::Platform(p) = &caller {
-            if live.record.platform.as_deref() != Some(p.as_str()) {
-                return Err(ApiError::new(
-                    Reason::NoSuchGame,
-                    format!("no game {}", req.game_id),
-                ));
-            }
-        }
-        if !live.finished() && caller != Caller::Admin {
-            return Err(ApiError::new(
-                Reason::GameInProgress,
-                "the replay (with the seed) is available when the match is over",
-            ));
-        }
+        access::replay(
+            &caller,
+            live.record.platform.as_deref(),
+            live.finished(),
+            &req.game_id,
+        )?;
         let log = crate::service::history::stored_log(games.store(), &req.game_id).await?;
         let replay = live.replay(&log)?;
         if req.max_actions as usize > wire::replay::MAX_PAGE_ACTIONS {
@@ -304,46 +293,19 @@ impl GameApi {
         req: pb::CreateGameRequest,
     ) -> Result<pb::CreateGameResponse, ApiError> {
         let app = &self.app;
-        let platform = access::creator(app.keys(), &caller)?;
-        let admin = caller == Caller::Admin || app.keys().open();
-        if app.draining() {
-            return Err(ApiError::new(
-                Reason::Unavailable,
-                "the server is shutting down",
-            ));
-        }
-        if app.games().full() {
-            return Err(ApiError::new(
-                Reason::LimitExceeded,
-                format!(
-                    "this process holds its maximum of {} games",
-                    app.config().max_games
-                ),
-            ));
-        }
+        let full = app.games().full().then(|| {
+            format!(
+                "this process holds its maximum of {} games",
+                app.config().max_games
+            )
+        });
+        let (platform, admin) = super::may_create(app, &caller, full)?;
         check_request_id(&req.request_id)?;
         let req = wire::new_game(req);
-        let compiled = app.registry().active(&req.variant).ok_or_else(|| {
-            ApiError::new(
-                Reason::UnknownVariant,
-                format!(
-                    "no variant {:?} (known: {})",
-                    req.variant,
-                    app.registry().ids().join(", ")
-                ),
-            )
-        })?;
-        if (!req.seed.is_empty() || req.preset_hands.is_some()) && !admin {
-            return Err(ApiError::new(
-                Reason::PermissionDenied,
-                "seed and preset_hands are admin-only",
-            ));
-        }
-        let game_id = match req.request_id.is_empty() {
-            true => auth::random_id()?,
-            // An idempotent create derives its id from the platform and the request id.
-            false => auth::derived_id(app.token_key(), platform.as_deref(), &req.request_id),
-        };
+        let compiled = super::active_variant(app.registry(), &req.variant, "")?;
+        let asked = !req.seed.is_empty() || req.preset_hands.is_some();
+        super::admin_only(asked, admin, "seed and preset_hands")?;
+        let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "")?;
         let (record, tokens) = Record::new(
             &compiled,
             &req,

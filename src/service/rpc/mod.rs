@@ -7,6 +7,7 @@
 //!
 //! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream; [`retry`]: retries of
 //!   actions older than a game's backlog;
+//! - [`wakeup`]: what a WatchGame stream of either game waits for between batches;
 //! - [`admin`]: the `VariantAdmin` service;
 //! - [`limit`]: requests over the message size limit as RESOURCE_EXHAUSTED/LIMIT_EXCEEDED.
 //!
@@ -45,6 +46,7 @@ pub mod game;
 pub mod limit;
 pub mod retry;
 pub mod shengji;
+pub mod wakeup;
 pub mod watch;
 
 use std::future::Future;
@@ -57,7 +59,8 @@ use tracing::Instrument;
 use super::access::{self, Caller};
 use super::app::App;
 use super::pb;
-use super::status::ApiError;
+use super::status::{ApiError, Reason};
+use crate::variants::{Family, Registry};
 
 /// The encoded descriptor set of `proto/` (for server reflection).
 pub use super::pb::FILE_DESCRIPTOR_SET;
@@ -104,6 +107,76 @@ impl Subject for pb::CreateGameRequest {}
 impl Subject for pb::ListGamesRequest {}
 impl Subject for pb::ValidateVariantRequest {}
 impl Subject for pb::ReloadVariantsRequest {}
+
+/// The opening both games' CreateGame share: the creator (its platform; `None`: the admin key
+/// or an open service) and whether it may use the admin-only fields (seed, preset cards);
+/// refused while the server drains, or when `full` says why this process takes no more games.
+fn may_create(
+    app: &App,
+    caller: &Caller,
+    full: Option<String>,
+) -> Result<(Option<String>, bool), ApiError> {
+    let platform = access::creator(app.keys(), caller)?;
+    let admin = *caller == Caller::Admin || app.keys().open();
+    if app.draining() {
+        return Err(ApiError::new(
+            Reason::Unavailable,
+            "the server is shutting down",
+        ));
+    }
+    if let Some(why) = full {
+        return Err(ApiError::new(Reason::LimitExceeded, why));
+    }
+    Ok((platform, admin))
+}
+
+/// The active version of variant `name` (`game` names the family in the refusal: "" or
+/// "升級 "), or UNKNOWN_VARIANT naming the known ones.
+fn active_variant<V: Family>(
+    registry: &Registry<V>,
+    name: &str,
+    game: &str,
+) -> Result<Arc<V>, ApiError> {
+    registry.active(name).ok_or_else(|| {
+        ApiError::new(
+            Reason::UnknownVariant,
+            format!(
+                "no {game}variant {name:?} (known: {})",
+                registry.ids().join(", ")
+            ),
+        )
+    })
+}
+
+/// Refuses the admin-only fields of a CreateGame (`what`, `asked` for) to a caller that is not
+/// the admin (an open service counts as the admin).
+fn admin_only(asked: bool, admin: bool, what: &str) -> Result<(), ApiError> {
+    if asked && !admin {
+        return Err(ApiError::new(
+            Reason::PermissionDenied,
+            format!("{what} are admin-only"),
+        ));
+    }
+    Ok(())
+}
+
+/// A new game's id: random, or, for an idempotent create, derived from the platform and the
+/// request id (`scope` keeps the two games' ids apart: "" for Shuangkou, "shengji:" for 升級).
+fn new_game_id(
+    app: &App,
+    platform: Option<&str>,
+    request_id: &str,
+    scope: &str,
+) -> Result<String, ApiError> {
+    if request_id.is_empty() {
+        return super::auth::random_id();
+    }
+    Ok(super::auth::derived_id(
+        app.token_key(),
+        platform,
+        &format!("{scope}{request_id}"),
+    ))
+}
 
 /// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.
 pub async fn unary<Req, T, Fut>(

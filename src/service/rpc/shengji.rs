@@ -6,17 +6,15 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use super::Subject;
+use super::wakeup::Wakeups;
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
-use crate::service::auth::{self, Role};
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
 use crate::service::shengji::record::ShengjiRecord;
@@ -29,9 +27,6 @@ use crate::variants::Family;
 
 /// The service name reported by health.
 pub const SERVICE: &str = "shengji.v1.ShengjiEngine";
-
-/// How often a watcher re-reads a shared store without a notification feed.
-const WATCH_POLL: Duration = Duration::from_secs(1);
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
 
@@ -116,22 +111,8 @@ async fn authorize(
         return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
     }
     let tables = app.shengji();
-    let token = match caller {
-        Caller::Admin => return Ok((tables.load(game_id).await?, Viewer::Admin)),
-        Caller::Game(token) => token,
-        Caller::Platform(_) => {
-            return Err(ApiError::new(
-                Reason::PermissionDenied,
-                "a platform key cannot act in a game; use the seat or spectator token",
-            ));
-        }
-        Caller::Anonymous => {
-            return Err(ApiError::new(
-                Reason::Unauthenticated,
-                "missing token (authorization: Bearer <token>)",
-            ));
-        }
-        Caller::Invalid => return Err(crate::service::access::invalid_token()),
+    let Some(token) = access::game_token(caller)? else {
+        return Ok((tables.load(game_id).await?, Viewer::Admin));
     };
     let unknown = || ApiError::new(Reason::Unauthenticated, "unknown or expired token");
     let table = tables
@@ -145,16 +126,9 @@ async fn authorize(
         return Err(unknown());
     }
     if token.game_id != game_id {
-        return Err(ApiError::new(
-            Reason::PermissionDenied,
-            "the token is for another game",
-        ));
+        return Err(access::another_game());
     }
-    let viewer = match token.role {
-        Role::Player(p) => Viewer::Player(p),
-        Role::Spectator => Viewer::Spectator,
-    };
-    Ok((table, viewer))
+    Ok((table, access::viewer(token.role)))
 }
 
 /// The table and the caller's seat, which it must have.
@@ -286,20 +260,12 @@ impl pb::shengji_engine_server::ShengjiEngine for ShengjiApi {
                 let table = tables.load(&req.game_id).await?;
                 let live = tables.current(&table).await?;
                 let r = &live.record.base;
-                if let Caller::Platform(p) = &caller
-                    && r.platform.as_deref() != Some(p.as_str())
-                {
-                    return Err(ApiError::new(
-                        Reason::NoSuchGame,
-                        format!("no game {}", req.game_id),
-                    ));
-                }
-                if !live.finished() && caller != Caller::Admin {
-                    return Err(ApiError::new(
-                        Reason::GameInProgress,
-                        "the replay (with the seed) is available when the match is over",
-                    ));
-                }
+                access::replay(
+                    &caller,
+                    r.platform.as_deref(),
+                    live.finished(),
+                    &req.game_id,
+                )?;
                 let script = tables
                     .registry()
                     .get(&r.variant, &r.version)
@@ -317,46 +283,19 @@ async fn create(
     caller: Caller,
     req: pb::CreateGameRequest,
 ) -> Result<pb::CreateGameResponse, ApiError> {
-    let platform = access::creator(app.keys(), &caller)?;
-    let admin = caller == Caller::Admin || app.keys().open();
-    if app.draining() {
-        return Err(ApiError::new(
-            Reason::Unavailable,
-            "the server is shutting down",
-        ));
-    }
     let tables = app.shengji();
-    if tables.full() {
-        return Err(ApiError::new(
-            Reason::LimitExceeded,
-            "this process holds its maximum of 升級 games",
-        ));
-    }
+    let full = tables
+        .full()
+        .then(|| "this process holds its maximum of 升級 games".to_string());
+    let (platform, admin) = super::may_create(app, &caller, full)?;
     let req = wire::new_game(req)?;
-    let compiled = tables.registry().active(&req.variant).ok_or_else(|| {
-        ApiError::new(
-            Reason::UnknownVariant,
-            format!(
-                "no 升級 variant {:?} (known: {})",
-                req.variant,
-                tables.registry().ids().join(", ")
-            ),
-        )
-    })?;
-    if (!req.seed.is_empty() || req.deck.is_some()) && !admin {
-        return Err(ApiError::new(
-            Reason::PermissionDenied,
-            "seed and deck are admin-only",
-        ));
-    }
-    let game_id = match req.request_id.is_empty() {
-        true => auth::random_id()?,
-        false => auth::derived_id(
-            app.token_key(),
-            platform.as_deref(),
-            &format!("shengji:{}", req.request_id),
-        ),
-    };
+    let compiled = super::active_variant(tables.registry(), &req.variant, "升級 ")?;
+    super::admin_only(
+        !req.seed.is_empty() || req.deck.is_some(),
+        admin,
+        "seed and deck",
+    )?;
+    let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "shengji:")?;
     let (record, tokens) = ShengjiRecord::new(
         &compiled,
         &req,
@@ -456,12 +395,13 @@ async fn watch(
     req: pb::WatchGameRequest,
 ) -> Result<EventStream, ApiError> {
     let (table, viewer) = authorize(&app, &caller, &req.game_id).await?;
-    let mut notify = table.lock().await.subscribe();
-    let store = app.shengji().store();
-    let mut store_notify = store.subscribe(&req.game_id);
-    let (mut local_open, mut store_open) = (true, true);
-    let shared = store.is_shared();
-    let mut closing = app.streams_closing();
+    let notify = table.lock().await.subscribe();
+    let mut wakeups = Wakeups::new(
+        notify,
+        app.shengji().store(),
+        &req.game_id,
+        app.streams_closing(),
+    );
     let mut next = (req.from_seq > 0).then_some(req.from_seq);
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
     crate::metrics::watch_streams(1.0);
@@ -488,23 +428,8 @@ async fn watch(
             if done {
                 break;
             }
-            tokio::select! {
-                r = notify.recv(), if local_open => {
-                    local_open = !matches!(r, Err(RecvError::Closed));
-                }
-                r = store_notify.recv(), if store_open => {
-                    store_open = !matches!(r, Err(RecvError::Closed));
-                }
-                _ = tokio::time::sleep(WATCH_POLL), if shared && !store_open => {}
-                _ = closing.changed() => {
-                    let e = ApiError::new(
-                        Reason::Unavailable,
-                        "server shutting down; resume from your last seq elsewhere",
-                    );
-                    let _ = tx.send(Err(status(e))).await;
-                    break;
-                }
-                _ = tx.closed() => break,
+            if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
+                break;
             }
         }
         crate::metrics::watch_streams(-1.0);

@@ -13,13 +13,12 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio_stream::Stream;
 use tonic::Status;
 
 use super::rejected;
+use super::wakeup::Wakeups;
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
@@ -29,9 +28,6 @@ use crate::service::presence;
 use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire;
-
-/// How often a watcher re-reads a shared store's log when it has no notification feed.
-const WATCH_POLL: Duration = Duration::from_secs(1);
 
 /// The longest cursor accepted.
 const MAX_CURSOR: usize = 64;
@@ -126,15 +122,16 @@ pub async fn open(
 ) -> Result<EventStream, ApiError> {
     let (game, viewer) = access::authorize(app.games(), &caller, &req.game_id).await?;
     let guard = app.presence().open(&req.game_id, viewer)?;
-    let (mut notify, mut pos) = {
+    let (notify, mut pos) = {
         let live = app.games().current(&game).await?;
         (live.subscribe(), start(&live, &req, viewer)?)
     };
-    let store = app.games().store();
-    let mut store_notify = store.subscribe(&req.game_id);
-    let (mut local_open, mut store_open) = (true, true);
-    let shared = store.is_shared();
-    let mut closing = app.streams_closing();
+    let mut wakeups = Wakeups::new(
+        notify,
+        app.games().store(),
+        &req.game_id,
+        app.streams_closing(),
+    );
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
     crate::metrics::watch_streams(1.0);
     tokio::spawn(async move {
@@ -169,7 +166,7 @@ pub async fn open(
             };
             if let Some(h) = behind.as_mut() {
                 // One page of the store's log, then the game is looked at again.
-                if *closing.borrow() {
+                if wakeups.closing() {
                     let status = ApiError::new(
                         Reason::Unavailable,
                         "server shutting down; resume from your last cursor elsewhere",
@@ -209,27 +206,8 @@ pub async fn open(
             if finished {
                 break;
             }
-            tokio::select! {
-                r = notify.recv(), if local_open => {
-                    local_open = !matches!(r, Err(RecvError::Closed));
-                }
-                // A closed receiver (the memory store's for a game it does not hold, or a
-                // failed subscribe) answers at once, forever: stop selecting on it instead
-                // of spinning (and, with a shared store, re-reading the log) in this loop.
-                r = store_notify.recv(), if store_open => {
-                    store_open = !matches!(r, Err(RecvError::Closed));
-                }
-                // Without the store's feed, plays made on other replicas are polled for.
-                _ = tokio::time::sleep(WATCH_POLL), if shared && !store_open => {}
-                _ = closing.changed() => {
-                    let status = ApiError::new(
-                        Reason::Unavailable,
-                        "server shutting down; resume from your last cursor elsewhere",
-                    );
-                    let _ = tx.send(Err(rejected(status))).await;
-                    break;
-                }
-                _ = tx.closed() => break,
+            if !wakeups.wait(&tx, |e| Err(rejected(e)), "cursor").await {
+                break;
             }
         }
         crate::metrics::watch_streams(-1.0);

@@ -7,8 +7,7 @@
 //! in a sub-directory (embedded), under another key prefix (Redis) or a second memory store, so
 //! neither game's recovery ever meets the other's records.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
@@ -16,6 +15,7 @@ use tokio::sync::{Mutex as AsyncMutex, MutexGuard};
 use super::record::{GAME, ShengjiRecord};
 use super::table::{Prepared, Table};
 use crate::service::clock::now_ms;
+use crate::service::live_games::{self, InProgress, LiveCache};
 use crate::service::status::{ApiError, Reason};
 use crate::store::{Appended, Created, GameRecord, Store};
 use crate::variants::{Registry, ShengjiVariant};
@@ -27,12 +27,12 @@ pub type SharedTable = Arc<AsyncMutex<Table>>;
 pub struct Tables {
     registry: Arc<Registry<ShengjiVariant>>,
     store: Store,
-    max_games: usize,
     linger_ms: u64,
-    cache: Mutex<HashMap<String, SharedTable>>,
+    cache: LiveCache<Table>,
     /// Finished games by finishing time, dropped from the cache after the linger time.
     finished: Mutex<VecDeque<(u64, String)>>,
-    active: AtomicUsize,
+    /// Games in progress in the cache, with their `games_active{game="shengji"}` gauge.
+    in_progress: InProgress,
 }
 
 /// The store spec of the 升級 games beside Shuangkou's `spec`.
@@ -69,11 +69,10 @@ impl Tables {
         Tables {
             registry,
             store,
-            max_games,
             linger_ms: linger_seconds.saturating_mul(1000),
-            cache: Mutex::new(HashMap::new()),
+            cache: LiveCache::default(),
             finished: Mutex::new(VecDeque::new()),
-            active: AtomicUsize::new(0),
+            in_progress: InProgress::new(Some(GAME), max_games),
         }
     }
 
@@ -87,21 +86,11 @@ impl Tables {
 
     /// True when this process holds its maximum of 升級 games in progress.
     pub fn full(&self) -> bool {
-        self.active.load(Ordering::SeqCst) >= self.max_games
+        self.in_progress.full()
     }
 
-    fn count_in(&self, variant: &str) {
-        self.active.fetch_add(1, Ordering::SeqCst);
-        crate::metrics::family_games_active(GAME, variant, 1.0);
-    }
-
-    fn count_out(&self, id: &str, variant: &str) {
-        let was = self
-            .active
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if was.is_ok() {
-            crate::metrics::family_games_active(GAME, variant, -1.0);
-        }
+    /// Game `id` finished: dropped from the cache after the linger time.
+    fn linger(&self, id: &str) {
         if let Ok(mut f) = self.finished.lock() {
             f.push_back((now_ms(), id.to_string()));
         }
@@ -116,8 +105,8 @@ impl Tables {
             if at.saturating_add(self.linger_ms) > now {
                 break;
             }
-            if let (Some((_, id)), Ok(mut cache)) = (f.pop_front(), self.cache.lock()) {
-                cache.remove(&id);
+            if let Some((_, id)) = f.pop_front() {
+                self.cache.remove(&id);
             }
         }
     }
@@ -132,10 +121,8 @@ impl Tables {
         for id in ids {
             match self.load(&id).await {
                 Ok(t) => {
-                    if t.lock().await.finished()
-                        && let Err(e) = self.store.finish(&id).await
-                    {
-                        tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
+                    if t.lock().await.finished() {
+                        live_games::archive(&self.store, &id).await;
                     }
                 }
                 Err(e) => tracing::error!(game = %id, error = %e, "cannot recover 升級 game"),
@@ -146,7 +133,7 @@ impl Tables {
 
     /// The live game `id`, from the cache or rebuilt from the store.
     pub async fn load(&self, id: &str) -> Result<SharedTable, ApiError> {
-        if let Some(t) = self.cache.lock().ok().and_then(|c| c.get(id).cloned()) {
+        if let Some(t) = self.cache.get(id) {
             return Ok(t);
         }
         let Some((record, log)) = self.store.load(id).await? else {
@@ -155,18 +142,12 @@ impl Tables {
         let table = Table::restore(&self.registry, &record.body, &log)?;
         let finished = table.finished();
         let variant = table.record.base.variant.clone();
-        let shared = Arc::new(AsyncMutex::new(table));
-        let mut cache = self
-            .cache
-            .lock()
-            .map_err(|_| ApiError::new(Reason::Unavailable, "internal lock poisoned"))?;
-        let entry = cache.entry(id.to_string()).or_insert_with(|| {
-            if !finished {
-                self.count_in(&variant);
-            }
-            Arc::clone(&shared)
-        });
-        Ok(Arc::clone(entry))
+        self.cache.adopt(
+            id,
+            table,
+            (!finished).then_some(variant.as_str()),
+            &self.in_progress,
+        )
     }
 
     /// Stores a new game and caches it (`Created::Existing`: the same idempotent request again).
@@ -188,11 +169,8 @@ impl Tables {
         let created = self.store.create(&stored).await?;
         if created == Created::New {
             let variant = record.base.variant.clone();
-            if let Ok(mut cache) = self.cache.lock() {
-                cache.insert(stored.id.clone(), Arc::new(AsyncMutex::new(table)));
-            }
-            self.count_in(&variant);
-            crate::metrics::family_game_created(GAME, &variant);
+            self.cache.insert(&stored.id, table);
+            self.in_progress.created(&variant);
             tracing::info!(game = %stored.id, variant = %variant, "升級 game created");
         }
         Ok(created)
@@ -224,28 +202,15 @@ impl Tables {
             Ok(Appended::Ok) => {}
             Ok(Appended::Conflict { current }) => {
                 self.refresh(live).await?;
-                return Err(ApiError::new(
-                    Reason::StaleSeq,
-                    format!("the game moved on (seq {current}); read the state and retry"),
-                )
-                .with("current_seq", current.to_string()));
+                return Err(live_games::stale(current));
             }
-            Err(e) => {
-                tracing::error!(game = %id, error = %e, "append failed; action not acknowledged");
-                return Err(ApiError::new(
-                    Reason::StoreFailed,
-                    "the action could not be stored and is not acknowledged; retry with the same request_id",
-                ));
-            }
+            Err(e) => return Err(live_games::not_stored(&id, &e)),
         }
         let seq = live.accept(prepared);
         if finished {
             let variant = live.record.base.variant.clone();
-            self.count_out(&id, &variant);
-            crate::metrics::family_game_finished(GAME, &variant);
-            if let Err(e) = self.store.finish(&id).await {
-                tracing::warn!(game = %id, error = %e, "archiving a finished game failed");
-            }
+            self.linger(&id);
+            self.in_progress.finished(&self.store, &id, &variant).await;
         }
         live.notify();
         Ok(seq)
@@ -274,7 +239,8 @@ impl Tables {
             live.apply_entry(&e)?;
         }
         if !was_finished && live.finished() {
-            self.count_out(&id, &live.record.base.variant.clone());
+            self.in_progress.count_out(&live.record.base.variant);
+            self.linger(&id);
         }
         Ok(())
     }

@@ -10,6 +10,9 @@
 //! Domain values only: no protobuf type (`wire` converts what this returns), no store access
 //! (the log entries come in and go out as values), no cache.
 
+mod entry;
+mod metrics;
+
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
@@ -24,17 +27,12 @@ pub use super::stored::Stored;
 use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
-use crate::game::hooks::Outcome;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
 
-/// What one accepted action produced.
-#[derive(Clone, Debug)]
-pub struct Submitted {
-    pub seq: u64,
-}
+pub use entry::{Idempotent, Prepared, Submitted};
 
 /// A live game.
 pub struct Session {
@@ -439,32 +437,8 @@ impl Session {
         }
     }
 
-    fn record_metrics(&self, events: &[Event]) {
-        let variant = &self.record.variant;
-        for e in events {
-            match e {
-                Event::Played { hand, auto, .. } => {
-                    crate::metrics::play(variant, hand.kind.name(), hand.stars, hand.is_bomb());
-                    if *auto {
-                        crate::metrics::auto_play(variant);
-                    }
-                }
-                Event::DealEnded(r) => {
-                    crate::metrics::deal_settled(variant, outcome_name(r.outcome));
-                }
-                Event::Passed { auto: true, .. } => {
-                    crate::metrics::auto_play(variant);
-                }
-                Event::Disconnected { .. } => crate::metrics::presence(variant, "disconnect"),
-                Event::Reconnected { .. } => crate::metrics::presence(variant, "reconnect"),
-                Event::Escaped { reason, .. } => crate::metrics::escape(variant, reason.name()),
-                _ => {}
-            }
-        }
-    }
-
-    /// The kept action at `seq` (from [`Session::first_kept`] on): when it was accepted and the
-    /// events it caused (seq 0: the creation).
+    /// The action at `seq`: when it was accepted and the events it caused (seq 0: the
+    /// creation).
     pub fn action_at(&self, seq: u64) -> Result<(u64, &[Event]), ApiError> {
         self.backlog
             .action_at(seq)
@@ -522,13 +496,6 @@ impl Session {
     }
 }
 
-/// An idempotency key and the digest of the request it was sent with.
-#[derive(Clone, Copy, Debug)]
-pub struct Idempotent<'a> {
-    pub id: &'a str,
-    pub digest: &'a str,
-}
-
 /// A player's legal plays now.
 pub struct Hints {
     /// Each legal play with the physical cards of the player's hand it takes.
@@ -538,33 +505,4 @@ pub struct Hints {
     pub your_turn: bool,
     /// The page's counts and next token (its `plays` are the rank-level plays of `plays`).
     pub page: crate::hints::Page,
-}
-
-/// An action applied to a copy, waiting for the store.
-pub struct Prepared {
-    pub log: LogEntry,
-    game: Game,
-    events: Vec<Event>,
-    stored: Stored,
-}
-
-impl Prepared {
-    pub fn finished(&self) -> bool {
-        self.game.phase() == Phase::Finished
-    }
-
-    /// The player and request id of the action, if it came with one.
-    pub fn request(&self) -> Option<(u8, &str)> {
-        let rid = self.stored.request_id.as_deref()?;
-        Some((self.stored.entry.player, rid))
-    }
-}
-
-fn outcome_name(o: Option<Outcome>) -> &'static str {
-    match o {
-        Some(Outcome::Double) => "double",
-        Some(Outcome::Single) => "single",
-        Some(Outcome::Draw) => "draw",
-        None => "escape",
-    }
 }

@@ -1,0 +1,148 @@
+//! The commit protocol: the caller locks a game and catches it up with the store once
+//! ([`Games::current`]: one read of the log on a shared store, none otherwise); the action is
+//! prepared on a copy of the engine state, appended to the store (compare-and-append), and only
+//! then made current ([`Games::commit`]). A rejection or a store failure leaves the game exactly
+//! as it was.
+
+use tokio::sync::MutexGuard;
+
+use super::{Games, Shared};
+use crate::service::live_games;
+use crate::service::session::{Prepared, Session, Submitted};
+use crate::service::status::ApiError;
+use crate::store::{AppendOrRead, LogEntry};
+
+impl Games {
+    /// Locks a game, caught up with the store first (shared stores), so a read on any replica
+    /// shows every action acknowledged anywhere (or fails, never stale), and an action is
+    /// prepared on the current state.
+    pub async fn current<'a>(&self, game: &'a Shared) -> Result<MutexGuard<'a, Session>, ApiError> {
+        let mut live = game.lock().await;
+        self.catch_up(&mut live).await?;
+        Ok(live)
+    }
+
+    /// Locks a game without reading the store, for an action committed with
+    /// [`Games::commit_cached`], whose compare-and-append is the catch-up: one store round trip
+    /// per action when the copy is current, on a shared store too.
+    pub async fn locked<'a>(&self, game: &'a Shared) -> MutexGuard<'a, Session> {
+        game.lock().await
+    }
+
+    /// Applies an action to a game the caller holds from [`Games::current`] (caught up under
+    /// the same lock): prepared on a copy of the engine state, appended to the store
+    /// (compare-and-append), then made current. A concurrent append by another replica brings
+    /// the missing entries in the same store call; the copy applies them and the action is
+    /// refused as a stale seq.
+    pub async fn commit(
+        &self,
+        live: &mut Session,
+        prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
+    ) -> Result<Submitted, ApiError> {
+        self.commit_with(live, prepare, false).await
+    }
+
+    /// [`Games::commit`] for a game held from [`Games::locked`], which may be behind the store
+    /// (shared stores): a rejection, or entries the compare-and-append brings back, are judged
+    /// again once on the caught-up copy, as if it had been caught up first. `prepare` must refuse
+    /// an action whose request is already in the log it is given (or the caller must check after
+    /// an error): an action whose request id the catch-up brought in is never prepared again.
+    pub async fn commit_cached(
+        &self,
+        live: &mut Session,
+        prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
+    ) -> Result<Submitted, ApiError> {
+        let behind = self.store.is_shared();
+        self.commit_with(live, prepare, behind).await
+    }
+
+    async fn commit_with(
+        &self,
+        live: &mut Session,
+        mut prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
+        mut may_be_behind: bool,
+    ) -> Result<Submitted, ApiError> {
+        let prepared = loop {
+            let prepared = match prepare(live) {
+                Ok(p) => p,
+                Err(e) if may_be_behind => {
+                    may_be_behind = false;
+                    if self.refresh(live).await? {
+                        continue;
+                    }
+                    return Err(e);
+                }
+                Err(e) => return Err(e),
+            };
+            match self
+                .store
+                .append_or_read(&live.record.id, &prepared.log)
+                .await
+            {
+                Ok(AppendOrRead::Appended) => break prepared,
+                Ok(AppendOrRead::Behind { current, entries }) => {
+                    // Read even with an unshared store: after an append whose outcome was unknown
+                    // (a failed commit that did reach the disk) this copy is behind, and without
+                    // this every later append would conflict again.
+                    self.apply_entries(live, &entries)?;
+                    let repeated = prepared
+                        .request()
+                        .is_some_and(|(p, rid)| live.request_seq(p, rid).is_some());
+                    if may_be_behind && !entries.is_empty() && !repeated {
+                        may_be_behind = false;
+                        continue;
+                    }
+                    return Err(live_games::stale(current));
+                }
+                Err(e) => return Err(live_games::not_stored(&live.record.id, &e)),
+            }
+        };
+        let finished = prepared.finished();
+        let submitted = live.accept(prepared);
+        if finished {
+            self.in_progress
+                .finished(&self.store, &live.record.id, &live.record.variant)
+                .await;
+        }
+        self.schedule_next(live);
+        live.notify();
+        Ok(submitted)
+    }
+
+    /// Applies the log entries another replica appended since this copy's seq (shared stores;
+    /// with an unshared store this process is the only writer and the copy is current).
+    pub async fn catch_up(&self, live: &mut Session) -> Result<(), ApiError> {
+        if !self.store.is_shared() {
+            return Ok(());
+        }
+        self.refresh(live).await.map(drop)
+    }
+
+    /// Applies the log entries after this copy's seq, whatever the store; true if there were any.
+    async fn refresh(&self, live: &mut Session) -> Result<bool, ApiError> {
+        let entries = self
+            .store
+            .entries_after(&live.record.id, live.seq())
+            .await?;
+        self.apply_entries(live, &entries)?;
+        Ok(!entries.is_empty())
+    }
+
+    /// Applies log entries read from the store (those at or before this copy's seq are skipped).
+    fn apply_entries(&self, live: &mut Session, entries: &[LogEntry]) -> Result<(), ApiError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let was_finished = live.finished();
+        for e in entries {
+            live.apply_entry(e)?;
+        }
+        if !was_finished && live.finished() {
+            // Finished by another replica (or by an append whose reply was lost): no longer
+            // counts against this process's limit of games in progress.
+            self.in_progress.count_out(&live.record.variant);
+        }
+        self.schedule_next(live);
+        Ok(())
+    }
+}

@@ -1,0 +1,122 @@
+//! The live games of this process, and the only owner of them: the cache of sessions, the count
+//! of games in progress (and its `games_active` gauge, both moved in one place), the schedule of
+//! turn deadlines (托管, also of disconnected seats), reconnect windows (derived from the log, so
+//! they survive restarts) and evictions, recovery at start, and the commit protocol.
+//!
+//! - this file: the owner ([`Games`]), its configuration and the count of games in progress;
+//! - [`cache`]: the cache of sessions, one rebuild per game at a time, creation, recovery;
+//! - [`schedule`]: turn deadlines, bot turns, reconnect windows and evictions, earliest first;
+//! - [`commit`]: the commit protocol (one store read per play).
+//!
+//! Depends on `session`, `record`, `status`, the store and the variant registry; never on the
+//! wire types or the rpc modules.
+
+mod cache;
+mod commit;
+mod schedule;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{Mutex as AsyncMutex, OnceCell};
+
+use super::live_games::{InProgress, LiveCache};
+use super::session::Session;
+use crate::bot::BotSpec;
+use crate::store::Store;
+use crate::variants::Registry;
+
+pub use schedule::DueTurn;
+use schedule::Schedule;
+
+/// A game shared between the rpcs acting on it; one lock per game.
+pub type Shared = Arc<AsyncMutex<Session>>;
+
+/// What the cache needs from the configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct GamesConfig {
+    /// Turn deadlines are not enforced (tests, load runs).
+    pub no_turn_timers: bool,
+    /// Seconds a finished game stays cached.
+    pub finished_linger_seconds: u64,
+    /// Actions whose events and idempotency keys a live game keeps (`backlog`).
+    pub backlog_actions: usize,
+    /// Most games in progress in this process.
+    pub max_games: usize,
+    /// A disconnected seat's turns are played at once, not at its turn deadline (always so
+    /// without turn timers).
+    pub disconnected_turns_immediate: bool,
+    /// The bot that plays 托管 (a seat past its deadline, or a disconnected player's).
+    pub auto_bot: BotSpec,
+}
+
+/// The live games.
+pub struct Games {
+    config: GamesConfig,
+    registry: Arc<Registry>,
+    store: Store,
+    cache: LiveCache<Session>,
+    /// Games in progress in the cache, with their gauge.
+    in_progress: InProgress,
+    /// What the background task must do and when: turn deadlines (托管) and the eviction of
+    /// finished games from the cache, earliest first. Entries are hints, checked against the
+    /// game when they come due (a deadline met by a play in time is simply skipped), so the task
+    /// never scans every game.
+    schedule: Mutex<Schedule>,
+    /// Wakes the schedule's task early (a bot seat to act with no delay).
+    wake: tokio::sync::Notify,
+    /// Rebuilds under way, by game: one per game at a time; readers that arrive meanwhile await
+    /// the same one (the entry is dropped once the game is in the cache).
+    loading: Mutex<HashMap<String, Arc<OnceCell<Shared>>>>,
+    /// Games rebuilt from the store so far.
+    rebuilds: AtomicU64,
+}
+
+impl Games {
+    pub fn new(config: GamesConfig, registry: Arc<Registry>, store: Store) -> Games {
+        Games {
+            config,
+            registry,
+            store,
+            cache: LiveCache::default(),
+            in_progress: InProgress::new(None, config.max_games),
+            schedule: Mutex::new(BinaryHeap::new()),
+            wake: tokio::sync::Notify::new(),
+            loading: Mutex::new(HashMap::new()),
+            rebuilds: AtomicU64::new(0),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The bot that plays 托管.
+    pub fn auto_bot(&self) -> BotSpec {
+        self.config.auto_bot
+    }
+
+    // ---- the count of games in progress ----
+
+    /// True when this process holds its maximum of games in progress.
+    pub fn full(&self) -> bool {
+        self.in_progress.full()
+    }
+
+    /// Games cached in this process (in progress and recently finished).
+    pub fn cached_games(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// Games rebuilt from the store (replayed) so far by this process.
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,194 @@
+//! The schedule of the live games: turn deadlines (托管, also of disconnected seats), bot seats'
+//! turns, reconnect windows (derived from the log, so they survive restarts) and the eviction of
+//! finished games from the cache, earliest first. Entries are hints, checked against the game
+//! when they come due.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use super::{Games, Shared};
+use crate::service::clock::now_ms;
+use crate::service::session::Session;
+use crate::service::status::{ApiError, Reason};
+
+/// Due time (Unix ms), what, which game; a min-heap.
+pub(super) type Schedule = BinaryHeap<Reverse<(u64, Due, Arc<str>)>>;
+
+/// A scheduled task of one game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Due {
+    /// Its turn deadline: play for the seat if it has passed, or at once for a disconnected
+    /// seat when so configured (托管).
+    Turn,
+    /// A reconnect window runs out: log `ReconnectExpired` (the variant's escape rule).
+    Expire,
+    /// A bot seat's turn at this seq (人機): the bot plays if the game is still there.
+    Bot(u64),
+    /// Finished a while ago: drop it from the cache (the store still has it).
+    Evict,
+}
+
+/// A turn due now that `bots` plays (what [`Games::run_due`] hands back).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DueTurn {
+    /// The turn deadline of game `0` passed (托管).
+    Deadline(Arc<str>),
+    /// A bot seat of game `0` is to act at seq `1`.
+    Bot(Arc<str>, u64),
+}
+
+impl Games {
+    /// Schedules what comes next for a game after a change: its turn deadline (when turn timers
+    /// are on) and a bot seat's turn (after the game's bot delay), or its eviction from the cache
+    /// once it has finished.
+    pub(super) fn schedule_next(&self, live: &Session) {
+        let now = now_ms();
+        let mut due = Vec::with_capacity(2);
+        if live.finished() {
+            let linger = self.config.finished_linger_seconds.saturating_mul(1000);
+            due.push((now.saturating_add(linger), Due::Evict));
+        } else {
+            if live.turn_is_away() && self.away_turns_immediate() {
+                due.push((now, Due::Turn));
+            } else if !self.config.no_turn_timers
+                && let Some(d) = live.game().deadline()
+            {
+                due.push((d, Due::Turn));
+            }
+            if live.bot_to_act().is_some() {
+                let delay = u64::from(live.record.bot_delay_ms);
+                due.push((now.saturating_add(delay), Due::Bot(live.seq())));
+            }
+        }
+        due.extend(
+            live.open_windows()
+                .into_iter()
+                .map(|(_, at)| (at, Due::Expire)),
+        );
+        if due.is_empty() {
+            return;
+        }
+        // A bot's turn, or a disconnected seat's played at once: the schedule's task runs early.
+        let bot = due
+            .iter()
+            .any(|&(at, d)| matches!(d, Due::Bot(_)) || (d == Due::Turn && at <= now));
+        if let Ok(mut q) = self.schedule.lock() {
+            for (at, what) in due {
+                q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+            }
+        }
+        if bot {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Schedules a bot seat's turn at `seq` again in `after_ms` (its commit failed on the store:
+    /// the bot must not stall the game).
+    pub fn retry_bot_turn(&self, id: Arc<str>, seq: u64, after_ms: u64) {
+        if let Ok(mut q) = self.schedule.lock() {
+            q.push(Reverse((
+                now_ms().saturating_add(after_ms),
+                Due::Bot(seq),
+                id,
+            )));
+        }
+    }
+
+    /// Resolves when a bot turn was scheduled (the schedule's task then runs early).
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// A disconnected seat's turns are played as soon as they come (configured, or without turn
+    /// timers), not at its deadline.
+    pub fn away_turns_immediate(&self) -> bool {
+        self.config.disconnected_turns_immediate || self.config.no_turn_timers
+    }
+
+    /// Logs what `next` says a game needs now (a player and the service's action for it;
+    /// `None`: nothing). A concurrent append by another replica (STALE) re-reads the game and
+    /// asks `next` again, so a decision is taken once whichever replica takes it. True when
+    /// something was logged here.
+    pub async fn commit_due(
+        &self,
+        game: &Shared,
+        now: u64,
+        next: impl Fn(&Session) -> Option<(u8, crate::game::Action)>,
+    ) -> Result<bool, ApiError> {
+        for _ in 0..3 {
+            let mut live = self.current(game).await?;
+            let Some((player, action)) = next(&live) else {
+                return Ok(false);
+            };
+            match self
+                .commit(&mut live, |l| l.prepare_action(player, action, now))
+                .await
+            {
+                Ok(_) => return Ok(true),
+                Err(e) if e.reason == Reason::StaleSeq => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Logs `ReconnectExpired` for every reconnect window of the game that ran out by `now`.
+    async fn expire_windows(&self, game: &Shared, now: u64) -> Result<(), ApiError> {
+        let expired = |l: &Session| {
+            l.open_windows()
+                .into_iter()
+                .find(|&(_, at)| at <= now)
+                .map(|(p, _)| (p, crate::game::Action::ReconnectExpired))
+        };
+        while self.commit_due(game, now, expired).await? {}
+        Ok(())
+    }
+
+    /// The entries due at `now`, removed from the schedule.
+    fn take_due(&self, now: u64) -> Vec<(Due, Arc<str>)> {
+        let Ok(mut q) = self.schedule.lock() else {
+            return Vec::new();
+        };
+        let mut due = Vec::new();
+        while let Some(Reverse((at, _, _))) = q.peek() {
+            if *at > now {
+                break;
+            }
+            if let Some(Reverse((_, what, id))) = q.pop() {
+                due.push((what, id));
+            }
+        }
+        due
+    }
+
+    /// Does what is due at `now`: drops finished games from the cache, and hands back the turns
+    /// to play (deadlines passed, bot seats to act) for `bots` to play. Visits only the games
+    /// whose entry is due.
+    pub async fn run_due(&self, now: u64) -> Vec<DueTurn> {
+        let mut turns = Vec::new();
+        for (what, id) in self.take_due(now) {
+            match what {
+                Due::Turn => turns.push(DueTurn::Deadline(id)),
+                Due::Bot(seq) => turns.push(DueTurn::Bot(id, seq)),
+                Due::Expire => {
+                    let Some(game) = self.cached(&id) else {
+                        continue;
+                    };
+                    if let Err(e) = self.expire_windows(&game, now).await {
+                        tracing::warn!(game = %id, error = %e, "reconnect expiry failed");
+                    }
+                }
+                Due::Evict => {
+                    let Some(game) = self.cached(&id) else {
+                        continue;
+                    };
+                    if game.lock().await.finished() {
+                        self.cache.remove(&id);
+                    }
+                }
+            }
+        }
+        turns
+    }
+}

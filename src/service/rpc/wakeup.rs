@@ -1,0 +1,105 @@
+//! What a WatchGame stream of either game waits for between two batches: this process's
+//! notifier of the game, the store's feed (plays on other replicas), a poll of a shared store
+//! without a feed, the server draining, or the client going away. One piece for both games'
+//! watch loops (`watch` for `shuangkou.v1`, `shengji` for `shengji.v1`).
+
+use std::time::Duration;
+
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::{mpsc, watch};
+
+use crate::service::status::{ApiError, Reason};
+use crate::store::Store;
+
+/// How often a watcher re-reads a shared store's log when it has no notification feed.
+const WATCH_POLL: Duration = Duration::from_secs(1);
+
+/// Why a watcher woke up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Woken {
+    /// There may be news: send what is new, then wait again.
+    News,
+    /// The server is draining: tell the client to resume elsewhere and end the stream.
+    Closing,
+    /// The client went away: end the stream.
+    Gone,
+}
+
+/// The wake-ups of one stream.
+pub struct Wakeups {
+    local: broadcast::Receiver<u64>,
+    store: broadcast::Receiver<u64>,
+    local_open: bool,
+    store_open: bool,
+    shared: bool,
+    closing: watch::Receiver<bool>,
+}
+
+impl Wakeups {
+    /// The wake-ups of game `id`: `local` is its notifier in this process.
+    pub fn new(
+        local: broadcast::Receiver<u64>,
+        store: &Store,
+        id: &str,
+        closing: watch::Receiver<bool>,
+    ) -> Wakeups {
+        Wakeups {
+            local,
+            store: store.subscribe(id),
+            local_open: true,
+            store_open: true,
+            shared: store.is_shared(),
+            closing,
+        }
+    }
+
+    /// True once the server drains (a stream catching up from the store checks it between
+    /// pages).
+    pub fn closing(&self) -> bool {
+        *self.closing.borrow()
+    }
+
+    /// Waits for news: true when there may be some (send what is new, then wait again), false
+    /// when the stream ends: the client went away (`tx` closed), or the server drains, when
+    /// the client is sent `drained` of an UNAVAILABLE rejection that says to resume from its
+    /// last `resume_from` elsewhere.
+    pub async fn wait<T>(
+        &mut self,
+        tx: &mpsc::Sender<T>,
+        drained: impl FnOnce(ApiError) -> T,
+        resume_from: &str,
+    ) -> bool {
+        match self.next(tx).await {
+            Woken::News => true,
+            Woken::Closing => {
+                let e = ApiError::new(
+                    Reason::Unavailable,
+                    format!("server shutting down; resume from your last {resume_from} elsewhere"),
+                );
+                let _ = tx.send(drained(e)).await;
+                false
+            }
+            Woken::Gone => false,
+        }
+    }
+
+    async fn next<T>(&mut self, tx: &mpsc::Sender<T>) -> Woken {
+        tokio::select! {
+            r = self.local.recv(), if self.local_open => {
+                self.local_open = !matches!(r, Err(RecvError::Closed));
+                Woken::News
+            }
+            // A closed receiver (the memory store's for a game it does not hold, or a failed
+            // subscribe) answers at once, forever: stop selecting on it instead of spinning (and,
+            // with a shared store, re-reading the log) in this loop.
+            r = self.store.recv(), if self.store_open => {
+                self.store_open = !matches!(r, Err(RecvError::Closed));
+                Woken::News
+            }
+            // Without the store's feed, plays made on other replicas are polled for.
+            _ = tokio::time::sleep(WATCH_POLL), if self.shared && !self.store_open => Woken::News,
+            _ = self.closing.changed() => Woken::Closing,
+            _ = tx.closed() => Woken::Gone,
+        }
+    }
+}
