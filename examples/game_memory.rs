@@ -11,6 +11,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig};
 use shuangkou::hand::Declared;
+use shuangkou::seat::Seat;
 
 struct Counting;
 
@@ -76,12 +77,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Play until about half of the deal's cards are on the table.
         while game.deal_number() == deal
             && (0..game.players())
-                .map(|s| game.hand(s).len())
+                .map(|s| game.hand(Seat::new(s)).len())
                 .sum::<usize>()
                 > per_deal / 2
         {
             let Some(seat) = game.turn() else { break };
-            let player = game.seating()[seat as usize];
+            let player = game.seating()[seat];
             let (plays, can_pass) = game.legal_plays(seat);
             let action = if plays.is_empty() || (can_pass && rng.random_bool(0.3)) {
                 Action::Pass
@@ -121,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // On to the next deal.
         while game.deal_number() == deal {
             let Some(seat) = game.turn() else { break };
-            let player = game.seating()[seat as usize];
+            let player = game.seating()[seat];
             let (plays, can_pass) = game.legal_plays(seat);
             let action = if plays.is_empty() || can_pass {
                 if can_pass { Action::Pass } else { break }

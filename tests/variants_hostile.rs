@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use shuangkou::game::hooks::{DealFacts, HookError, Outcome, SeatingFacts, VariantHooks};
+use shuangkou::seat::Seat;
 use shuangkou::variants::{self, CompiledVariant, VariantError, engine};
 
 const CLASSIC: &str = include_str!("../variants/classic.rhai");
@@ -29,7 +30,7 @@ fn deal() -> DealFacts {
         players: 4,
         deal_number: 1,
         outcome: Outcome::Double,
-        places: vec![0, 2, 1, 3],
+        places: Seat::list(&[0, 2, 1, 3]),
         cards_left: vec![0, 5, 0, 7],
         bombs_played: vec![],
         bombs_in_hand: vec![vec![]; 4],
@@ -62,7 +63,7 @@ fn settle_error(src: &str) -> HookError {
         "{err:?}"
     );
     // The same variant keeps working.
-    assert_eq!(v.seating(&seating()).unwrap().leader, 1);
+    assert_eq!(v.seating(&seating()).unwrap().leader, Seat::new(1));
     // And a version like this never becomes active.
     let refused = variants::load("hostile/classic.rhai", src, Some("classic"), 5, 1).unwrap_err();
     assert!(

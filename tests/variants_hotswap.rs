@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use shuangkou::game::hooks::{DealFacts, Outcome, VariantHooks};
+use shuangkou::seat::Seat;
 use shuangkou::variants::{self, Registry, RegistryConfig, RegistryError, content_hash};
 
 /// A complete, valid variant whose 雙扣 winners get `points` each.
@@ -65,7 +66,7 @@ fn deal() -> DealFacts {
         players: 4,
         deal_number: 1,
         outcome: Outcome::Double,
-        places: vec![0, 2, 1, 3],
+        places: Seat::list(&[0, 2, 1, 3]),
         cards_left: vec![0, 9, 0, 4],
         bombs_played: vec![],
         bombs_in_hand: vec![vec![]; 4],

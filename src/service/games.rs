@@ -24,6 +24,7 @@ use super::record::Record;
 use super::session::{Prepared, Session, Submitted};
 use super::status::{ApiError, Reason};
 use crate::bot::BotSpec;
+use crate::seat::Player;
 use crate::store::{AppendOrRead, Created, GameRecord, LogEntry, PinnedScript, Store};
 use crate::variants::Registry;
 
@@ -422,7 +423,7 @@ impl Games {
         &self,
         game: &Shared,
         now: u64,
-        next: impl Fn(&Session) -> Option<(u8, crate::game::Action)>,
+        next: impl Fn(&Session) -> Option<(Player, crate::game::Action)>,
     ) -> Result<bool, ApiError> {
         for _ in 0..3 {
             let mut live = self.current(game).await?;
@@ -751,7 +752,9 @@ mod tests {
                 let game = second.load("g1").await.unwrap();
                 let mut live = second.current(&game).await.unwrap();
                 second
-                    .commit(&mut live, |l| l.prepare_leave(0, now_ms(), None))
+                    .commit(&mut live, |l| {
+                        l.prepare_leave(Player::new(0), now_ms(), None)
+                    })
                     .await
                     .unwrap();
                 assert!(live.finished(), "a leave (escape) ends a one-deal match");

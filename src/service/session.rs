@@ -25,6 +25,7 @@ use crate::cards::CardSet;
 use crate::game::hooks::Outcome;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
+use crate::seat::Player;
 use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
 
@@ -63,7 +64,7 @@ pub struct Session {
     /// Idempotency keys: (player, request id) → the seq of the action it caused. Keys are the
     /// sending player's: another seat that happens to use the same key is another request. The
     /// value also holds the request's digest, when it was stored.
-    requests: HashMap<(u8, String), (u64, Option<String>)>,
+    requests: HashMap<(Player, String), (u64, Option<String>)>,
     notify: broadcast::Sender<u64>,
     /// The bot of each bot seat (人機), by player; `None` for a person.
     bots: Vec<Option<Bot>>,
@@ -173,18 +174,18 @@ impl Session {
     }
 
     /// The bot playing for `player`, if that seat is a bot's.
-    pub fn bot(&self, player: u8) -> Option<&Bot> {
-        self.bots.get(player as usize).and_then(Option::as_ref)
+    pub fn bot(&self, player: Player) -> Option<&Bot> {
+        self.bots.get(player.index()).and_then(Option::as_ref)
     }
 
     /// The player whose turn it is (`None` once the match is over).
-    pub fn player_to_act(&self) -> Option<u8> {
+    pub fn player_to_act(&self) -> Option<Player> {
         let seat = self.game.turn()?;
-        self.game.seating().get(seat as usize).copied()
+        self.game.seating().player_at(seat)
     }
 
     /// The bot seat to act now, if it is a bot's turn.
-    pub fn bot_to_act(&self) -> Option<u8> {
+    pub fn bot_to_act(&self) -> Option<Player> {
         self.player_to_act().filter(|&p| self.bot(p).is_some())
     }
 
@@ -292,7 +293,7 @@ impl Session {
 
     /// The seq of the action `player` caused with `request_id`, if any, and the digest of that
     /// request (when stored).
-    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<(u64, Option<&str>)> {
+    pub fn request_seq(&self, player: Player, request_id: &str) -> Option<(u64, Option<&str>)> {
         self.requests
             .get(&(player, request_id.to_string()))
             .map(|(seq, digest)| (*seq, digest.as_deref()))
@@ -302,7 +303,7 @@ impl Session {
     /// events and the log entry to store. Nothing of `self` changes.
     pub fn prepare(
         &self,
-        player: u8,
+        player: Player,
         action: WireAction,
         now: u64,
         request: Option<Idempotent<'_>>,
@@ -324,7 +325,7 @@ impl Session {
     /// The player leaves (escape).
     pub fn prepare_leave(
         &self,
-        player: u8,
+        player: Player,
         now: u64,
         request: Option<Idempotent<'_>>,
     ) -> Result<Prepared, ApiError> {
@@ -342,7 +343,7 @@ impl Session {
     pub fn prepare_abort(&self, now: u64, reason: &str) -> Result<Prepared, ApiError> {
         let mut p = self.prepare_entry(
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Abort,
                 at: now,
             },
@@ -359,7 +360,7 @@ impl Session {
     /// player's.
     pub fn prepare_action(
         &self,
-        player: u8,
+        player: Player,
         action: Action,
         now: u64,
     ) -> Result<Prepared, ApiError> {
@@ -376,12 +377,12 @@ impl Session {
     /// The reconnect windows not yet decided, as (player, Unix ms when it runs out): players
     /// disconnected whose window has no logged `ReconnectExpired` yet. Derived from the log (the
     /// logged disconnect time), so a window keeps its deadline across restarts and replicas.
-    pub fn open_windows(&self) -> Vec<(u8, u64)> {
+    pub fn open_windows(&self) -> Vec<(Player, u64)> {
         if self.finished() {
             return Vec::new();
         }
         let window = self.game.config().reconnect_ms;
-        (0..self.game.players())
+        Player::all(self.game.players())
             .filter_map(|p| {
                 let since = self.game.disconnected_since(p)?;
                 let last = self.entries.iter().rev().find(|s| {
@@ -400,7 +401,7 @@ impl Session {
     pub fn turn_is_away(&self) -> bool {
         self.game
             .turn()
-            .and_then(|s| self.game.seating().get(s as usize).copied())
+            .and_then(|s| self.game.seating().player_at(s))
             .is_some_and(|p| self.game.is_disconnected(p))
     }
 
@@ -487,7 +488,7 @@ impl Session {
 
     /// GetHints for a player: one page of the legal plays (`hints::page`) with their physical
     /// cards, whether passing is legal now, whether it is the player's turn.
-    pub fn hints(&self, player: u8, query: &crate::hints::Query) -> Result<Hints, ApiError> {
+    pub fn hints(&self, player: Player, query: &crate::hints::Query) -> Result<Hints, ApiError> {
         if self.finished() {
             return Err(ApiError::new(Reason::GameOver, "the match is over"));
         }
@@ -573,19 +574,14 @@ impl Prepared {
     }
 
     /// The player and request id of the action, if it came with one.
-    pub fn request(&self) -> Option<(u8, &str)> {
+    pub fn request(&self) -> Option<(Player, &str)> {
         let rid = self.stored.request_id.as_deref()?;
         Some((self.stored.entry.player, rid))
     }
 }
 
 fn outcome_name(o: Option<Outcome>) -> &'static str {
-    match o {
-        Some(Outcome::Double) => "double",
-        Some(Outcome::Single) => "single",
-        Some(Outcome::Draw) => "draw",
-        None => "escape",
-    }
+    o.map_or("escape", Outcome::name)
 }
 
 #[cfg(test)]
@@ -627,7 +623,7 @@ mod tests {
         for (i, action) in actions.into_iter().enumerate() {
             let stored = Stored {
                 entry: Entry {
-                    player: 3,
+                    player: Player::new(3),
                     action,
                     at: 1_700_000_000_000 + i as u64,
                 },
