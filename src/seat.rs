@@ -14,16 +14,12 @@ use serde::{Deserialize, Serialize};
 
 /// A place at the table for the current deal, `0..players`, in turn order; in 4-player games the
 /// partner of seat `s` is `(s + 2) % 4` and the teams are {0, 2} and {1, 3}.
-#[derive(
-    Copy, Clone, Eq, PartialEq, Ord, PartialOrd, Hash, Debug, Default, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Eq, PartialEq, Ord, PartialOrd, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Seat(u8);
 
 /// A person at the match, `0..players`: the seat they took in the first deal, and their token.
-#[derive(
-    Copy, Clone, Eq, PartialEq, Ord, PartialOrd, Hash, Debug, Default, Serialize, Deserialize,
-)]
+#[derive(Copy, Clone, Eq, PartialEq, Ord, PartialOrd, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Player(u8);
 
@@ -74,6 +70,13 @@ macro_rules! numbered {
             }
         }
 
+        /// The plain number, as when it was a `u8` (transcripts and golden files print it).
+        impl fmt::Debug for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
         impl From<$t> for u32 {
             fn from(x: $t) -> u32 {
                 u32::from(x.0)
@@ -119,9 +122,16 @@ impl Seat {
 }
 
 /// The player at each seat of a deal (the deal's player → seat assignment, read either way).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Seating(Vec<Player>);
+
+/// The players by seat as a plain list (`[0, 2, 1, 3]`), as when it was a `Vec<u8>`.
+impl fmt::Debug for Seating {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 impl Seating {
     /// Every player at the seat of their number (the first deal).
@@ -227,5 +237,10 @@ mod tests {
         );
         let back: Seating = serde_json::from_str("[3,1,2,0]").unwrap();
         assert_eq!(back, s);
+        // Transcripts (tests/data golden files) print them as the numbers they were.
+        assert_eq!(
+            format!("{s:?} {:?}", Some(Seat::new(2))),
+            "[3, 1, 2, 0] Some(2)"
+        );
     }
 }
