@@ -38,7 +38,7 @@ fn views(hooks: &dyn VariantHooks) -> Vec<PlayerView> {
             let Some(action) = d.action(game.hand(seat)) else {
                 break;
             };
-            let player = game.seating()[seat as usize];
+            let player = game.seating()[seat];
             step += 1;
             if game
                 .apply(

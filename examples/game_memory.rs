@@ -19,6 +19,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig};
 use shuangkou::hand::Declared;
+use shuangkou::seat::{Player, Seat};
 
 struct Counting;
 
@@ -68,9 +69,9 @@ fn vm_rss() -> usize {
 }
 
 /// A seeded random legal action of the seat to act (a pass with probability 0.3 when legal).
-fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(u8, Action)> {
+fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(Player, Action)> {
     let seat = game.turn()?;
-    let player = game.seating()[seat as usize];
+    let player = game.seating()[seat];
     let (plays, can_pass) = game.legal_plays(seat);
     let action = if plays.is_empty() || (can_pass && rng.random_bool(0.3)) {
         if !can_pass {
@@ -185,7 +186,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Play until about half of the deal's cards are on the table.
         while game.deal_number() == deal
             && (0..game.players())
-                .map(|s| game.hand(s).len())
+                .map(|s| game.hand(Seat::new(s)).len())
                 .sum::<usize>()
                 > per_deal / 2
         {
@@ -217,7 +218,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // On to the next deal.
         while game.deal_number() == deal {
             let Some(seat) = game.turn() else { break };
-            let player = game.seating()[seat as usize];
+            let player = game.seating()[seat];
             let (plays, can_pass) = game.legal_plays(seat);
             let action = if plays.is_empty() || can_pass {
                 if can_pass { Action::Pass } else { break }

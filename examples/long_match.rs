@@ -47,7 +47,7 @@ fn main() {
     while game.phase() == Phase::Playing {
         at += 1;
         let seat = game.turn().expect("a seat to act");
-        let player = game.seating()[seat as usize];
+        let player = game.seating()[seat];
         let (plays, can_pass) = game.legal_plays(seat);
         let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
             Action::Pass

@@ -7,6 +7,7 @@
 //! - [`compare`]: `beats` and the bomb order;
 //! - [`moves`]: every legal play of a hand, weakest first;
 //! - [`hints`]: those plays one bounded, filterable page at a time, with the counts (提示);
+//! - [`seat`]: the seat and player numbers and the seating between them;
 //! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay);
 //! - [`bot`]: bots that play a seat from its player view only;
 //! - [`shengji`]: the second game family, 升級 (one deck): card order, deal, tricks, levels;
@@ -29,6 +30,7 @@ pub mod hints;
 pub mod metrics;
 pub mod moves;
 pub mod rules;
+pub mod seat;
 pub mod service;
 pub mod shengji;
 pub mod store;

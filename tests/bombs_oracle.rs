@@ -22,6 +22,7 @@ use shuangkou::classify;
 use shuangkou::game::bombs;
 use shuangkou::hand::{Hand, HandType};
 use shuangkou::rules::Rules;
+use shuangkou::seat::Seat;
 
 fn value(h: &Hand, rules: &Rules) -> u64 {
     let exp = if rules.has_stars() {
@@ -157,12 +158,12 @@ fn in_hand_is_the_best_arrangement_over_all_partitions() {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 let hand = small_hand(&mut rng, 1_500);
                 let want = brute.best(hand);
-                let got = bombs::in_hand(hand, 1, &rules);
+                let got = bombs::in_hand(hand, Seat::new(1), &rules);
                 let why = format!("[{name}] seed {seed} hand {hand}: {got:?}");
                 let mut used = RankCounts::EMPTY;
                 let mut total = 0u64;
                 for b in &got {
-                    assert_eq!(b.seat, 1, "{why}");
+                    assert_eq!(b.seat, Seat::new(1), "{why}");
                     used = used.plus(b.cards);
                     // Each fact is one of the classifier's bomb readings of its cards.
                     let h = classify::classify(b.cards, &rules)

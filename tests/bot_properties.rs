@@ -13,6 +13,7 @@ use shuangkou::bot::{Bot, Budget, Decision, Kind, NAMES, PlayerView, styles};
 use shuangkou::cards::{Card, CardSet};
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Entry, Game};
+use shuangkou::seat::Seat;
 
 /// Fast policies are checked on every view; search-based ones (search, chuantong, zhuanmen,
 /// laoshou) on every `SEARCH_EVERY`-th view.
@@ -45,7 +46,7 @@ fn is_search(b: &Bot) -> bool {
     b.spec().kind == Kind::Search
 }
 
-fn check_legal(game: &Game, hooks: &PlainHooks, seat: u8, d: Decision) -> Result<(), String> {
+fn check_legal(game: &Game, hooks: &PlainHooks, seat: Seat, d: Decision) -> Result<(), String> {
     let (plays, can_pass) = game.legal_plays(seat);
     let ok = match d {
         Decision::Pass => can_pass,
@@ -59,7 +60,7 @@ fn check_legal(game: &Game, hooks: &PlainHooks, seat: u8, d: Decision) -> Result
     g.apply(
         hooks,
         Entry {
-            player: game.seating()[seat as usize],
+            player: game.seating()[seat],
             action,
             at: 0,
         },
@@ -103,18 +104,21 @@ fn every_policy_decides_legally_on_random_views() {
 
 /// The hidden hands redealt: the cards of the seats `seat` cannot see, shuffled among them with
 /// the same sizes.
-fn redeal_hidden(game: &Game, seat: u8, rng: &mut ChaCha8Rng) -> Option<Game> {
+fn redeal_hidden(game: &Game, seat: Seat, rng: &mut ChaCha8Rng) -> Option<Game> {
     let n = game.players();
     let shown = game.partners_see_hands();
     let hidden: Vec<u8> = (0..n)
-        .filter(|&s| s != seat && !(shown && game.partner(seat) == Some(s)))
+        .filter(|&s| Seat::new(s) != seat && !(shown && game.partner(seat) == Some(Seat::new(s))))
         .collect();
-    let mut pool: Vec<Card> = hidden.iter().flat_map(|&s| game.hand(s).iter()).collect();
+    let mut pool: Vec<Card> = hidden
+        .iter()
+        .flat_map(|&s| game.hand(Seat::new(s)).iter())
+        .collect();
     pool.shuffle(rng);
-    let mut hands: Vec<CardSet> = (0..n).map(|s| game.hand(s)).collect();
+    let mut hands: Vec<CardSet> = (0..n).map(|s| game.hand(Seat::new(s))).collect();
     let mut next = pool.into_iter();
     for &s in &hidden {
-        let k = game.hand(s).len();
+        let k = game.hand(Seat::new(s)).len();
         hands[s as usize] = next.by_ref().take(k).collect();
     }
     game.with_hands(hands)
@@ -139,7 +143,7 @@ fn decisions_do_not_depend_on_hidden_cards() {
             let Some(other) = redeal_hidden(&game, seat, &mut rng) else {
                 continue;
             };
-            if (0..4).any(|s| game.hand(s) != other.hand(s)) {
+            if (0..4).any(|s| game.hand(Seat::new(s)) != other.hand(Seat::new(s))) {
                 differing_hidden += 1;
             }
             let v1 = PlayerView::new(&game, seat).expect("view");

@@ -45,7 +45,7 @@ fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
         step += 1;
         let seat = g.turn().unwrap();
         let (plays, can_pass) = g.legal_plays(seat);
-        let player = g.seating()[seat as usize];
+        let player = g.seating()[seat];
         let (action, text) = if can_pass && (plays.is_empty() || rng.random_bool(0.35)) {
             (Action::Pass, "pass".to_string())
         } else {

@@ -19,6 +19,7 @@ use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Game, GameConfig, GameError, Phase};
 use shuangkou::hand::Declared;
 use shuangkou::rules::Rules;
+use shuangkou::seat::{Player, Seat};
 
 /// Counts the bytes allocated on this thread's behalf (the tests that read it run alone in
 /// their own section, see `measure`).
@@ -135,7 +136,7 @@ fn bombs_left_in_hand_reach_the_settlement_in_their_best_arrangement() {
     // Σ 2^stars; the best arrangement is the chain 7-8-9-T-J with one joker filling the T group
     // (smallest group 4 + 5 links = 9★, 512) plus 三王 from the other three jokers (6★, 64): 576.
     let hooks = Recording {
-        inner: PlainHooks::new(Rules::ERREN).led_by(0),
+        inner: PlainHooks::new(Rules::ERREN).led_by(Seat::new(0)),
         deals: Mutex::new(Vec::new()),
     };
     let loser = "7 7 7 7 7 8 8 8 8 9 9 9 9 T T T J J J J SJ SJ BJ BJ";
@@ -145,7 +146,7 @@ fn bombs_left_in_hand_reach_the_settlement_in_their_best_arrangement() {
     g.apply(
         &hooks,
         Entry {
-            player: 0,
+            player: Player::new(0),
             action: Action::Play {
                 cards,
                 declared: None,
@@ -197,7 +198,7 @@ fn one_game_in_the_middle_of_a_deal_stays_small() {
             // Random legal play until half the dealt cards are on the table.
             while g.phase() == Phase::Playing && 2 * g.played().len() < dealt {
                 let seat = g.turn().unwrap();
-                let player = g.seating()[seat as usize];
+                let player = g.seating()[seat];
                 let (plays, can_pass) = g.legal_plays(seat);
                 let k = rng.random_range(0..plays.len() + usize::from(can_pass));
                 let action = match plays.get(k) {

@@ -10,6 +10,12 @@ use shuangkou::game::hooks::{
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::rules::Rules;
+use shuangkou::seat::{Player, Seat};
+
+// Seats as patterns (a `const` matches where a call cannot).
+const SEAT_0: Seat = Seat::new(0);
+const SEAT_1: Seat = Seat::new(1);
+const SEAT_2: Seat = Seat::new(2);
 
 fn config(deals: u32, turn_ms: Option<u64>) -> GameConfig {
     GameConfig {
@@ -34,15 +40,15 @@ fn hands(spec: &[&str]) -> Vec<CardSet> {
 /// A game of `spec`'s hands under plain hooks where seat 0 always leads and nobody swaps:
 /// scenarios control the table.
 fn start(spec: &[&str], rules: Rules) -> (Game, PlainHooks) {
-    let hooks = PlainHooks::new(rules).led_by(0);
+    let hooks = PlainHooks::new(rules).led_by(Seat::new(0));
     let (g, _) = Game::new(config(1, None), &hooks, [7; 32], Some(hands(spec)), 0).unwrap();
     (g, hooks)
 }
 
 fn play(g: &mut Game, h: &dyn VariantHooks, seat: u8, cards: &str) -> Vec<Event> {
-    let player = g.seating()[seat as usize];
+    let player = g.seating()[Seat::new(seat)];
     let rc: RankCounts = cards.parse().unwrap();
-    let cards = g.hand(seat).take(rc).unwrap();
+    let cards = g.hand(Seat::new(seat)).take(rc).unwrap();
     g.apply(
         h,
         Entry {
@@ -58,7 +64,7 @@ fn play(g: &mut Game, h: &dyn VariantHooks, seat: u8, cards: &str) -> Vec<Event>
 }
 
 fn pass(g: &mut Game, h: &dyn VariantHooks, seat: u8) -> Vec<Event> {
-    let player = g.seating()[seat as usize];
+    let player = g.seating()[Seat::new(seat)];
     g.apply(
         h,
         Entry {
@@ -82,11 +88,14 @@ fn jie_feng_partner_leads_after_unbeaten_last_play() {
     // F01: N plays its last card, everyone passes: S (N's partner) leads.
     let (mut g, h) = start(&["3", "4 4", "5 5", "6 6"], Rules::CLASSIC);
     let ev = play(&mut g, &h, 0, "3");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::PlayerOut { seat: 0, place: 1 }))
-    );
-    assert_eq!(g.turn(), Some(1));
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::PlayerOut {
+            seat: SEAT_0,
+            place: 1
+        }
+    )));
+    assert_eq!(g.turn(), Some(Seat::new(1)));
     pass(&mut g, &h, 1);
     pass(&mut g, &h, 2);
     let ev = pass(&mut g, &h, 3);
@@ -94,14 +103,14 @@ fn jie_feng_partner_leads_after_unbeaten_last_play() {
         ev.iter().any(|e| matches!(
             e,
             Event::TrickWon {
-                winner: 0,
-                leader: 2,
+                winner: SEAT_0,
+                leader: SEAT_2,
                 jie_feng: true
             }
         )),
         "{ev:?}"
     );
-    assert_eq!(g.turn(), Some(2));
+    assert_eq!(g.turn(), Some(Seat::new(2)));
     assert!(g.top().is_none(), "S leads freely");
 }
 
@@ -116,12 +125,12 @@ fn beaten_last_play_goes_to_the_trick_winner() {
     assert!(ev.iter().any(|e| matches!(
         e,
         Event::TrickWon {
-            winner: 1,
-            leader: 1,
+            winner: SEAT_1,
+            leader: SEAT_1,
             jie_feng: false
         }
     )));
-    assert_eq!(g.turn(), Some(1));
+    assert_eq!(g.turn(), Some(Seat::new(1)));
 }
 
 #[test]
@@ -134,7 +143,7 @@ fn a_pass_does_not_lock_a_player_out_of_the_trick() {
     // N passed nothing yet; E passed before S's play and may play again now.
     pass(&mut g, &h, 0);
     play(&mut g, &h, 1, "9");
-    assert_eq!(g.top().map(|t| t.seat), Some(1));
+    assert_eq!(g.top().map(|t| t.seat), Some(Seat::new(1)));
 }
 
 #[test]
@@ -146,7 +155,7 @@ fn double_ends_after_the_second_player_of_a_team() {
     let ev = play(&mut g, &h, 2, "5");
     let r = deal_end(&ev).expect("the deal ends when S goes out");
     assert_eq!(r.outcome, Some(Outcome::Double));
-    assert_eq!(&r.places[..2], &[0, 2]);
+    assert_eq!(&r.places[..2], &Seat::list(&[0, 2]));
     assert_eq!(g.phase(), Phase::Finished);
     assert_eq!(r.settlement.scores, vec![400, -400, 400, -400]);
 }
@@ -160,11 +169,11 @@ fn single_when_winners_are_first_and_third() {
     play(&mut g, &h, 2, "5");
     pass(&mut g, &h, 3);
     // The trick goes to S (still active) who leads.
-    assert_eq!(g.turn(), Some(2));
+    assert_eq!(g.turn(), Some(Seat::new(2)));
     let ev = play(&mut g, &h, 2, "8");
     let r = deal_end(&ev).unwrap();
     assert_eq!(r.outcome, Some(Outcome::Single));
-    assert_eq!(r.places, vec![0, 1, 2, 3]);
+    assert_eq!(r.places, Seat::list(&[0, 1, 2, 3]));
 }
 
 #[test]
@@ -177,7 +186,7 @@ fn draw_when_winners_are_first_and_fourth() {
     let ev = play(&mut g, &h, 3, "5");
     let r = deal_end(&ev).unwrap();
     assert_eq!(r.outcome, Some(Outcome::Draw));
-    assert_eq!(r.places, vec![0, 1, 3, 2]);
+    assert_eq!(r.places, Seat::list(&[0, 1, 3, 2]));
 }
 
 #[test]
@@ -187,10 +196,13 @@ fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
     play(&mut g, &h, 0, "3");
     pass(&mut g, &h, 1);
     let ev = play(&mut g, &h, 2, "5");
-    assert!(
-        ev.iter()
-            .any(|e| matches!(e, Event::PlayerOut { seat: 2, place: 1 }))
-    );
+    assert!(ev.iter().any(|e| matches!(
+        e,
+        Event::PlayerOut {
+            seat: SEAT_2,
+            place: 1
+        }
+    )));
     pass(&mut g, &h, 3);
     pass(&mut g, &h, 0);
     let ev = pass(&mut g, &h, 1);
@@ -198,8 +210,8 @@ fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
     assert!(ev.iter().any(|e| matches!(
         e,
         Event::TrickWon {
-            winner: 2,
-            leader: 0,
+            winner: SEAT_2,
+            leader: SEAT_0,
             jie_feng: true
         }
     )));
@@ -210,12 +222,12 @@ fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
 
 #[test]
 fn escape_mid_trick_ends_the_deal_and_the_match() {
-    let hooks = PlainHooks::new(Rules::BAIBIAN).led_by(0);
+    let hooks = PlainHooks::new(Rules::BAIBIAN).led_by(Seat::new(0));
     let (mut g, _) = Game::new(config(4, None), &hooks, [1; 32], None, 0).unwrap();
     let seat = g.turn().unwrap();
     let (plays, _) = g.legal_plays(seat);
     let cards = g.hand(seat).take(plays[0].cards).unwrap();
-    let player = g.seating()[seat as usize];
+    let player = g.seating()[seat];
     g.apply(
         &hooks,
         Entry {
@@ -229,7 +241,7 @@ fn escape_mid_trick_ends_the_deal_and_the_match() {
     )
     .unwrap();
     // Somebody who is not to act leaves.
-    let leaver = g.seating()[((seat + 2) % 4) as usize];
+    let leaver = g.seating()[seat.partner(4).unwrap()];
     let ev = g
         .apply(
             &hooks,
@@ -243,14 +255,14 @@ fn escape_mid_trick_ends_the_deal_and_the_match() {
     assert!(ev.iter().any(|e| matches!(e, Event::Escaped { .. })));
     let r = deal_end(&ev).unwrap();
     assert_eq!(r.outcome, None);
-    assert_eq!(r.escaped, Some((seat + 2) % 4));
+    assert_eq!(r.escaped, seat.partner(4));
     assert_eq!(r.settlement.scores.iter().sum::<i64>(), 0);
     assert_eq!(g.phase(), Phase::Finished);
     assert!(matches!(
         g.apply(
             &hooks,
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Pass,
                 at: 7
             }
@@ -266,7 +278,7 @@ fn rejected_actions_change_nothing() {
     let cases: Vec<(Entry, &str)> = vec![
         (
             Entry {
-                player: 1,
+                player: Player::new(1),
                 action: Action::Pass,
                 at: 1,
             },
@@ -274,7 +286,7 @@ fn rejected_actions_change_nothing() {
         ),
         (
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Pass,
                 at: 1,
             },
@@ -282,9 +294,9 @@ fn rejected_actions_change_nothing() {
         ),
         (
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Play {
-                    cards: g.hand(1).take("5".parse().unwrap()).unwrap(),
+                    cards: g.hand(Seat::new(1)).take("5".parse().unwrap()).unwrap(),
                     declared: None,
                 },
                 at: 1,
@@ -293,9 +305,9 @@ fn rejected_actions_change_nothing() {
         ),
         (
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Play {
-                    cards: g.hand(0).take("3 4".parse().unwrap()).unwrap(),
+                    cards: g.hand(Seat::new(0)).take("3 4".parse().unwrap()).unwrap(),
                     declared: None,
                 },
                 at: 1,
@@ -304,7 +316,7 @@ fn rejected_actions_change_nothing() {
         ),
         (
             Entry {
-                player: 9,
+                player: Player::new(9),
                 action: Action::Pass,
                 at: 1,
             },
@@ -312,7 +324,7 @@ fn rejected_actions_change_nothing() {
         ),
         (
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Timeout,
                 at: 1,
             },
@@ -331,11 +343,11 @@ fn rejected_actions_change_nothing() {
     play(&mut g, &h, 1, "5 5");
     // E's pair beat N's; now S must beat 5 5 with a pair: a single is refused.
     let before = serde_json::to_string(&g).unwrap();
-    let single = g.hand(2).take("8".parse().unwrap()).unwrap();
+    let single = g.hand(Seat::new(2)).take("8".parse().unwrap()).unwrap();
     let r = g.apply(
         &h,
         Entry {
-            player: 2,
+            player: Player::new(2),
             action: Action::Play {
                 cards: single,
                 declared: None,
@@ -349,7 +361,7 @@ fn rejected_actions_change_nothing() {
         before,
         "the refused single changed the state"
     );
-    assert_eq!(g.turn(), Some(2), "S is still to act");
+    assert_eq!(g.turn(), Some(Seat::new(2)), "S is still to act");
 }
 
 #[test]
@@ -385,7 +397,11 @@ fn shown_card_held_twice_keeps_the_seats() {
         else {
             panic!("no deal start")
         };
-        assert_eq!(players, &vec![0, 1, 2, 3], "seed {seed}: nobody moves");
+        assert_eq!(
+            players.players(),
+            Player::list(&[0, 1, 2, 3]),
+            "seed {seed}: nobody moves"
+        );
         assert!(
             g.hand(*leader).contains(*shown_card),
             "seed {seed}: the holder leads"
@@ -439,14 +455,14 @@ fn shown_card_twin_holder_swaps_with_the_seat_opposite() {
             panic!("no deal start")
         };
         if n.contains(*shown_card) {
-            assert_eq!(*leader, 0);
+            assert_eq!(*leader, Seat::new(0));
             assert_eq!(
-                players,
-                &vec![0, 2, 1, 3],
+                players.players(),
+                Player::list(&[0, 2, 1, 3]),
                 "E (player 1) moved opposite... to seat 2"
             );
-            assert_eq!(g.hand(2), e, "E's hand moved with E");
-            assert_eq!(g.partner(0), Some(2));
+            assert_eq!(g.hand(Seat::new(2)), e, "E's hand moved with E");
+            assert_eq!(g.partner(Seat::new(0)), Some(Seat::new(2)));
             found = true;
             break;
         }
@@ -468,7 +484,7 @@ fn classic_leader_follows_the_previous_result() {
         while g.phase() == Phase::Playing && g.deal_number() == 1 {
             let seat = g.turn().unwrap();
             let (plays, can_pass) = g.legal_plays(seat);
-            let player = g.seating()[seat as usize];
+            let player = g.seating()[seat];
             rng = rng
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
@@ -501,14 +517,14 @@ fn classic_leader_follows_the_previous_result() {
             }
         }
         let r = first_result.unwrap();
-        let first_player = r.players[r.places[0] as usize];
+        let first_player = r.players[r.places[0]];
         assert_eq!(
             g.deal_number(),
             2,
             "seed {seed}: second deal started ({:?})",
             g.phase()
         );
-        let leader_player = g.seating()[g.turn().unwrap() as usize];
+        let leader_player = g.seating()[g.turn().unwrap()];
         checked += 1;
         if r.outcome != Some(Outcome::Double) {
             assert_eq!(
@@ -577,7 +593,7 @@ impl VariantHooks for EscapeWhenAsked {
 #[test]
 fn timeouts_auto_play_then_escape() {
     let hooks = EscapeWhenAsked {
-        inner: PlainHooks::new(Rules::CLASSIC).led_by(0),
+        inner: PlainHooks::new(Rules::CLASSIC).led_by(Seat::new(0)),
         asked: std::sync::Mutex::new(Vec::new()),
     };
     let mut cfg = config(1, Some(1_000));
@@ -594,7 +610,7 @@ fn timeouts_auto_play_then_escape() {
         g.apply(
             &hooks,
             Entry {
-                player,
+                player: Player::new(player),
                 action: Action::Timeout,
                 at,
             },
@@ -608,20 +624,23 @@ fn timeouts_auto_play_then_escape() {
         ev.iter().any(|e| matches!(
             e,
             Event::Played {
-                seat: 0,
+                seat: SEAT_0,
                 auto: true,
                 ..
             }
         )),
         "{ev:?}"
     );
-    assert_eq!(g.hand(0).len(), 2, "the auto lead took one card");
+    assert_eq!(g.hand(Seat::new(0)).len(), 2, "the auto lead took one card");
     assert_eq!(g.deadline(), Some(2_000));
     // E, S and W time out once each while following: they pass, nobody escapes.
     for (seat, at) in [(1u8, 2_000u64), (2, 3_000), (3, 4_000)] {
         let ev = timeout(&mut g, seat, at).unwrap();
         assert!(
-            ev.contains(&Event::Passed { seat, auto: true }),
+            ev.contains(&Event::Passed {
+                seat: Seat::new(seat),
+                auto: true
+            }),
             "seat {seat}: {ev:?}"
         );
         assert!(!ev.iter().any(|e| matches!(e, Event::Escaped { .. })));
@@ -632,20 +651,20 @@ fn timeouts_auto_play_then_escape() {
     );
     // The trick comes back to N, whose second consecutive timeout reaches the limit: the hook
     // is asked and the escape ends the deal.
-    assert_eq!(g.turn(), Some(0));
+    assert_eq!(g.turn(), Some(Seat::new(0)));
     let ev = timeout(&mut g, 0, 5_000).unwrap();
     assert!(
         ev.iter().any(|e| matches!(e, Event::Escaped { .. })),
         "{ev:?}"
     );
     let r = deal_end(&ev).expect("the escape ends the deal");
-    assert_eq!(r.escaped, Some(0));
+    assert_eq!(r.escaped, Some(Seat::new(0)));
     assert_eq!(r.outcome, None);
     assert_eq!(g.phase(), Phase::Finished);
     assert_eq!(
         *hooks.asked.lock().unwrap(),
         vec![TimeoutFacts {
-            seat: 0,
+            seat: Seat::new(0),
             consecutive_timeouts: 2,
             disconnected: false
         }]

@@ -10,6 +10,7 @@ use shuangkou::cards::CardSet;
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, Phase, Viewer};
 use shuangkou::rules::Rules;
+use shuangkou::seat::{Player, Seat};
 
 fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Vec<Event>) {
     let mut hooks = PlainHooks::new(Rules::BAIBIAN);
@@ -25,7 +26,7 @@ fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Ve
         }
         let seat = g.turn().unwrap();
         let (plays, can_pass) = g.legal_plays(seat);
-        let player = g.seating()[seat as usize];
+        let player = g.seating()[seat];
         let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
             Action::Pass
         } else {
@@ -74,13 +75,13 @@ fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Ve
 fn resample(g: &Game, hidden: &[u8], rng: &mut ChaCha8Rng) -> Game {
     let mut pool: Vec<_> = hidden
         .iter()
-        .flat_map(|&s| g.hand(s).iter().collect::<Vec<_>>())
+        .flat_map(|&s| g.hand(Seat::new(s)).iter().collect::<Vec<_>>())
         .collect();
     pool.shuffle(rng);
-    let mut hands: Vec<CardSet> = (0..g.players()).map(|s| g.hand(s)).collect();
+    let mut hands: Vec<CardSet> = (0..g.players()).map(|s| g.hand(Seat::new(s))).collect();
     let mut it = pool.into_iter();
     for &s in hidden {
-        let n = g.hand(s).len();
+        let n = g.hand(Seat::new(s)).len();
         hands[s as usize] = it.by_ref().take(n).collect();
     }
     g.with_hands(hands).unwrap()
@@ -102,15 +103,17 @@ proptest! {
             serde_json::to_string(&other.view(Viewer::Spectator)).unwrap()
         );
         for player in 0..n {
-            let seat = g.seat_of(player).unwrap();
-            let partner = (seat + 2) % 4;
+            let seat = g.seat_of(Player::new(player)).unwrap();
+            let partner = seat.partner(4);
             let hidden: Vec<u8> = (0..n)
-                .filter(|&s| s != seat && !(double_open && n == 4 && s == partner))
+                .filter(|&s| {
+                    Seat::new(s) != seat && !(double_open && n == 4 && Some(Seat::new(s)) == partner)
+                })
                 .collect();
             let other = resample(&g, &hidden, &mut rng);
             prop_assert_eq!(
-                serde_json::to_string(&g.view(Viewer::Player(player))).unwrap(),
-                serde_json::to_string(&other.view(Viewer::Player(player))).unwrap(),
+                serde_json::to_string(&g.view(Viewer::Player(Player::new(player)))).unwrap(),
+                serde_json::to_string(&other.view(Viewer::Player(Player::new(player)))).unwrap(),
                 "seed {} player {}", seed, player
             );
         }
@@ -125,9 +128,9 @@ fn deal_start_events_show_only_what_the_viewer_may_see() {
             panic!()
         };
         for p in 0..4u8 {
-            let seat = players.iter().position(|&x| x == p).unwrap();
+            let seat = players.seat_of(Player::new(p)).unwrap().index();
             let Event::DealStarted { hands: seen, .. } =
-                g.event_view(&events[0], Viewer::Player(p))
+                g.event_view(&events[0], Viewer::Player(Player::new(p)))
             else {
                 panic!()
             };
@@ -149,7 +152,7 @@ fn deal_start_events_show_only_what_the_viewer_may_see() {
         };
         assert!(seen.iter().all(|h| h.is_empty()));
         // A view never carries another seat's hand (outside 雙明).
-        let v = g.view(Viewer::Player(0));
+        let v = g.view(Viewer::Player(Player::new(0)));
         assert_eq!(v.partner_hand.is_some(), double_open);
         assert!(v.all_hands.is_none());
         assert!(g.view(Viewer::Admin).all_hands.is_some());

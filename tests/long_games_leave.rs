@@ -7,10 +7,11 @@
 
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use shuangkou::hand::Declared;
+use shuangkou::seat::{Player, Seat};
 use shuangkou::variants;
 
 /// Passes whenever it may, otherwise leads its weakest non-bomb play.
-fn passive(game: &Game, seat: u8) -> Action {
+fn passive(game: &Game, seat: Seat) -> Action {
     let (plays, can_pass) = game.legal_plays(seat);
     if can_pass {
         return Action::Pass;
@@ -44,13 +45,13 @@ fn leaving_after_going_out_is_not_an_escape_and_the_partner_plays_on() {
         reconnect_ms: 90_000,
     };
     let (mut game, _) = Game::new(config, &classic, [11; 32], None, 0).unwrap();
-    let mut left: Option<u8> = None;
+    let mut left: Option<Player> = None;
     let mut at = 0;
     while game.results().is_empty() {
         at += 1;
         assert!(at < 3_000, "the deal did not end");
         let seat = game.turn().unwrap();
-        let player = game.seating()[seat as usize];
+        let player = game.seating()[seat];
         let events = game
             .apply(
                 &classic,
@@ -69,7 +70,7 @@ fn leaving_after_going_out_is_not_an_escape_and_the_partner_plays_on() {
             if !game.results().is_empty() {
                 break;
             }
-            let leaver = game.seating()[out_seat as usize];
+            let leaver = game.seating()[out_seat];
             at += 1;
             let events = game
                 .apply(
@@ -96,10 +97,7 @@ fn leaving_after_going_out_is_not_an_escape_and_the_partner_plays_on() {
     let r = &game.results()[0];
     assert_eq!(r.escaped, None);
     let first = r.places[0];
-    assert_eq!(
-        r.players[first as usize], leaver,
-        "the leaver keeps 1st place"
-    );
+    assert_eq!(r.players[first], leaver, "the leaver keeps 1st place");
     // Classic 雙扣 / 單扣 / 平扣 with the default table: 4 / 2 / 0 per player.
     let d = match r.outcome.expect("a normal outcome") {
         shuangkou::game::hooks::Outcome::Double => 400,
@@ -107,7 +105,7 @@ fn leaving_after_going_out_is_not_an_escape_and_the_partner_plays_on() {
         shuangkou::game::hooks::Outcome::Draw => 0,
     };
     let expected: Vec<i64> = (0..4u8)
-        .map(|s| if s % 2 == first % 2 { d } else { -d })
+        .map(|s| if s % 2 == first.team() { d } else { -d })
         .collect();
     assert_eq!(r.settlement.scores, expected, "{:?}", r.settlement.lines);
     assert!(

@@ -18,6 +18,7 @@ use shuangkou::game::hooks::SATURATED;
 use shuangkou::game::sim::{SimOptions, simulate};
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::hand::Declared;
+use shuangkou::seat::Seat;
 use shuangkou::variants::{self, CompiledVariant, OptionValue, extremes};
 
 const SEED: u64 = 0x21_2026;
@@ -94,7 +95,7 @@ fn bomb_hands() -> Vec<CardSet> {
 
 /// Bombs first: the largest bomb when leading or able to beat the top, otherwise the weakest
 /// lead, or a pass.
-fn bombs_first(game: &Game, seat: u8) -> Action {
+fn bombs_first(game: &Game, seat: Seat) -> Action {
     let (plays, can_pass) = game.legal_plays(seat);
     let choice = plays
         .iter()
@@ -132,7 +133,7 @@ fn the_jj_case_of_the_issue_plays_to_its_end_with_saturated_amounts() {
             break;
         }
         let seat = game.turn().unwrap();
-        let player = game.seating()[seat as usize];
+        let player = game.seating()[seat];
         let action = bombs_first(&game, seat);
         game.apply(
             &jj,
@@ -188,7 +189,7 @@ fn a_deal_whose_settlement_fails_can_still_be_ended_by_leaving() {
     for step in 1..=3_000u64 {
         let seat = game.turn().unwrap();
         let entry = Entry {
-            player: game.seating()[seat as usize],
+            player: game.seating()[seat],
             action: bombs_first(&game, seat),
             at: step,
         };
@@ -204,7 +205,7 @@ fn a_deal_whose_settlement_fails_can_still_be_ended_by_leaving() {
     };
     assert_eq!(h.hook, "settle");
     // Every seat can still leave; the first one ends the deal (and the match).
-    let leaver = game.seating()[game.turn().unwrap() as usize];
+    let leaver = game.seating()[game.turn().unwrap()];
     let events = game
         .apply(
             &broken,

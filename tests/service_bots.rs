@@ -13,6 +13,7 @@ use common::*;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use shuangkou::bot::{Bot, PlayerView};
+use shuangkou::seat::Player;
 use shuangkou::service::bots::decision_seed;
 use shuangkou::service::pb;
 use shuangkou::service::replay::{self, Replay};
@@ -365,10 +366,14 @@ async fn the_suggested_play_is_the_bots_decision_from_the_callers_view_only() {
     let expected = {
         let live = shared.lock().await;
         let game = live.game();
-        let seat = game.seat_of(leader as u8).expect("seat");
+        let seat = game.seat_of(Player::new(leader as u8)).expect("seat");
         let view = PlayerView::new(game, seat).expect("view");
         let bot = Bot::named("heuristic", live.hooks().as_ref()).expect("bot");
-        let mut rng = ChaCha8Rng::from_seed(decision_seed(&a.seed_commitment, 0, leader as u8));
+        let mut rng = ChaCha8Rng::from_seed(decision_seed(
+            &a.seed_commitment,
+            0,
+            Player::new(leader as u8),
+        ));
         bot.decide(&view, live.hooks().as_ref(), &mut rng)
             .action(game.hand(seat))
     };
@@ -417,7 +422,9 @@ async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
 
     // Connected, before its deadline: nothing to do.
     assert_eq!(
-        play_for(games, &game, leader).await.expect("play_for"),
+        play_for(games, &game, Player::new(leader))
+            .await
+            .expect("play_for"),
         None
     );
     // Another player's turn: nothing to do either, connected or not.
@@ -427,15 +434,20 @@ async fn a_disconnected_players_turn_is_played_through_the_one_entry_point() {
         for p in [leader, other] {
             games
                 .commit(&mut live, |l| {
-                    l.prepare_action(p, Action::Disconnect, now_ms())
+                    l.prepare_action(Player::new(p), Action::Disconnect, now_ms())
                 })
                 .await
                 .expect("disconnect");
         }
     }
-    assert_eq!(play_for(games, &game, other).await.expect("play_for"), None);
+    assert_eq!(
+        play_for(games, &game, Player::new(other))
+            .await
+            .expect("play_for"),
+        None
+    );
     // The disconnected leader: the auto bot leads for it, an automatic play.
-    let seq = play_for(games, &game, leader)
+    let seq = play_for(games, &game, Player::new(leader))
         .await
         .expect("play_for")
         .expect("played");

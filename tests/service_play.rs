@@ -14,6 +14,7 @@ use std::time::Duration;
 use common::*;
 use shuangkou::cards::CardSet;
 use shuangkou::game::{Action, Game};
+use shuangkou::seat::{Player, Seat};
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_event::Event as E;
 
@@ -26,7 +27,7 @@ fn visible(g: &Game, player: Option<u32>) -> (CardSet, Option<CardSet>) {
     let Some(p) = player else {
         return (CardSet::EMPTY, None);
     };
-    let seat = g.seat_of(p as u8).expect("player seated");
+    let seat = g.seat_of(Player::new(p as u8)).expect("player seated");
     let partner = if g.partners_see_hands() {
         g.partner(seat).map(|s| g.hand(s))
     } else {
@@ -39,7 +40,7 @@ fn visible(g: &Game, player: Option<u32>) -> (CardSet, Option<CardSet>) {
 /// and, in two-player games, the undealt cards.
 fn hidden(g: &Game, player: Option<u32>) -> CardSet {
     let (own, partner) = visible(g, player);
-    let all_hands = (0..g.players()).fold(CardSet::EMPTY, |a, s| a.union(g.hand(s)));
+    let all_hands = (0..g.players()).fold(CardSet::EMPTY, |a, s| a.union(g.hand(Seat::new(s))));
     all_hands
         .union(g.unused())
         .difference(own)
@@ -155,13 +156,15 @@ fn check_viewer(log: &ViewerLog, rebuilt: &Rebuilt) {
         for s in &st.seats {
             assert_eq!(
                 s.card_count as usize,
-                g.hand(s.seat as u8).len(),
+                g.hand(Seat::new(s.seat as u8)).len(),
                 "{what}: card count"
             );
         }
         assert_eq!(
             st.your_seat,
-            log.player.and_then(|p| g.seat_of(p as u8)).map(u32::from)
+            log.player
+                .and_then(|p| g.seat_of(Player::new(p as u8)))
+                .map(u32::from)
         );
     }
     for (seq, h) in &log.hints {

@@ -10,6 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use shengji_support::{c, permute, permuted_replay, random_prefix, set, started, visible};
 use shuangkou::cards::Suit;
+use shuangkou::seat::Player;
 use shuangkou::shengji::bot::RuleBot;
 use shuangkou::shengji::order::{ONE_DECK, points_of};
 use shuangkou::shengji::sim::match_seed;
@@ -20,11 +21,11 @@ fn bots_step(g: &Game, bots: &[RuleBot; 4]) -> Option<Action> {
     match g.phase() {
         Phase::Finished => None,
         Phase::Dealing => (0..4u8)
-            .find_map(|s| bots[s as usize].decide(&g.view(Viewer::Player(s))))
+            .find_map(|s| bots[s as usize].decide(&g.view(Viewer::Player(Player::new(s)))))
             .or(Some(Action::Deal)),
         _ => {
             let s = g.turn()?;
-            bots[s as usize].decide(&g.view(Viewer::Player(s)))
+            bots[s as usize].decide(&g.view(Viewer::Player(Player::new(s))))
         }
     }
 }
@@ -87,7 +88,7 @@ fn the_same_view_with_other_hidden_cards_gives_the_same_decision() {
         let cut = rng.random_range(20..=97);
         let (a, log, _) = random_prefix(match_seed(41, index), cut, &mut rng);
         let seat = a.turn().unwrap_or(index as u8 % 4);
-        let viewer = Viewer::Player(seat);
+        let viewer = Viewer::Player(Player::new(seat));
         let map = permute(&a, ONE_DECK.difference(visible(&a, viewer)), &mut rng);
         let (b, _) = permuted_replay(&a, &log, &map);
         assert_ne!(a.deck(), b.deck());
@@ -102,7 +103,7 @@ fn the_same_view_with_other_hidden_cards_gives_the_same_decision() {
 /// A view of seat `seat` in play at level 2, trump ♥, holding `hand`, with `trick` on the table.
 fn spot(seat: u8, hand: &str, trick: &[(u8, &str)]) -> View {
     let g = started(0, [2, 2], ["", "", "", ""], "");
-    let mut v = g.view(Viewer::Player(seat));
+    let mut v = g.view(Viewer::Player(Player::new(seat)));
     let order = Order {
         level: shengji_support::level(2),
         trump: Suit::Hearts,
@@ -179,7 +180,7 @@ fn leads_aces_then_from_its_longest_side_suit() {
 #[test]
 fn declares_a_long_trump_suit_and_buries_side_cards() {
     let g = started(0, [2, 2], ["", "", "", ""], "");
-    let mut v = g.view(Viewer::Player(1));
+    let mut v = g.view(Viewer::Player(Player::new(1)));
     v.hand = set("2H 5H 7H 9H QH 3S");
     v.stock_count = 30;
     let bot = RuleBot::new(3);
@@ -196,7 +197,7 @@ fn declares_a_long_trump_suit_and_buries_side_cards() {
     v.hand = set("2H 5H 7H 9H QH 3S");
     assert_eq!(bot.decide(&v), None, "the first declaration stands");
     // Burying: 18 cards, trump ♥ at level 2: six side non-point cards, short suits first, no ace.
-    let mut v = g.view(Viewer::Player(0));
+    let mut v = g.view(Viewer::Player(Player::new(0)));
     v.phase = Phase::Exchange;
     v.turn = Some(0);
     v.trump = Some(Suit::Hearts);

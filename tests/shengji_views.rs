@@ -15,6 +15,7 @@ use rand_chacha::ChaCha8Rng;
 
 use shengji_support::{deal_all, permute, permuted_replay, random_prefix, visible};
 use shuangkou::cards::CardSet;
+use shuangkou::seat::Player;
 use shuangkou::shengji::order::ONE_DECK;
 use shuangkou::shengji::sim::match_seed;
 use shuangkou::shengji::{Action, Event, StandardHooks, Viewer, event_view};
@@ -22,10 +23,10 @@ use shuangkou::shengji::{Action, Event, StandardHooks, Viewer, event_view};
 #[test]
 fn no_view_or_event_depends_on_a_card_the_viewer_may_not_see() {
     let viewers = [
-        Viewer::Player(0),
-        Viewer::Player(1),
-        Viewer::Player(2),
-        Viewer::Player(3),
+        Viewer::Player(Player::new(0)),
+        Viewer::Player(Player::new(1)),
+        Viewer::Player(Player::new(2)),
+        Viewer::Player(Player::new(3)),
         Viewer::Spectator,
     ];
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
@@ -69,16 +70,16 @@ fn the_bottom_is_the_dealers_alone_until_the_deal_ends() {
         .find(|e| matches!(e, Event::BottomTaken { .. }))
         .unwrap();
     assert_eq!(
-        event_view(taken, Viewer::Player(0)),
+        event_view(taken, Viewer::Player(Player::new(0))),
         Event::BottomTaken {
             seat: 0,
             cards: Some(bottom)
         }
     );
     for v in [
-        Viewer::Player(1),
-        Viewer::Player(2),
-        Viewer::Player(3),
+        Viewer::Player(Player::new(1)),
+        Viewer::Player(Player::new(2)),
+        Viewer::Player(Player::new(3)),
         Viewer::Spectator,
     ] {
         assert_eq!(
@@ -92,7 +93,7 @@ fn the_bottom_is_the_dealers_alone_until_the_deal_ends() {
         assert_eq!(g.view(v).hand.intersection(bottom), CardSet::EMPTY);
         assert_eq!(g.view(v).all_hands, None);
     }
-    assert_eq!(g.view(Viewer::Player(0)).bottom, Some(bottom));
+    assert_eq!(g.view(Viewer::Player(Player::new(0))).bottom, Some(bottom));
     let bury: CardSet = g.hand(0).iter().take(6).collect();
     shengji_support::ok(
         &mut g,
@@ -102,8 +103,8 @@ fn the_bottom_is_the_dealers_alone_until_the_deal_ends() {
             cards: bury,
         },
     );
-    assert_eq!(g.view(Viewer::Player(0)).bottom, Some(bury));
-    assert_eq!(g.view(Viewer::Player(2)).bottom, None);
+    assert_eq!(g.view(Viewer::Player(Player::new(0))).bottom, Some(bury));
+    assert_eq!(g.view(Viewer::Player(Player::new(2))).bottom, None);
     assert_eq!(g.view(Viewer::Admin).bottom, Some(bury));
     // At the deal's end the buried cards are public in the result.
     let ev = shengji_support::play_out(&mut g, &hooks);

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use shuangkou::game::hooks::{DealFacts, HookError, SeatingFacts, VariantHooks};
+use shuangkou::seat::Seat;
 use shuangkou::variants::{self, CompiledVariant, VariantError, engine};
 
 const CLASSIC: &str = include_str!("../variants/classic.rhai");
@@ -64,7 +65,7 @@ fn settle_error(src: &str) -> HookError {
         "{err:?}"
     );
     // The same variant keeps working.
-    assert_eq!(v.seating(&seating()).unwrap().leader, 1);
+    assert_eq!(v.seating(&seating()).unwrap().leader, Seat::new(1));
     // And a version like this never becomes active.
     let refused = variants::load("hostile/classic.rhai", src, Some("classic"), 5, 1).unwrap_err();
     assert!(

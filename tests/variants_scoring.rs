@@ -314,11 +314,11 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
                     Outcome::Single => [2, -2, 2, -2],
                     Outcome::Draw => [1, 0, 0, 1],
                 };
-                let team = p[0] % 2;
+                let team = p[0].team();
                 let level = f
                     .bombs_played
                     .iter()
-                    .filter(|b| b.seat % 2 == team)
+                    .filter(|b| b.seat.team() == team)
                     .filter_map(|b| b.stars)
                     .max()
                     .unwrap_or(0);
@@ -329,7 +329,7 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
                 };
                 let mut want = [0i64; 4];
                 for (place, &seat) in p.iter().enumerate() {
-                    want[seat as usize] = row[place] * m * 100;
+                    want[seat.index()] = row[place] * m * 100;
                 }
                 for b in &f.bombs_played {
                     let Some(stars) = b.stars.filter(|&s| s >= 6) else {
@@ -337,7 +337,7 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
                     };
                     let c = each[usize::from(stars - 6).min(2)] * 100;
                     for (s, w) in want.iter_mut().enumerate() {
-                        *w += if s == b.seat as usize { 3 * c } else { -c };
+                        *w += if s == b.seat.index() { 3 * c } else { -c };
                     }
                 }
                 let got = v

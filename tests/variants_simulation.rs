@@ -149,7 +149,7 @@ fn play_until_failure(hooks: &dyn VariantHooks, seed: u64) -> (Game, Entry, Game
             "the deal ended without settling"
         );
         let seat = game.turn().unwrap();
-        let player = game.seating()[seat as usize];
+        let player = game.seating()[seat];
         let (plays, can_pass) = game.legal_plays(seat);
         // Prefer big plays so that the deal ends soon.
         let action = if can_pass && (plays.is_empty() || rng.random_bool(0.2)) {

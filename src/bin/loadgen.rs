@@ -47,6 +47,7 @@ use shuangkou::cards::CardSet;
 use shuangkou::game::Phase;
 use shuangkou::hand::Hand;
 use shuangkou::rules::Rules;
+use shuangkou::seat::Player;
 use shuangkou::service::pb;
 use shuangkou::service::pb::game_engine_client::GameEngineClient;
 use shuangkou::service::pb::game_event::Event as Ev;
@@ -977,7 +978,7 @@ fn verify(variant: &str, f: &Finished) -> Result<(), String> {
     let own = replay
         .entries
         .iter()
-        .filter(|e| e.player < f.first_bot)
+        .filter(|e| e.player < Player::new(f.first_bot))
         .count() as u64;
     if f.plays != own {
         return Err(format!(

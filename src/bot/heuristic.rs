@@ -29,6 +29,7 @@ use super::simple::legal;
 use super::{Decision, Params, PlayerView};
 use crate::cards::RankCounts;
 use crate::moves::{self, Play};
+use crate::seat::Seat;
 
 /// A partner with at most this many cards is fed.
 const FEED_AT: u8 = 4;
@@ -218,7 +219,7 @@ impl Mind<'_> {
             .copied()
     }
 
-    fn follow(&self, plays: &[Play], top_seat: u8, top: &crate::hand::Hand) -> Decision {
+    fn follow(&self, plays: &[Play], top_seat: Seat, top: &crate::hand::Hand) -> Decision {
         let v = self.view;
         let rules = v.rules();
         let close = v.closest_opponent();

@@ -13,6 +13,7 @@ use crate::game::bombs;
 use crate::game::hooks::{BombFact, Centi, DealFacts, Outcome, VariantHooks};
 use crate::hand::Hand;
 use crate::rules::Rules;
+use crate::seat::Seat;
 
 /// Star levels (or card counts under the classic order) the profile covers.
 pub const LEVELS: usize = 16;
@@ -41,7 +42,7 @@ fn synthetic_bomb(len: u8, rules: &Rules) -> Option<(RankCounts, Hand)> {
 }
 
 fn seat0_score(hooks: &dyn VariantHooks, facts: &DealFacts) -> Option<Centi> {
-    deal_score(hooks, facts, 0)
+    deal_score(hooks, facts, Seat::new(0))
 }
 
 impl ScoringProfile {
@@ -51,7 +52,7 @@ impl ScoringProfile {
         let n = rules.players;
         let mut profile = ScoringProfile::default();
         let base = |won: bool| -> DealFacts {
-            let (places, cards_left) = match (n, won) {
+            let (places, cards_left): (Vec<u8>, _) = match (n, won) {
                 (2, true) => (vec![0, 1], vec![0, 13]),
                 (2, false) => (vec![1, 0], vec![13, 0]),
                 (_, true) => (vec![0, 2, 1, 3], vec![0, 0, 6, 6]),
@@ -61,7 +62,7 @@ impl ScoringProfile {
                 players: n,
                 deal_number: 1,
                 outcome: Outcome::Double,
-                places,
+                places: places.into_iter().map(Seat::new).collect(),
                 cards_left,
                 bombs_played: Vec::new(),
                 bombs_in_hand: vec![Vec::new(); n as usize],
@@ -73,7 +74,7 @@ impl ScoringProfile {
             let Some((cards, h)) = synthetic_bomb(len, &rules) else {
                 continue;
             };
-            let fact: BombFact = bombs::fact(0, cards, &h);
+            let fact: BombFact = bombs::fact(Seat::new(0), cards, &h);
             let mut sum = 0;
             for won in [true, false] {
                 let mut played = base(won);
@@ -108,13 +109,12 @@ impl ScoringProfile {
 
 /// The finished deal's score for the team of `seat` (the seat and its partner; 2 players: the
 /// seat) under the variant's settlement (`None` if the hook fails).
-pub fn deal_score(hooks: &dyn VariantHooks, facts: &DealFacts, seat: u8) -> Option<Centi> {
+pub fn deal_score(hooks: &dyn VariantHooks, facts: &DealFacts, seat: Seat) -> Option<Centi> {
     let scores = hooks.settle(facts).ok()?.scores;
-    let mine = *scores.get(seat as usize)?;
-    let partner = match facts.players {
-        4 => scores.get(((seat + 2) % 4) as usize).copied().unwrap_or(0),
-        _ => 0,
-    };
+    let mine = *scores.get(seat.index())?;
+    let partner = seat
+        .partner(facts.players)
+        .map_or(0, |p| scores.get(p.index()).copied().unwrap_or(0));
     Some(mine + partner)
 }
 

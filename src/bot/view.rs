@@ -13,20 +13,21 @@ use crate::game::Game;
 use crate::game::hooks::{BombFact, Centi};
 use crate::hand::Hand;
 use crate::rules::Rules;
+use crate::seat::Seat;
 
 /// What one seat may see of a deal in progress.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PlayerView {
     rules: Rules,
     players: u8,
-    seat: u8,
+    seat: Seat,
     hand: RankCounts,
     partner_hand: Option<RankCounts>,
     counts: [u8; 4],
     played: RankCounts,
-    top: Option<(u8, Hand)>,
+    top: Option<(Seat, Hand)>,
     passed: u8,
-    out: [u8; 4],
+    out: [Seat; 4],
     out_len: u8,
     bombs_played: Vec<BombFact>,
     deal_number: u32,
@@ -38,40 +39,37 @@ pub struct PlayerView {
 
 impl PlayerView {
     /// The view of `seat` (a seat of the current deal); `None` for a seat that does not exist.
-    pub fn new(game: &Game, seat: u8) -> Option<PlayerView> {
+    pub fn new(game: &Game, seat: Seat) -> Option<PlayerView> {
         let n = game.players();
-        if seat >= n {
+        if seat.number() >= n {
             return None;
         }
         let mut counts = [0u8; 4];
         let mut totals = [0; 4];
-        for s in 0..n {
-            counts[s as usize] = game.hand(s).len() as u8;
-            let player = *game.seating().get(s as usize)?;
-            totals[s as usize] = game.totals().get(player as usize).copied().unwrap_or(0);
+        for s in Seat::all(n) {
+            counts[s.index()] = game.hand(s).len() as u8;
+            let player = game.seating().player_at(s)?;
+            totals[s.index()] = game.totals().get(player.index()).copied().unwrap_or(0);
         }
         let partner_hand = match game.partner(seat) {
             Some(p) if game.partners_see_hands() => Some(game.hand(p).rank_counts()),
             _ => None,
         };
-        let player = *game.seating().get(seat as usize)?;
+        let player = game.seating().player_at(seat)?;
         let lost_streak = game
             .results()
             .iter()
             .rev()
             .take_while(|r| {
-                let my_seat = r.players.iter().position(|&p| p == player);
+                let my_seat = r.players.seat_of(player);
                 let first = r.places.first().copied();
                 match (my_seat, first) {
-                    (Some(m), Some(f)) => (m as u8) % 2 != f % 2,
+                    (Some(m), Some(f)) => m.team() != f.team(),
                     _ => false,
                 }
             })
             .count() as u32;
-        let passed = game
-            .passed_seats()
-            .iter()
-            .fold(0u8, |m, s| m | (1 << (s & 7)));
+        let passed = game.passed_seats().iter().fold(0u8, |m, s| m | s.bit());
         let mut view = PlayerView::from_parts(
             *game.rules(),
             seat,
@@ -95,16 +93,16 @@ impl PlayerView {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn from_parts(
         rules: Rules,
-        seat: u8,
+        seat: Seat,
         hand: RankCounts,
         partner_hand: Option<RankCounts>,
         counts: [u8; 4],
         played: RankCounts,
-        top: Option<(u8, Hand)>,
+        top: Option<(Seat, Hand)>,
         passed: u8,
-        out: &[u8],
+        out: &[Seat],
     ) -> PlayerView {
-        let mut o = [0u8; 4];
+        let mut o = [Seat::default(); 4];
         for (i, s) in out.iter().take(4).enumerate() {
             o[i] = *s;
         }
@@ -133,7 +131,7 @@ impl PlayerView {
     pub fn players(&self) -> u8 {
         self.players
     }
-    pub fn seat(&self) -> u8 {
+    pub fn seat(&self) -> Seat {
         self.seat
     }
     /// The seat's own hand, as ranks.
@@ -145,16 +143,16 @@ impl PlayerView {
         self.partner_hand
     }
     /// The partner seat (4 players).
-    pub fn partner(&self) -> Option<u8> {
-        (self.players == 4).then_some((self.seat + 2) % 4)
+    pub fn partner(&self) -> Option<Seat> {
+        self.seat.partner(self.players)
     }
     /// The two opponents (one in the 2-player game).
-    pub fn opponents(&self) -> impl Iterator<Item = u8> + '_ {
-        (0..self.players).filter(move |&s| s != self.seat && Some(s) != self.partner())
+    pub fn opponents(&self) -> impl Iterator<Item = Seat> + '_ {
+        Seat::all(self.players).filter(move |&s| s != self.seat && Some(s) != self.partner())
     }
     /// Cards left in a seat's hand.
-    pub fn count(&self, seat: u8) -> u8 {
-        self.counts.get(seat as usize).copied().unwrap_or(0)
+    pub fn count(&self, seat: Seat) -> u8 {
+        self.counts.get(seat.index()).copied().unwrap_or(0)
     }
     pub fn counts(&self) -> [u8; 4] {
         self.counts
@@ -164,7 +162,7 @@ impl PlayerView {
         self.played
     }
     /// The top play of the trick and who made it.
-    pub fn top(&self) -> Option<(u8, Hand)> {
+    pub fn top(&self) -> Option<(Seat, Hand)> {
         self.top
     }
     /// Seats that passed since the top play (bit per seat).
@@ -172,14 +170,14 @@ impl PlayerView {
         self.passed
     }
     /// Seats out this deal, in order.
-    pub fn out(&self) -> &[u8] {
+    pub fn out(&self) -> &[Seat] {
         &self.out[..self.out_len as usize]
     }
-    pub fn is_out(&self, seat: u8) -> bool {
+    pub fn is_out(&self, seat: Seat) -> bool {
         self.out().contains(&seat)
     }
     /// Still holding cards.
-    pub fn active(&self, seat: u8) -> bool {
+    pub fn active(&self, seat: Seat) -> bool {
         self.count(seat) > 0 && !self.is_out(seat)
     }
     pub fn bombs_played(&self) -> &[BombFact] {

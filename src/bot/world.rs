@@ -13,10 +13,11 @@ use rand_chacha::ChaCha8Rng;
 use super::{Decision, PlayerView};
 use crate::cards::{Rank, RankCounts};
 use crate::game::bombs;
-use crate::game::flow::{self, Turns};
+use crate::game::flow::Turns;
 use crate::game::hooks::{BombFact, DealFacts};
 use crate::hand::Hand;
 use crate::rules::Rules;
+use crate::seat::Seat;
 
 /// Most steps a playout may take (far above any deal; a guard, not a rule).
 const MAX_STEPS: u32 = 2_000;
@@ -29,10 +30,10 @@ pub struct World {
     partners_see: bool,
     hands: [RankCounts; 4],
     played: RankCounts,
-    turn: u8,
-    top: Option<(u8, Hand)>,
+    turn: Seat,
+    top: Option<(Seat, Hand)>,
     passed: u8,
-    out: Vec<u8>,
+    out: Vec<Seat>,
     bombs: Vec<BombFact>,
     deal_number: u32,
 }
@@ -46,16 +47,16 @@ impl World {
         let mut pool: Vec<Rank> = view.unseen().ranks().collect();
         pool.shuffle(rng);
         let mut hands = [RankCounts::EMPTY; 4];
-        hands[me as usize] = view.hand();
+        hands[me.index()] = view.hand();
         let shown = view.partner_hand();
         let mut next = pool.into_iter();
-        for s in 0..n {
+        for s in Seat::all(n) {
             if s == me {
                 continue;
             }
             if Some(s) == view.partner() {
                 if let Some(h) = shown {
-                    hands[s as usize] = h;
+                    hands[s.index()] = h;
                     continue;
                 }
             }
@@ -63,7 +64,7 @@ impl World {
             for r in next.by_ref().take(view.count(s) as usize) {
                 h.add(r, 1);
             }
-            hands[s as usize] = h;
+            hands[s.index()] = h;
         }
         World {
             rules: *view.rules(),
@@ -80,23 +81,23 @@ impl World {
         }
     }
 
-    pub fn turn(&self) -> u8 {
+    pub fn turn(&self) -> Seat {
         self.turn
     }
 
-    pub fn hand(&self, seat: u8) -> RankCounts {
-        self.hands.get(seat as usize).copied().unwrap_or_default()
+    pub fn hand(&self, seat: Seat) -> RankCounts {
+        self.hands.get(seat.index()).copied().unwrap_or_default()
     }
 
-    fn partner(&self, seat: u8) -> Option<u8> {
-        flow::partner(self.n, seat)
+    fn partner(&self, seat: Seat) -> Option<Seat> {
+        seat.partner(self.n)
     }
 
     /// What `seat` would see in this world.
-    pub fn view_of(&self, seat: u8) -> PlayerView {
+    pub fn view_of(&self, seat: Seat) -> PlayerView {
         let mut counts = [0u8; 4];
-        for s in 0..self.n {
-            counts[s as usize] = self.hand(s).total() as u8;
+        for s in Seat::all(self.n) {
+            counts[s.index()] = self.hand(s).total() as u8;
         }
         let partner_hand = self
             .partner(seat)
@@ -119,7 +120,7 @@ impl World {
     /// seat cannot make (cards not held, a pass while leading) plays its weakest card instead.
     pub fn apply(&mut self, d: Decision) -> bool {
         let seat = self.turn;
-        let s = seat as usize;
+        let s = seat.index();
         match d {
             Decision::Play(p) if p.cards.is_subset(self.hands[s]) => {
                 self.hands[s] = self.hands[s].minus(p.cards).unwrap_or_default();
@@ -149,8 +150,8 @@ impl World {
         }
     }
 
-    fn pass(&mut self, seat: u8) {
-        self.passed |= 1 << seat;
+    fn pass(&mut self, seat: Seat) {
+        self.passed |= seat.bit();
         let Some((top_seat, _)) = self.top else {
             return;
         };
@@ -185,9 +186,11 @@ impl World {
             deal_number: self.deal_number,
             outcome,
             places,
-            cards_left: (0..self.n).map(|s| self.hand(s).total() as u8).collect(),
+            cards_left: Seat::all(self.n)
+                .map(|s| self.hand(s).total() as u8)
+                .collect(),
             bombs_played: self.bombs.clone(),
-            bombs_in_hand: (0..self.n)
+            bombs_in_hand: Seat::all(self.n)
                 .map(|s| bombs::in_hand(self.hand(s), s, &self.rules))
                 .collect(),
         })
@@ -199,10 +202,10 @@ impl Turns for World {
     fn seat_count(&self) -> u8 {
         self.n
     }
-    fn cards_left(&self, seat: u8) -> u32 {
+    fn cards_left(&self, seat: Seat) -> u32 {
         self.hand(seat).total()
     }
-    fn out_order(&self) -> &[u8] {
+    fn out_order(&self) -> &[Seat] {
         &self.out
     }
 }

@@ -111,9 +111,9 @@ fn play_match(
     let mut steps = 0u64;
     while game.phase() == Phase::Playing {
         let seat = game.turn().ok_or("no seat to act")?;
-        let player = *game.seating().get(seat as usize).ok_or("bad seat")?;
+        let player = game.seating().player_at(seat).ok_or("bad seat")?;
         // Teams are seats (the seating hook may move players between seats).
-        let side = usize::from(seat % 2 != a_parity);
+        let side = usize::from(seat.team() != a_parity);
         let started = Instant::now();
         let view = PlayerView::new(&game, seat).ok_or("no view")?;
         let d = bots[side].decide(&view, hooks, &mut rng);
@@ -159,7 +159,7 @@ fn play_match(
                         pair.points += *score as f64 / 100.0;
                     }
                 }
-                let a_first = r.places.first().is_some_and(|s| s % 2 == a_parity);
+                let a_first = r.places.first().is_some_and(|s| s.team() == a_parity);
                 pair.wins += match (r.outcome, a_first) {
                     (Some(Outcome::Draw), _) => 0.5,
                     (Some(_), true) => 1.0,

@@ -14,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::cards::{Card, CardSet, Rank, Suit};
 use crate::game::Viewer;
+use crate::seat::Player;
 use crate::shengji::bot::RuleBot;
 use crate::shengji::sim::{SimOptions, match_seed, random_action, simulate as sim};
 use crate::shengji::{Action, Game, Level, Order, Phase, Setup, ShengjiHooks};
@@ -158,7 +159,7 @@ fn decide(
             seed,
             bury_points: hooks.bury_points_allowed(),
         }
-        .decide(&game.view(Viewer::Player(seat))),
+        .decide(&game.view(Viewer::Player(Player::new(seat)))),
         Policy::Random if game.phase() == Phase::Dealing => {
             let level = game.level().rank();
             let card = game.hand(seat).of_rank(level).iter().next()?;

@@ -12,14 +12,14 @@
 
 use std::collections::HashMap;
 
-use super::hooks::{BombFact, SeatIndex};
+use super::hooks::{BombFact, Seat};
 use crate::cards::{Rank, RankCounts, TOP_SET};
 use crate::hand::{Fill, Hand, HandType};
 use crate::moves::{self, Play};
 use crate::rules::{ChainBombs, Rules};
 
 /// The fact of a bomb: who, which cards (as ranks) and its shape.
-pub fn fact(seat: SeatIndex, cards: RankCounts, h: &Hand) -> BombFact {
+pub fn fact(seat: Seat, cards: RankCounts, h: &Hand) -> BombFact {
     BombFact {
         seat,
         kind: h.kind,
@@ -180,7 +180,7 @@ impl Search<'_> {
 
 /// The best arrangement of the bombs in `hand` (disjoint, wild jokers assigned), as facts of
 /// `seat`, in the order found (lowest rank first, joker bombs last).
-pub fn in_hand(hand: RankCounts, seat: SeatIndex, rules: &Rules) -> Vec<BombFact> {
+pub fn in_hand(hand: RankCounts, seat: Seat, rules: &Rules) -> Vec<BombFact> {
     if !may_hold_bomb(hand, rules) {
         return Vec::new();
     }
@@ -209,7 +209,7 @@ mod tests {
     use super::*;
 
     fn stars(hand: &str, rules: &Rules) -> Vec<(HandType, Option<u8>, String)> {
-        in_hand(hand.parse().unwrap(), 0, rules)
+        in_hand(hand.parse().unwrap(), Seat::new(0), rules)
             .into_iter()
             .map(|b| (b.kind, b.stars, b.cards.to_string()))
             .collect()
@@ -228,10 +228,14 @@ mod tests {
         assert_eq!(got.len(), 2, "{got:?}");
         // 33 3 + BJ is a 4★ only with the wild; with 9999 the wild makes 99999 (5★ + nothing)
         // or 3333 (4★) + 9999 (4★): 32 vs 32; both are best, the total is what counts.
-        let total: u64 = in_hand("3 3 3 9 9 9 9 BJ".parse().unwrap(), 0, &Rules::BAIBIAN)
-            .iter()
-            .map(|b| 1u64 << b.stars.unwrap())
-            .sum();
+        let total: u64 = in_hand(
+            "3 3 3 9 9 9 9 BJ".parse().unwrap(),
+            Seat::new(0),
+            &Rules::BAIBIAN,
+        )
+        .iter()
+        .map(|b| 1u64 << b.stars.unwrap())
+        .sum();
         assert_eq!(total, 32);
     }
 
@@ -266,12 +270,12 @@ mod tests {
     fn full_hands_finish_quickly() {
         // A bomb-heavy 27-card hand with four wild jokers (qianbian).
         let h = "3 3 3 3 4 4 4 4 5 5 5 5 6 6 6 6 7 7 7 7 8 8 9 SJ SJ BJ BJ";
-        let got = in_hand(h.parse().unwrap(), 1, &Rules::QIANBIAN);
+        let got = in_hand(h.parse().unwrap(), Seat::new(1), &Rules::QIANBIAN);
         assert!(!got.is_empty());
         let mut used = RankCounts::EMPTY;
         for b in &got {
             used = used.plus(b.cards);
-            assert_eq!(b.seat, 1);
+            assert_eq!(b.seat, Seat::new(1));
         }
         assert!(used.is_subset(h.parse().unwrap()), "bombs are disjoint");
     }

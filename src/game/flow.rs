@@ -9,11 +9,7 @@
 
 use super::hooks::Outcome;
 use crate::rules::Rules;
-
-/// The partner seat (4 players; none in the 2-player game).
-pub fn partner(players: u8, seat: u8) -> Option<u8> {
-    (players == 4).then_some((seat + 2) % 4)
-}
+use crate::seat::Seat;
 
 /// What the turn rules read of a deal in progress; the rules themselves are the provided
 /// methods.
@@ -21,21 +17,21 @@ pub trait Turns {
     /// Seats at the table (2 or 4).
     fn seat_count(&self) -> u8;
     /// Cards left in a seat's hand.
-    fn cards_left(&self, seat: u8) -> u32;
+    fn cards_left(&self, seat: Seat) -> u32;
     /// Seats out this deal, in the order they went out.
-    fn out_order(&self) -> &[u8];
+    fn out_order(&self) -> &[Seat];
 
     /// Still holding cards.
-    fn is_active(&self, seat: u8) -> bool {
+    fn is_active(&self, seat: Seat) -> bool {
         self.cards_left(seat) > 0 && !self.out_order().contains(&seat)
     }
 
     /// The next active seat after `seat` in turn order (`seat` itself if none).
-    fn next_active_after(&self, seat: u8) -> u8 {
+    fn next_active_after(&self, seat: Seat) -> Seat {
         let n = self.seat_count();
         let mut s = seat;
         for _ in 0..n {
-            s = (s + 1) % n;
+            s = s.next(n);
             if self.is_active(s) {
                 return s;
             }
@@ -45,17 +41,18 @@ pub trait Turns {
 
     /// True while an active seat other than the top play's has not passed on it (`passed`: a
     /// bit per seat).
-    fn trick_open(&self, top_seat: u8, passed: u8) -> bool {
-        (0..self.seat_count()).any(|s| s != top_seat && self.is_active(s) && passed & (1 << s) == 0)
+    fn trick_open(&self, top_seat: Seat, passed: u8) -> bool {
+        Seat::all(self.seat_count())
+            .any(|s| s != top_seat && self.is_active(s) && passed & s.bit() == 0)
     }
 
     /// Who leads after the trick won by `top_seat`, and whether by 接風 (the partner of a
     /// winner who went out on the unbeaten play).
-    fn leader_after_trick(&self, top_seat: u8) -> (u8, bool) {
+    fn leader_after_trick(&self, top_seat: Seat) -> (Seat, bool) {
         if self.is_active(top_seat) {
             return (top_seat, false);
         }
-        match partner(self.seat_count(), top_seat) {
+        match top_seat.partner(self.seat_count()) {
             Some(p) if self.is_active(p) => (p, true),
             _ => (self.next_active_after(top_seat), false),
         }
@@ -69,7 +66,7 @@ pub trait Turns {
             2 => !out.is_empty(),
             _ => out
                 .iter()
-                .any(|&s| partner(n, s).is_some_and(|p| out.contains(&p))),
+                .any(|&s| s.partner(n).is_some_and(|p| out.contains(&p))),
         }
     }
 
@@ -77,14 +74,14 @@ pub trait Turns {
     /// last player out (from `turn` when nobody is out) — after a 雙扣 by that order alone (S0-CL
     /// 「當雙扣的情況下按照出牌順序排定第三名和第四名」, docs/rules/RULES.md A2, §1.5, §8 #24), otherwise by cards
     /// left first (fewer first).
-    fn finishing_places(&self, turn: u8) -> Vec<u8> {
+    fn finishing_places(&self, turn: Seat) -> Vec<Seat> {
         let out = self.out_order();
         let mut places = out.to_vec();
         let n = self.seat_count();
         let start = out.last().copied().unwrap_or(turn);
-        let double = n == 4 && matches!(out, [a, b] if partner(n, *a) == Some(*b));
-        let mut rest: Vec<(u32, u8, u8)> = (1..=n)
-            .map(|k| (start + k) % n)
+        let double = n == 4 && matches!(out, [a, b] if a.partner(n) == Some(*b));
+        let mut rest: Vec<(u32, u8, Seat)> = (1..=n)
+            .map(|k| Seat::new((start.number() + k) % n))
             .filter(|s| !places.contains(s))
             .enumerate()
             .map(|(order, s)| {
@@ -98,7 +95,7 @@ pub trait Turns {
     }
 
     /// The outcome of a finished deal with these places.
-    fn deal_outcome(&self, places: &[u8], rules: &Rules) -> Option<Outcome> {
+    fn deal_outcome(&self, places: &[Seat], rules: &Rules) -> Option<Outcome> {
         if self.seat_count() == 2 {
             let left = self.cards_left(*places.get(1)?);
             return Some(Outcome::from_loser_cards(

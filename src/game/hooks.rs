@@ -20,9 +20,7 @@ use crate::rules::Rules;
 /// A score in hundredths of a point.
 pub type Centi = i64;
 
-/// A seat at the table for the current deal, `0..players`, in turn order; in 4-player games the
-/// partner of seat `s` is `(s + 2) % 4` and the teams are {0, 2} and {1, 3}.
-pub type SeatIndex = u8;
+pub use crate::seat::Seat;
 
 /// How a deal ended, by the places of the winning team (docs/rules/RULES.md §1.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -49,9 +47,9 @@ impl Outcome {
     /// The outcome of a 4-player deal from its places: where the first finisher's partner
     /// finished (2nd 雙扣, 3rd 單扣, 4th 平扣; docs/rules/RULES.md §1.6). `None` if the partner is not
     /// among the places.
-    pub fn from_places(places: &[SeatIndex]) -> Option<Outcome> {
+    pub fn from_places(places: &[Seat]) -> Option<Outcome> {
         let first = *places.first()?;
-        let partner = (first + 2) % 4;
+        let partner = first.partner(4)?;
         match places.iter().position(|&s| s == partner)? {
             1 => Some(Outcome::Double),
             2 => Some(Outcome::Single),
@@ -100,7 +98,7 @@ impl EscapeReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BombFact {
     /// Who played (or holds) it.
-    pub seat: SeatIndex,
+    pub seat: Seat,
     /// `bomb`, `three_jokers`, `four_jokers` or `chain_bomb`.
     pub kind: HandType,
     /// The cards, as ranks.
@@ -125,7 +123,7 @@ pub struct SeatingFacts {
     pub shown_card: Card,
     /// The seat holding each physical copy of the shown card's rank and suit: `[holder of the
     /// shown copy, holder of its twin]` (the twin is `None` when it was not dealt, 2 players).
-    pub shown_holders: [Option<SeatIndex>; 2],
+    pub shown_holders: [Option<Seat>; 2],
     /// The previous deal of the match, in the current seating.
     pub previous: Option<PreviousDeal>,
     /// A random number from the deal's seeded generator, for rules that pick at random.
@@ -137,19 +135,19 @@ pub struct SeatingFacts {
 pub struct PreviousDeal {
     pub outcome: Option<Outcome>,
     /// Finishing order of the previous deal.
-    pub places: Vec<SeatIndex>,
+    pub places: Vec<Seat>,
     /// The seat that escaped, if the previous deal ended by an escape.
-    pub escaped: Option<SeatIndex>,
+    pub escaped: Option<Seat>,
 }
 
 /// The seating hook's decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatingDecision {
     /// Who leads the first trick.
-    pub leader: SeatIndex,
+    pub leader: Seat,
     /// Two seats whose players (with their hands) exchange places before play starts, e.g. the
     /// holder of the twin of the shown card and the player opposite the leader.
-    pub swap: Option<(SeatIndex, SeatIndex)>,
+    pub swap: Option<(Seat, Seat)>,
 }
 
 /// What the settlement hook is told when a deal ends normally.
@@ -160,7 +158,7 @@ pub struct DealFacts {
     pub outcome: Outcome,
     /// Finishing order, every seat: first the players who went out, then the rest by cards
     /// left (fewer first), then turn order.
-    pub places: Vec<SeatIndex>,
+    pub places: Vec<Seat>,
     /// Cards left in each seat's hand, by seat.
     pub cards_left: Vec<u8>,
     /// Every bomb played in the deal, in order.
@@ -174,10 +172,10 @@ pub struct DealFacts {
 pub struct EscapeFacts {
     pub players: u8,
     pub deal_number: u32,
-    pub escaper: SeatIndex,
+    pub escaper: Seat,
     pub reason: EscapeReason,
     /// Players already out, in order.
-    pub places: Vec<SeatIndex>,
+    pub places: Vec<Seat>,
     pub cards_left: Vec<u8>,
     pub bombs_played: Vec<BombFact>,
     pub bombs_in_hand: Vec<Vec<BombFact>>,
@@ -187,7 +185,7 @@ pub struct EscapeFacts {
 /// out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TimeoutFacts {
-    pub seat: SeatIndex,
+    pub seat: Seat,
     /// Consecutive turns this seat has timed out, this one included.
     pub consecutive_timeouts: u32,
     /// True when the reconnect window ran out (the seat is disconnected).
@@ -197,7 +195,7 @@ pub struct TimeoutFacts {
 /// One line of a settlement: why a seat gains or loses points.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineItem {
-    pub seat: SeatIndex,
+    pub seat: Seat,
     /// A stable label: `base`, `multiplier`, `contribution`, `rake`, `escape`, …
     pub label: String,
     /// Points, in hundredths.
@@ -314,10 +312,12 @@ mod tests {
 
     #[test]
     fn outcome_by_places_and_by_cards_left() {
-        assert_eq!(Outcome::from_places(&[1, 3, 0, 2]), Some(Outcome::Double));
-        assert_eq!(Outcome::from_places(&[1, 0, 3, 2]), Some(Outcome::Single));
-        assert_eq!(Outcome::from_places(&[1, 0, 2, 3]), Some(Outcome::Draw));
-        assert_eq!(Outcome::from_places(&[1, 0]), None);
+        let from =
+            |p: &[u8]| Outcome::from_places(&p.iter().map(|&s| Seat::new(s)).collect::<Vec<_>>());
+        assert_eq!(from(&[1, 3, 0, 2]), Some(Outcome::Double));
+        assert_eq!(from(&[1, 0, 3, 2]), Some(Outcome::Single));
+        assert_eq!(from(&[1, 0, 2, 3]), Some(Outcome::Draw));
+        assert_eq!(from(&[1, 0]), None);
         // S2: ≥12 雙扣, 7–11 單扣, 1–6 平扣.
         let r = Rules::ERREN;
         assert_eq!(Outcome::from_loser_cards(12, &r), Outcome::Double);

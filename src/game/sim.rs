@@ -18,9 +18,10 @@ use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::hooks::VariantHooks;
+use super::hooks::{Outcome, VariantHooks};
 use super::table::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::cards::CardSet;
+use crate::seat::{Player, Seat};
 
 /// What a simulation found.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -117,7 +118,7 @@ fn card_check(game: &Game) -> Result<(), String> {
     let n = game.players();
     let mut all = CardSet::EMPTY;
     let mut count = 0;
-    for s in 0..n {
+    for s in Seat::all(n) {
         let h = game.hand(s);
         if !h.intersection(all).is_empty() {
             return Err(format!("a card is in two hands (seat {s})"));
@@ -173,7 +174,10 @@ fn play_game(
     let mut plays = Vec::new();
     while game.phase() == Phase::Playing {
         let seat = game.turn().ok_or("playing without a seat to act")?;
-        let player = game.seating()[seat as usize];
+        let player = game
+            .seating()
+            .player_at(seat)
+            .ok_or("the seat to act has no player")?;
         now += 1;
         if options.check {
             card_check(&game)?;
@@ -181,7 +185,10 @@ fn play_game(
             // so are a timeout before the deadline (of a connected seat: a disconnected one may
             // be played for at once), a reconnect of a connected player and an expiry within the
             // reconnect window.
-            let other = game.seating()[((seat + 1) % n) as usize];
+            let other = game
+                .seating()
+                .player_at(seat.next(n))
+                .ok_or("a seat without a player")?;
             let mut refused = vec![(other, Action::Pass, now, "a pass out of turn")];
             if game.deadline().is_some_and(|d| now < d) && !game.is_disconnected(player) {
                 refused.push((
@@ -199,8 +206,8 @@ fn play_game(
                     "a reconnect while connected",
                 ));
             }
-            if let Some(p) = (0..n)
-                .find(|&p| away_since[p as usize].is_some_and(|t| now < t + config.reconnect_ms))
+            if let Some(p) = Player::all(n)
+                .find(|&p| away_since[p.index()].is_some_and(|t| now < t + config.reconnect_ms))
             {
                 refused.push((
                     p,
@@ -228,7 +235,9 @@ fn play_game(
         if plays.is_empty() && !can_pass {
             return Err(format!("seat {seat} has no legal action"));
         }
-        let away: Vec<u8> = (0..n).filter(|&p| game.is_disconnected(p)).collect();
+        let away: Vec<Player> = Player::all(n)
+            .filter(|&p| game.is_disconnected(p))
+            .collect();
         let action = if escape_at == Some(log.len() as u64) {
             Entry {
                 player,
@@ -237,10 +246,10 @@ fn play_game(
             }
         } else if let Some(&p) = away.first().filter(|_| rng.random_bool(0.2)) {
             // A player who is away comes back, or (less often) its window runs out.
-            let since = away_since[p as usize].unwrap_or(now);
+            let since = away_since[p.index()].unwrap_or(now);
             if rng.random_bool(0.7) {
                 report.reconnects += 1;
-                away_since[p as usize] = None;
+                away_since[p.index()] = None;
                 Entry {
                     player: p,
                     action: Action::Reconnect,
@@ -249,7 +258,7 @@ fn play_game(
             } else {
                 report.expired += 1;
                 now = now.max(since + config.reconnect_ms);
-                away_since[p as usize] = None;
+                away_since[p.index()] = None;
                 Entry {
                     player: p,
                     action: Action::ReconnectExpired,
@@ -257,12 +266,12 @@ fn play_game(
                 }
             }
         } else if rng.random_bool(options.disconnect_probability) {
-            let p = rng.random_range(0..n);
+            let p = Player::new(rng.random_range(0..n));
             if game.is_disconnected(p) {
                 continue;
             }
             report.disconnects += 1;
-            away_since[p as usize] = Some(now);
+            away_since[p.index()] = Some(now);
             Entry {
                 player: p,
                 action: Action::Disconnect,
@@ -320,18 +329,12 @@ fn play_game(
             if let Event::DealEnded(r) = e {
                 deal_actions = 0;
                 report.deals += 1;
-                let name = match r.outcome {
-                    Some(o) => serde_json::to_value(o)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default(),
-                    None => "escape".into(),
-                };
+                let name = r.outcome.map_or("escape", Outcome::name).to_string();
                 *report.outcomes.entry(name).or_default() += 1;
                 if options.check {
                     let mut sorted = r.places.clone();
                     sorted.sort_unstable();
-                    if sorted != (0..n).collect::<Vec<_>>() {
+                    if sorted != Seat::all(n).collect::<Vec<_>>() {
                         return Err(format!("places {:?} are not a permutation", r.places));
                     }
                     sum_rule

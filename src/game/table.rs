@@ -22,7 +22,7 @@ use rand::{Rng, RngCore};
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
 
-use super::flow::{self, Turns};
+use super::flow::Turns;
 use super::hooks::{
     BombFact, Centi, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal,
     SeatingFacts, Settlement, TimeoutFacts, VariantHooks,
@@ -32,6 +32,7 @@ use crate::classify;
 use crate::hand::{Declared, Hand, PlayError};
 use crate::moves;
 use crate::rules::Rules;
+use crate::seat::{Player, Seat, Seating};
 
 /// The engine version recorded with every game (part of what the state is a function of).
 pub const ENGINE_VERSION: &str = concat!("shuangkou-engine/", env!("CARGO_PKG_VERSION"));
@@ -122,7 +123,7 @@ pub enum Action {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// The acting player (for `Timeout`, the player whose turn it was).
-    pub player: u8,
+    pub player: Player,
     pub action: Action,
     /// Milliseconds since the Unix epoch when the action was accepted.
     pub at: u64,
@@ -142,9 +143,9 @@ pub enum GameError {
     #[error("the match is over")]
     GameOver,
     #[error("no player {0}")]
-    NoSuchPlayer(u8),
+    NoSuchPlayer(Player),
     #[error("it is seat {turn}'s turn, not seat {seat}'s")]
-    NotYourTurn { seat: u8, turn: u8 },
+    NotYourTurn { seat: Seat, turn: Seat },
     #[error("the seat does not hold these cards")]
     CardsNotHeld,
     #[error("{0}")]
@@ -183,7 +184,7 @@ impl From<HookError> for GameError {
 /// The top play of the current trick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Top {
-    pub seat: u8,
+    pub seat: Seat,
     pub cards: CardSet,
     pub hand: Hand,
 }
@@ -194,11 +195,11 @@ pub struct DealResult {
     pub deal_number: u32,
     /// `None` when the deal ended by an escape.
     pub outcome: Option<Outcome>,
-    pub escaped: Option<u8>,
+    pub escaped: Option<Seat>,
     /// Seats in finishing order.
-    pub places: Vec<u8>,
+    pub places: Vec<Seat>,
     /// The player at each seat of that deal.
-    pub players: Vec<u8>,
+    pub players: Seating,
     pub settlement: Settlement,
 }
 
@@ -209,41 +210,41 @@ pub enum Event {
     DealStarted {
         deal_number: u32,
         /// Player at each seat.
-        players: Vec<u8>,
-        leader: u8,
+        players: Seating,
+        leader: Seat,
         shown_card: Card,
         /// Every seat's hand (redacted in views).
         hands: Vec<CardSet>,
     },
     Played {
-        seat: u8,
+        seat: Seat,
         cards: CardSet,
         hand: Hand,
         cards_left: u8,
         auto: bool,
     },
     Passed {
-        seat: u8,
+        seat: Seat,
         auto: bool,
     },
     TrickWon {
-        winner: u8,
-        leader: u8,
+        winner: Seat,
+        leader: Seat,
         jie_feng: bool,
     },
     PlayerOut {
-        seat: u8,
+        seat: Seat,
         place: u8,
     },
     Escaped {
-        seat: u8,
+        seat: Seat,
         reason: EscapeReason,
     },
     /// A player who had already gone out this deal left (or let the reconnect window run out):
     /// not an escape; the deal plays on and the match ends with it (docs/VARIANTS.md, "Leaving
     /// after going out").
     Left {
-        seat: u8,
+        seat: Seat,
     },
     DealEnded(DealResult),
     MatchEnded {
@@ -252,10 +253,10 @@ pub enum Event {
     /// The match was aborted by an operator (no MatchEnded follows).
     Aborted,
     Disconnected {
-        seat: u8,
+        seat: Seat,
     },
     Reconnected {
-        seat: u8,
+        seat: Seat,
     },
 }
 
@@ -273,19 +274,19 @@ pub struct Game {
     seq: u64,
     deal_number: u32,
     /// Player at each seat.
-    seating: Vec<u8>,
+    seating: Seating,
     /// Hand of each seat.
     hands: Vec<CardSet>,
     /// Every card dealt this deal (hands plus the table).
     dealt: CardSet,
     shown_card: Card,
-    turn: u8,
-    trick_leader: u8,
+    turn: Seat,
+    trick_leader: Seat,
     top: Option<Top>,
     /// Seats that passed since the top play (bit per seat).
     passed: u8,
     /// Seats in the order they went out.
-    out: Vec<u8>,
+    out: Vec<Seat>,
     bombs: Vec<BombFact>,
     deadline: Option<u64>,
     /// Consecutive timeouts by seat.
@@ -404,12 +405,12 @@ impl Game {
             phase: Phase::Playing,
             seq: 0,
             deal_number: 0,
-            seating: (0..n as u8).collect(),
+            seating: Seating::identity(rules.players),
             hands: vec![CardSet::EMPTY; n],
             dealt: CardSet::EMPTY,
             shown_card: Card::new(0).map_err(|e| GameError::Setup(e.to_string()))?,
-            turn: 0,
-            trick_leader: 0,
+            turn: Seat::default(),
+            trick_leader: Seat::default(),
             top: None,
             passed: 0,
             out: Vec::new(),
@@ -467,7 +468,7 @@ impl Game {
     pub fn deal_number(&self) -> u32 {
         self.deal_number
     }
-    pub fn turn(&self) -> Option<u8> {
+    pub fn turn(&self) -> Option<Seat> {
         (self.phase == Phase::Playing).then_some(self.turn)
     }
     pub fn deadline(&self) -> Option<u64> {
@@ -476,16 +477,16 @@ impl Game {
     pub fn top(&self) -> Option<&Top> {
         self.top.as_ref()
     }
-    pub fn trick_leader(&self) -> u8 {
+    pub fn trick_leader(&self) -> Seat {
         self.trick_leader
     }
-    pub fn seating(&self) -> &[u8] {
+    pub fn seating(&self) -> &Seating {
         &self.seating
     }
-    pub fn hand(&self, seat: u8) -> CardSet {
-        self.hands.get(seat as usize).copied().unwrap_or_default()
+    pub fn hand(&self, seat: Seat) -> CardSet {
+        self.hands.get(seat.index()).copied().unwrap_or_default()
     }
-    pub fn out(&self) -> &[u8] {
+    pub fn out(&self) -> &[Seat] {
         &self.out
     }
     pub fn shown_card(&self) -> Card {
@@ -497,9 +498,9 @@ impl Game {
     pub fn results(&self) -> &[DealResult] {
         &self.results.list
     }
-    pub fn passed_seats(&self) -> Vec<u8> {
-        (0..self.players())
-            .filter(|s| self.passed & (1 << s) != 0)
+    pub fn passed_seats(&self) -> Vec<Seat> {
+        Seat::all(self.players())
+            .filter(|s| self.passed & s.bit() != 0)
             .collect()
     }
     pub fn partners_see_hands(&self) -> bool {
@@ -509,12 +510,12 @@ impl Game {
     pub fn bombs_played(&self) -> &[BombFact] {
         &self.bombs
     }
-    pub fn is_disconnected(&self, player: u8) -> bool {
+    pub fn is_disconnected(&self, player: Player) -> bool {
         self.disconnected_since(player).is_some()
     }
     /// When `player` disconnected (the time of its logged `Disconnect`), while it is away.
-    pub fn disconnected_since(&self, player: u8) -> Option<u64> {
-        self.disconnected.get(player as usize).copied().flatten()
+    pub fn disconnected_since(&self, player: Player) -> Option<u64> {
+        self.disconnected.get(player.index()).copied().flatten()
     }
 
     /// The same game with the hands replaced (same seats, any cards): for testing that views do
@@ -537,16 +538,13 @@ impl Game {
     }
 
     /// The seat a player sits at this deal.
-    pub fn seat_of(&self, player: u8) -> Option<u8> {
-        self.seating
-            .iter()
-            .position(|&p| p == player)
-            .map(|s| s as u8)
+    pub fn seat_of(&self, player: Player) -> Option<Seat> {
+        self.seating.seat_of(player)
     }
 
     /// The partner seat (4 players).
-    pub fn partner(&self, seat: u8) -> Option<u8> {
-        flow::partner(self.players(), seat)
+    pub fn partner(&self, seat: Seat) -> Option<Seat> {
+        seat.partner(self.players())
     }
 
     /// Cards not dealt this deal (the 54 unused cards of the 2-player game).
@@ -597,7 +595,7 @@ impl Game {
 
     /// The legal plays of a seat against the current trick (leads when it leads), weakest first,
     /// and whether it may pass.
-    pub fn legal_plays(&self, seat: u8) -> (Vec<moves::Play>, bool) {
+    pub fn legal_plays(&self, seat: Seat) -> (Vec<moves::Play>, bool) {
         let mut plays = Vec::new();
         let can_pass = self.legal_plays_into(seat, &mut plays);
         (plays, can_pass)
@@ -605,7 +603,7 @@ impl Game {
 
     /// As [`Game::legal_plays`], into a reused buffer (cleared first); returns whether the seat
     /// may pass.
-    pub fn legal_plays_into(&self, seat: u8, plays: &mut Vec<moves::Play>) -> bool {
+    pub fn legal_plays_into(&self, seat: Seat, plays: &mut Vec<moves::Play>) -> bool {
         let hand = self.hand(seat).rank_counts();
         let prev = self.top.as_ref().map(|t| &t.hand);
         moves::legal_plays_into(hand, prev, &self.rules, plays);
@@ -623,7 +621,7 @@ impl Game {
         if self.phase == Phase::Finished {
             return Err(GameError::GameOver);
         }
-        if entry.player as usize >= self.players() as usize {
+        if entry.player.index() >= self.players() as usize {
             return Err(GameError::NoSuchPlayer(entry.player));
         }
         let mut events = Vec::new();
@@ -664,7 +662,7 @@ impl Game {
             Action::Play { cards, declared } => {
                 self.check_turn(seat)?;
                 let hand = self.check_play(seat, cards, declared)?;
-                self.timeouts[seat as usize] = 0;
+                self.timeouts[seat.index()] = 0;
                 self.play(hooks, seat, cards, hand, false, now, events)
             }
             Action::Pass => {
@@ -672,7 +670,7 @@ impl Game {
                 if self.top.is_none() {
                     return Err(GameError::MustLead);
                 }
-                self.timeouts[seat as usize] = 0;
+                self.timeouts[seat.index()] = 0;
                 self.pass(seat, false, now, events);
                 Ok(())
             }
@@ -708,14 +706,14 @@ impl Game {
                 self.play(hooks, seat, cards, hand, true, now, events)
             }
             Action::Disconnect => {
-                if self.disconnected[entry.player as usize].is_none() {
-                    self.disconnected[entry.player as usize] = Some(now);
+                if self.disconnected[entry.player.index()].is_none() {
+                    self.disconnected[entry.player.index()] = Some(now);
                     events.push(Event::Disconnected { seat });
                 }
                 Ok(())
             }
             Action::Reconnect => {
-                if self.disconnected[entry.player as usize].take().is_none() {
+                if self.disconnected[entry.player.index()].take().is_none() {
                     return Err(GameError::NotDisconnected);
                 }
                 events.push(Event::Reconnected { seat });
@@ -729,7 +727,7 @@ impl Game {
                 Ok(())
             }
             Action::ReconnectExpired => {
-                let Some(since) = self.disconnected[entry.player as usize] else {
+                let Some(since) = self.disconnected[entry.player.index()] else {
                     return Err(GameError::NotDisconnected);
                 };
                 if now < since.saturating_add(self.config.reconnect_ms) {
@@ -737,7 +735,7 @@ impl Game {
                 }
                 let facts = TimeoutFacts {
                     seat,
-                    consecutive_timeouts: self.timeouts[seat as usize],
+                    consecutive_timeouts: self.timeouts[seat.index()],
                     disconnected: true,
                 };
                 if hooks.timeout_is_escape(&facts)? {
@@ -750,9 +748,9 @@ impl Game {
     }
 
     /// Counts a timeout of the seat to act; true when the variant rules it an escape.
-    fn count_timeout(&mut self, hooks: &dyn VariantHooks, seat: u8) -> Result<bool, GameError> {
-        let count = self.timeouts[seat as usize] + 1;
-        self.timeouts[seat as usize] = count;
+    fn count_timeout(&mut self, hooks: &dyn VariantHooks, seat: Seat) -> Result<bool, GameError> {
+        let count = self.timeouts[seat.index()] + 1;
+        self.timeouts[seat.index()] = count;
         if count < self.config.max_consecutive_timeouts.max(1) {
             return Ok(false);
         }
@@ -766,7 +764,7 @@ impl Game {
         Ok(hooks.timeout_is_escape(&facts)?)
     }
 
-    fn check_turn(&self, seat: u8) -> Result<(), GameError> {
+    fn check_turn(&self, seat: Seat) -> Result<(), GameError> {
         if seat != self.turn {
             return Err(GameError::NotYourTurn {
                 seat,
@@ -778,7 +776,7 @@ impl Game {
 
     fn check_play(
         &self,
-        seat: u8,
+        seat: Seat,
         cards: CardSet,
         declared: Option<Declared>,
     ) -> Result<Hand, GameError> {
@@ -794,7 +792,7 @@ impl Game {
     fn auto_play(
         &mut self,
         hooks: &dyn VariantHooks,
-        seat: u8,
+        seat: Seat,
         now: u64,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
@@ -811,7 +809,7 @@ impl Game {
         self.play(hooks, seat, cards, lead.hand, true, now, events)
     }
 
-    fn set_turn(&mut self, seat: u8, now: u64) {
+    fn set_turn(&mut self, seat: Seat, now: u64) {
         self.turn = seat;
         self.deadline = self.config.turn_ms.map(|ms| now.saturating_add(ms));
     }
@@ -820,14 +818,14 @@ impl Game {
     fn play(
         &mut self,
         hooks: &dyn VariantHooks,
-        seat: u8,
+        seat: Seat,
         cards: CardSet,
         hand: Hand,
         auto: bool,
         now: u64,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
-        let s = seat as usize;
+        let s = seat.index();
         self.hands[s] = self.hands[s].difference(cards);
         let left = self.hands[s].len() as u8;
         if hand.is_bomb() {
@@ -857,8 +855,8 @@ impl Game {
         Ok(())
     }
 
-    fn pass(&mut self, seat: u8, auto: bool, now: u64, events: &mut Vec<Event>) {
-        self.passed |= 1 << seat;
+    fn pass(&mut self, seat: Seat, auto: bool, now: u64, events: &mut Vec<Event>) {
+        self.passed |= seat.bit();
         events.push(Event::Passed { seat, auto });
         let Some(top) = self.top else { return };
         if self.trick_open(top.seat, self.passed) {
@@ -880,19 +878,19 @@ impl Game {
     }
 
     /// Every seat in finishing order ([`Turns::finishing_places`]).
-    fn places(&self) -> Vec<u8> {
+    fn places(&self) -> Vec<Seat> {
         self.finishing_places(self.turn)
     }
 
     /// Cards left in each seat's hand, by seat.
     fn cards_left(&self) -> Vec<u8> {
-        (0..self.players())
+        Seat::all(self.players())
             .map(|s| self.hand(s).len() as u8)
             .collect()
     }
 
     fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {
-        (0..self.players())
+        Seat::all(self.players())
             .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules))
             .collect()
     }
@@ -923,7 +921,7 @@ impl Game {
     fn escape(
         &mut self,
         hooks: &dyn VariantHooks,
-        seat: u8,
+        seat: Seat,
         reason: EscapeReason,
         now: u64,
         events: &mut Vec<Event>,
@@ -967,16 +965,16 @@ impl Game {
         &mut self,
         hooks: &dyn VariantHooks,
         outcome: Option<Outcome>,
-        escaped: Option<u8>,
-        places: Vec<u8>,
+        escaped: Option<Seat>,
+        places: Vec<Seat>,
         settlement: Settlement,
         now: u64,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
         check_settlement(&settlement, self.players())?;
-        for (seat, score) in settlement.scores.iter().enumerate() {
-            let player = self.seating[seat] as usize;
-            self.totals[player] = self.totals[player].saturating_add(*score);
+        for ((_, player), score) in self.seating.iter().zip(&settlement.scores) {
+            let total = &mut self.totals[player.index()];
+            *total = total.saturating_add(*score);
         }
         let result = DealResult {
             deal_number: self.deal_number,
@@ -1026,18 +1024,18 @@ impl Game {
         let shown = *dealt_cards
             .get(rng.random_range(0..dealt_cards.len().max(1)))
             .ok_or_else(|| GameError::Setup("nothing dealt".into()))?;
-        let holder = |c: Card| hands.iter().position(|h| h.contains(c)).map(|s| s as u8);
+        let holder = |c: Card| hands.iter().position(|h| h.contains(c)).map(Seat::at);
         let previous = self.results.list.last().map(|r| PreviousDeal {
             outcome: r.outcome,
             // The previous deal's seats, mapped to the seats those players have now.
             places: r
                 .places
                 .iter()
-                .filter_map(|&s| r.players.get(s as usize).and_then(|&p| self.seat_of(p)))
+                .filter_map(|&s| r.players.player_at(s).and_then(|p| self.seat_of(p)))
                 .collect(),
             escaped: r
                 .escaped
-                .and_then(|s| r.players.get(s as usize).and_then(|&p| self.seat_of(p))),
+                .and_then(|s| r.players.player_at(s).and_then(|p| self.seat_of(p))),
         });
         let facts = SeatingFacts {
             players: n as u8,
@@ -1048,7 +1046,7 @@ impl Game {
             random: rng.next_u64(),
         };
         let decision = hooks.seating(&facts)?;
-        if decision.leader as usize >= n {
+        if decision.leader.index() >= n {
             return Err(GameError::Hook(HookError {
                 hook: "seating".into(),
                 message: format!("leader {} is not a seat", decision.leader),
@@ -1059,7 +1057,7 @@ impl Game {
         let mut hands = hands;
         let mut leader = decision.leader;
         if let Some((a, b)) = decision.swap {
-            if a as usize >= n || b as usize >= n || a == b {
+            if a.index() >= n || b.index() >= n || a == b {
                 return Err(GameError::Hook(HookError {
                     hook: "seating".into(),
                     message: format!("swap ({a}, {b}) is not two different seats"),
@@ -1067,8 +1065,8 @@ impl Game {
                     limit: false,
                 }));
             }
-            self.seating.swap(a as usize, b as usize);
-            hands.swap(a as usize, b as usize);
+            self.seating.swap(a, b);
+            hands.swap(a.index(), b.index());
             if leader == a {
                 leader = b;
             } else if leader == b {
@@ -1096,7 +1094,7 @@ impl Game {
     }
 }
 
-fn bomb_fact(seat: u8, cards: RankCounts, hand: &Hand) -> BombFact {
+fn bomb_fact(seat: Seat, cards: RankCounts, hand: &Hand) -> BombFact {
     super::bombs::fact(seat, cards, hand)
 }
 
@@ -1112,7 +1110,7 @@ fn failed_settlement(players: u8, error: &GameError) -> Settlement {
         .collect();
     Settlement {
         scores: vec![0; players as usize],
-        lines: (0..players)
+        lines: Seat::all(players)
             .map(|seat| super::hooks::LineItem {
                 seat,
                 label: SETTLEMENT_FAILED.to_string(),
@@ -1142,7 +1140,7 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
     let mut sums = vec![0i64; players as usize];
     for l in &s.lines {
         let slot = sums
-            .get_mut(l.seat as usize)
+            .get_mut(l.seat.index())
             .ok_or_else(|| bad(format!("line for seat {}", l.seat)))?;
         *slot = slot.saturating_add(l.amount);
     }
@@ -1162,7 +1160,7 @@ fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
 /// The bombs a hand still holds, in their best arrangement (see [`super::bombs::in_hand`]:
 /// disjoint bombs, wild jokers assigned, Σ 2^stars — or 2^cards under the classic order — as
 /// high as possible; an exact search).
-pub fn best_bombs(seat: u8, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
+pub fn best_bombs(seat: Seat, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
     super::bombs::in_hand(hand, seat, rules)
 }
 
@@ -1171,10 +1169,10 @@ impl Turns for Game {
     fn seat_count(&self) -> u8 {
         self.players()
     }
-    fn cards_left(&self, seat: u8) -> u32 {
+    fn cards_left(&self, seat: Seat) -> u32 {
         self.hand(seat).len() as u32
     }
-    fn out_order(&self) -> &[u8] {
+    fn out_order(&self) -> &[Seat] {
         &self.out
     }
 }
@@ -1199,7 +1197,7 @@ mod tests {
             };
             g.hands[seat] = deck.take(ranks).unwrap();
         }
-        g.out = out.to_vec();
+        g.out = Seat::list(out);
         g
     }
 
@@ -1208,13 +1206,13 @@ mod tests {
         // S0-CL 「當雙扣的情況下按照出牌順序排定第三名和第四名」 (docs/rules/RULES.md A2, §1.5, §8 #24): N and S
         // went out; turn order after S is W, then E, although E holds fewer cards.
         let g = game_with(&[0, 2], ["", "3", "", "4 5 6 7 8"]);
-        assert_eq!(g.places(), vec![0, 2, 3, 1]);
+        assert_eq!(g.places(), Seat::list(&[0, 2, 3, 1]));
         // S then N went out: E comes after N, then W.
         let g = game_with(&[2, 0], ["", "3 4 5 6", "", "7"]);
-        assert_eq!(g.places(), vec![2, 0, 1, 3]);
+        assert_eq!(g.places(), Seat::list(&[2, 0, 1, 3]));
         // Not a 雙扣 (an escape with N and E out): fewer cards first, then turn order.
         let g = game_with(&[0, 1], ["", "", "4 5 6 7 8", "3"]);
-        assert_eq!(g.places(), vec![0, 1, 3, 2]);
+        assert_eq!(g.places(), Seat::list(&[0, 1, 3, 2]));
     }
 
     fn result(deal_number: u32, score: Centi) -> DealResult {
@@ -1222,8 +1220,8 @@ mod tests {
             deal_number,
             outcome: Some(Outcome::Double),
             escaped: None,
-            places: vec![0, 2, 1, 3],
-            players: vec![0, 1, 2, 3],
+            places: Seat::list(&[0, 2, 1, 3]),
+            players: Seating::from_players(Player::list(&[0, 1, 2, 3])),
             settlement: Settlement {
                 scores: vec![score, -score, score, -score],
                 lines: Vec::new(),

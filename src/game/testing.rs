@@ -11,6 +11,7 @@ use super::hooks::{
     Settlement, SumRule, TimeoutFacts, VariantHooks,
 };
 use crate::rules::Rules;
+use crate::seat::Seat;
 
 /// The test double.
 #[derive(Clone, Debug)]
@@ -22,7 +23,7 @@ pub struct PlainHooks {
     pub shown_card_seating: bool,
     /// A seat that leads every deal, nobody swapping (scenario tests that control the table);
     /// `None`: the seating rule above.
-    pub fixed_leader: Option<u8>,
+    pub fixed_leader: Option<Seat>,
 }
 
 impl PlainHooks {
@@ -37,7 +38,7 @@ impl PlainHooks {
     }
 
     /// These hooks with `seat` leading every deal and nobody swapping.
-    pub fn led_by(self, seat: u8) -> PlainHooks {
+    pub fn led_by(self, seat: Seat) -> PlainHooks {
         PlainHooks {
             fixed_leader: Some(seat),
             ..self
@@ -45,7 +46,7 @@ impl PlainHooks {
     }
 }
 
-fn line(seat: u8, label: &str, amount: Centi, detail: &str) -> LineItem {
+fn line(seat: Seat, label: &str, amount: Centi, detail: &str) -> LineItem {
     LineItem {
         seat,
         label: label.into(),
@@ -72,7 +73,7 @@ impl VariantHooks for PlainHooks {
             return Ok(SeatingDecision { leader, swap: None });
         }
         let n = f.players;
-        let random = (f.random % u64::from(n)) as u8;
+        let random = Seat::new((f.random % u64::from(n)) as u8);
         if !self.shown_card_seating {
             let leader = match &f.previous {
                 Some(p) if p.escaped.is_none() && p.outcome != Some(Outcome::Double) => {
@@ -84,8 +85,8 @@ impl VariantHooks for PlainHooks {
         }
         let leader = f.shown_holders[0].unwrap_or(random);
         let swap = match (n, f.shown_holders[1]) {
-            (4, Some(twin)) if twin != leader && twin != (leader + 2) % 4 => {
-                Some((twin, (leader + 2) % 4))
+            (4, Some(twin)) if twin != leader && Some(twin) != leader.partner(4) => {
+                leader.partner(4).map(|opposite| (twin, opposite))
             }
             _ => None,
         };
@@ -108,21 +109,25 @@ impl VariantHooks for PlainHooks {
                 Outcome::Single => 2,
                 Outcome::Draw => 1,
             } * 100;
-            let loser = 1 - first;
-            scores[first as usize] = units;
-            scores[loser as usize] = -units;
+            let loser = first.next(2);
+            scores[first.index()] = units;
+            scores[loser.index()] = -units;
         } else {
             let base = match f.outcome {
                 Outcome::Double => 400,
                 Outcome::Single => 200,
                 Outcome::Draw => 0,
             };
-            for s in 0..4u8 {
-                scores[s as usize] = if s % 2 == first % 2 { base } else { -base };
+            for s in Seat::all(4) {
+                scores[s.index()] = if s.team() == first.team() {
+                    base
+                } else {
+                    -base
+                };
             }
         }
         for (s, &v) in scores.iter().enumerate() {
-            lines.push(line(s as u8, "base", v, "plain test scoring"));
+            lines.push(line(Seat::at(s), "base", v, "plain test scoring"));
         }
         Ok(Settlement { scores, lines })
     }
@@ -130,11 +135,11 @@ impl VariantHooks for PlainHooks {
     fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
         let n = f.players as usize;
         let mut scores = vec![300; n];
-        scores[f.escaper as usize] = -300 * (n as Centi - 1);
+        scores[f.escaper.index()] = -300 * (n as Centi - 1);
         let lines = scores
             .iter()
             .enumerate()
-            .map(|(s, &v)| line(s as u8, "escape", v, "escape penalty"))
+            .map(|(s, &v)| line(Seat::at(s), "escape", v, "escape penalty"))
             .collect();
         Ok(Settlement { scores, lines })
     }

@@ -9,13 +9,14 @@ use serde::{Deserialize, Serialize};
 use super::hooks::Centi;
 use super::table::{Event, Game, Phase, Top};
 use crate::cards::{Card, CardSet};
+use crate::seat::{Player, Seat, Seating};
 
 /// Who is looking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Viewer {
     /// A player (index of its token).
-    Player(u8),
+    Player(Player),
     Spectator,
     Admin,
 }
@@ -23,9 +24,9 @@ pub enum Viewer {
 impl Viewer {
     /// The seat of this viewer in a seating (`players[seat]` = the player there), if it is a
     /// player seated in it.
-    pub fn seat_in(self, players: &[u8]) -> Option<u8> {
+    pub fn seat_in(self, seating: &Seating) -> Option<Seat> {
         match self {
-            Viewer::Player(p) => players.iter().position(|&x| x == p).map(|s| s as u8),
+            Viewer::Player(p) => seating.seat_of(p),
             Viewer::Spectator | Viewer::Admin => None,
         }
     }
@@ -34,8 +35,8 @@ impl Viewer {
 /// One seat as everyone sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SeatView {
-    pub seat: u8,
-    pub player: u8,
+    pub seat: Seat,
+    pub player: Player,
     pub card_count: u8,
     /// 1-based place this deal, 0 while playing.
     pub place: u8,
@@ -52,19 +53,19 @@ pub struct View {
     pub phase: Phase,
     pub deal_number: u32,
     pub deals: u32,
-    pub turn: Option<u8>,
+    pub turn: Option<Seat>,
     pub deadline: Option<u64>,
-    pub your_seat: Option<u8>,
+    pub your_seat: Option<Seat>,
     pub hand: CardSet,
     pub partner_hand: Option<CardSet>,
     /// Every hand, for the admin only.
     pub all_hands: Option<Vec<CardSet>>,
     pub seats: Vec<SeatView>,
-    pub trick_leader: u8,
+    pub trick_leader: Seat,
     pub top: Option<Top>,
-    pub passed: Vec<u8>,
+    pub passed: Vec<Seat>,
     pub shown_card: Card,
-    pub finishing_order: Vec<u8>,
+    pub finishing_order: Vec<Seat>,
     // The settled deals are not copied into a view (a long match has many): read them, a page
     // at a time, from `Game::results`.
     pub totals: Vec<Centi>,
@@ -72,7 +73,7 @@ pub struct View {
 
 impl Game {
     /// The seat whose hand `viewer` may see besides its own (the partner under 雙明).
-    fn visible_partner(&self, seat: u8) -> Option<u8> {
+    fn visible_partner(&self, seat: Seat) -> Option<Seat> {
         if self.partners_see_hands() {
             self.partner(seat)
         } else {
@@ -91,9 +92,12 @@ impl Game {
         let partner_hand = your_seat
             .and_then(|s| self.visible_partner(s))
             .map(|p| self.hand(p));
-        let seats = (0..n)
+        let seats = Seat::all(n)
             .map(|s| {
-                let player = self.seating().get(s as usize).copied().unwrap_or(s);
+                let player = self
+                    .seating()
+                    .player_at(s)
+                    .unwrap_or(Player::new(s.number()));
                 SeatView {
                     seat: s,
                     player,
@@ -103,8 +107,8 @@ impl Game {
                         .iter()
                         .position(|&o| o == s)
                         .map_or(0, |i| i as u8 + 1),
-                    team: if n == 4 { s % 2 } else { s },
-                    total: self.totals().get(player as usize).copied().unwrap_or(0),
+                    team: s.team(),
+                    total: self.totals().get(player.index()).copied().unwrap_or(0),
                     disconnected: self.is_disconnected(player),
                 }
             })
@@ -119,7 +123,8 @@ impl Game {
             your_seat,
             hand,
             partner_hand,
-            all_hands: (viewer == Viewer::Admin).then(|| (0..n).map(|s| self.hand(s)).collect()),
+            all_hands: (viewer == Viewer::Admin)
+                .then(|| Seat::all(n).map(|s| self.hand(s)).collect()),
             seats,
             trick_leader: self.trick_leader(),
             top: self.top().copied(),
@@ -142,13 +147,17 @@ impl Game {
             } => {
                 let seat = viewer.seat_in(players);
                 let partner = seat.and_then(|s| {
-                    (self.partners_see_hands() && players.len() == 4).then_some((s + 2) % 4)
+                    if self.partners_see_hands() {
+                        s.partner(players.len() as u8)
+                    } else {
+                        None
+                    }
                 });
                 let redacted = hands
                     .iter()
                     .enumerate()
                     .map(|(s, h)| {
-                        let s = s as u8;
+                        let s = Seat::at(s);
                         if viewer == Viewer::Admin || Some(s) == seat || Some(s) == partner {
                             *h
                         } else {

@@ -15,6 +15,7 @@ use super::games::{Games, Shared};
 use super::presence;
 use super::status::{ApiError, Reason};
 use crate::game::Viewer;
+use crate::seat::Player;
 
 /// Who is calling.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,7 +105,7 @@ pub fn admin(keys: &Keys, caller: &Caller) -> Result<(), ApiError> {
 }
 
 /// The player of a viewer that must be one; `refusal` says what needs a seat token.
-pub fn player(viewer: Viewer, refusal: &'static str) -> Result<u8, ApiError> {
+pub fn player(viewer: Viewer, refusal: &'static str) -> Result<Player, ApiError> {
     match viewer {
         Viewer::Player(p) => Ok(p),
         _ => Err(ApiError::new(Reason::PermissionDenied, refusal)),
@@ -158,7 +159,7 @@ pub async fn authorize(
     if let Some(p) = away
         && let Err(e) = presence::reconnect(games, &game, p).await
     {
-        tracing::warn!(game = %game_id, player = p, error = %e, "logging a reconnect failed");
+        tracing::warn!(game = %game_id, player = p.number(), error = %e, "logging a reconnect failed");
     }
     Ok((game, viewer(token.role)))
 }

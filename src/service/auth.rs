@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::status::{ApiError, Reason};
+use crate::seat::Player;
 
 /// The SHA-256 digest of a secret.
 pub type SecretHash = [u8; 32];
@@ -22,7 +23,7 @@ pub type SecretHash = [u8; 32];
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     /// A player (index into the game's seat tokens).
-    Player(u8),
+    Player(Player),
     /// A spectator.
     Spectator,
 }
@@ -60,7 +61,7 @@ impl GameToken {
         }
         let role = match role {
             "spec" => Role::Spectator,
-            r => Role::Player(r.strip_prefix('p')?.parse().ok()?),
+            r => Role::Player(Player::new(r.strip_prefix('p')?.parse().ok()?)),
         };
         Some(GameToken {
             game_id: game_id.to_string(),
@@ -205,12 +206,12 @@ mod tests {
 
     #[test]
     fn tokens_round_trip_and_verify() {
-        let (token, hash) = new_token("g1", Role::Player(3)).unwrap();
+        let (token, hash) = new_token("g1", Role::Player(Player::new(3))).unwrap();
         let t = GameToken::parse(&token).unwrap();
         assert_eq!(t.game_id, "g1");
-        assert_eq!(t.role, Role::Player(3));
+        assert_eq!(t.role, Role::Player(Player::new(3)));
         assert!(t.verify(&hash));
-        let (other, _) = new_token("g1", Role::Player(3)).unwrap();
+        let (other, _) = new_token("g1", Role::Player(Player::new(3))).unwrap();
         assert!(!GameToken::parse(&other).unwrap().verify(&hash));
         assert!(!format!("{t:?}").contains(&token[token.len() - 32..]));
         assert!(GameToken::parse("nonsense").is_none());

@@ -7,6 +7,7 @@
 //! log and is re-derived from it on demand (`history`): a stream from an older seq replays the
 //! log, a retry of an older action finds its entry there.
 
+use crate::seat::Player;
 use std::collections::VecDeque;
 
 use crate::game::{Action, Event};
@@ -20,7 +21,7 @@ struct Kept {
     at: u64,
     events: Vec<Event>,
     /// The sending player and its idempotency key and request digest, if it came with a key.
-    request: Option<(u8, Box<str>, Option<Box<str>>)>,
+    request: Option<(Player, Box<str>, Option<Box<str>>)>,
 }
 
 /// The recent past of one game.
@@ -68,7 +69,7 @@ impl Backlog {
     pub fn push(
         &mut self,
         seq: u64,
-        player: u8,
+        player: Player,
         action: &Action,
         at: u64,
         events: Vec<Event>,
@@ -77,7 +78,7 @@ impl Backlog {
         debug_assert_eq!(seq, self.first + self.kept.len() as u64);
         match action {
             Action::Disconnect | Action::ReconnectExpired => {
-                if let Some(open) = self.window_open.get_mut(player as usize) {
+                if let Some(open) = self.window_open.get_mut(player.index()) {
                     *open = *action == Action::Disconnect;
                 }
             }
@@ -103,7 +104,7 @@ impl Backlog {
     }
 
     /// The seq of a kept action `player` caused with `request_id`, and its request's digest.
-    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<(u64, Option<&str>)> {
+    pub fn request_seq(&self, player: Player, request_id: &str) -> Option<(u64, Option<&str>)> {
         self.kept
             .iter()
             .enumerate()
@@ -116,9 +117,9 @@ impl Backlog {
     }
 
     /// True when `player`'s last presence entry opened a reconnect window.
-    pub fn window_open(&self, player: u8) -> bool {
+    pub fn window_open(&self, player: Player) -> bool {
         self.window_open
-            .get(player as usize)
+            .get(player.index())
             .copied()
             .unwrap_or(false)
     }
@@ -135,7 +136,7 @@ mod tests {
             let id = format!("r{seq}");
             b.push(
                 seq,
-                (seq % 4) as u8,
+                Player::new((seq % 4) as u8),
                 &Action::Pass,
                 100 + seq,
                 Vec::new(),
@@ -147,12 +148,34 @@ mod tests {
         assert_eq!(b.action_at(3).map(|(at, _)| at), Some(103));
         assert_eq!(b.action_at(5).map(|(at, _)| at), Some(105));
         assert!(b.action_at(6).is_none());
-        assert_eq!(b.request_seq(1, "r5"), Some((5, None)));
-        assert_eq!(b.request_seq(2, "r5"), None, "another player's key");
-        assert_eq!(b.request_seq(2, "r2"), None, "out of the window");
-        b.push(6, 2, &Action::Disconnect, 106, Vec::new(), None);
-        assert!(b.window_open(2));
-        b.push(7, 2, &Action::ReconnectExpired, 107, Vec::new(), None);
-        assert!(!b.window_open(2));
+        assert_eq!(b.request_seq(Player::new(1), "r5"), Some((5, None)));
+        assert_eq!(
+            b.request_seq(Player::new(2), "r5"),
+            None,
+            "another player's key"
+        );
+        assert_eq!(
+            b.request_seq(Player::new(2), "r2"),
+            None,
+            "out of the window"
+        );
+        b.push(
+            6,
+            Player::new(2),
+            &Action::Disconnect,
+            106,
+            Vec::new(),
+            None,
+        );
+        assert!(b.window_open(Player::new(2)));
+        b.push(
+            7,
+            Player::new(2),
+            &Action::ReconnectExpired,
+            107,
+            Vec::new(),
+            None,
+        );
+        assert!(!b.window_open(Player::new(2)));
     }
 }

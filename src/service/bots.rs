@@ -25,6 +25,7 @@ use super::status::{ApiError, Reason};
 use crate::bot::{Bot, BotSpec, Decision, Kind, PlayerView};
 use crate::cards::CardSet;
 use crate::game::Action;
+use crate::seat::Player;
 use crate::variants::ScriptVariant;
 
 /// Milliseconds before a bot turn whose commit failed on the store is tried again.
@@ -99,7 +100,11 @@ pub fn auto_bot(games: &Games, record: &Record) -> BotSpec {
 /// ([`Action::Auto`]; past the deadline it counts as a timeout, so the variant may rule an
 /// escape instead). Returns the new seq, or `None` when there was nothing to do (not its turn,
 /// not due, or the game moved on while the bot thought).
-pub async fn play_for(games: &Games, game: &Shared, player: u8) -> Result<Option<u64>, ApiError> {
+pub async fn play_for(
+    games: &Games,
+    game: &Shared,
+    player: Player,
+) -> Result<Option<u64>, ApiError> {
     let (pending, seq) = {
         let live = games.current(game).await?;
         let due = live.deadline_passed(now_ms()) || live.game().is_disconnected(player);
@@ -132,7 +137,7 @@ pub async fn play_for(games: &Games, game: &Shared, player: u8) -> Result<Option
 pub async fn suggest(
     games: &Games,
     game: &Shared,
-    player: u8,
+    player: Player,
 ) -> Result<(Option<(CardSet, crate::hand::Hand)>, String), ApiError> {
     let pending = {
         let live = games.current(game).await?;
@@ -183,16 +188,16 @@ async fn play_bot_turn(games: &Games, id: &str, seq: u64) -> Result<(), ApiError
 /// The RNG seed of one decision: SHA-256 of the game's seed commitment (hex, as CreateGame
 /// returns it), the seq the decision is made at and the player. The commitment is public and says
 /// nothing about the hidden cards.
-pub fn decision_seed(seed_commitment: &str, seq: u64, player: u8) -> [u8; 32] {
+pub fn decision_seed(seed_commitment: &str, seq: u64, player: Player) -> [u8; 32] {
     let mut h = Sha256::new();
     h.update(b"shuangkou bot decision|");
     h.update(seed_commitment.as_bytes());
     h.update(seq.to_le_bytes());
-    h.update([player]);
+    h.update([player.number()]);
     h.finalize().into()
 }
 
-fn decision_rng(live: &Session, player: u8) -> ChaCha8Rng {
+fn decision_rng(live: &Session, player: Player) -> ChaCha8Rng {
     ChaCha8Rng::from_seed(decision_seed(
         &live.record.seed_commitment(),
         live.seq(),
@@ -202,7 +207,7 @@ fn decision_rng(live: &Session, player: u8) -> ChaCha8Rng {
 
 /// A decision to make, detached from the game (its lock is not held while a bot thinks).
 pub struct Pending {
-    player: u8,
+    player: Player,
     bot: Bot,
     view: PlayerView,
     hand: CardSet,
@@ -213,7 +218,7 @@ pub struct Pending {
 impl Pending {
     /// What `bot` needs to decide for `player` now: the seat's view, its own cards (to name the
     /// physical cards of the chosen play), the variant's settlement and the seeded RNG.
-    pub fn new(live: &Session, player: u8, bot: Bot) -> Result<Pending, ApiError> {
+    pub fn new(live: &Session, player: Player, bot: Bot) -> Result<Pending, ApiError> {
         let game = live.game();
         let seat = game
             .seat_of(player)

@@ -7,6 +7,7 @@
 //! recorded state hash), so a reader holds one page and one engine state, never the match: a
 //! stream the client does not read stops after its page, holding O(page) memory.
 
+use crate::seat::Player;
 use std::sync::Arc;
 
 use super::status::{ApiError, Reason};
@@ -139,7 +140,7 @@ impl History {
 pub async fn find_request(
     store: &Store,
     id: &str,
-    player: u8,
+    player: Player,
     request_id: &str,
     before: u64,
 ) -> Result<Option<(u64, Option<String>)>, ApiError> {

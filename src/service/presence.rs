@@ -24,6 +24,7 @@ use super::clock::now_ms;
 use super::games::{Games, Shared};
 use super::status::{ApiError, Reason};
 use crate::game::{Action, Viewer};
+use crate::seat::Player;
 
 /// What presence needs from the configuration.
 #[derive(Clone, Copy, Debug)]
@@ -38,7 +39,7 @@ pub struct PresenceConfig {
 type Holder = (Arc<str>, Viewer);
 
 /// When a player's grace ends (Unix ms), its game and the player; a min-heap.
-type Graces = BinaryHeap<Reverse<(u64, Arc<str>, u8)>>;
+type Graces = BinaryHeap<Reverse<(u64, Arc<str>, Player)>>;
 
 /// The streams of this process, by token, and the players whose last stream closed.
 pub struct Presence {
@@ -116,14 +117,14 @@ impl Presence {
     }
 
     /// True while `player` holds a stream of game `id` on this process.
-    pub fn holds(&self, id: &str, player: u8) -> bool {
+    pub fn holds(&self, id: &str, player: Player) -> bool {
         let holder: Holder = (Arc::from(id), Viewer::Player(player));
         self.streams
             .lock()
             .is_ok_and(|s| s.get(&holder).is_some_and(|n| *n > 0))
     }
 
-    fn take_due(&self, now: u64) -> Vec<(Arc<str>, u8)> {
+    fn take_due(&self, now: u64) -> Vec<(Arc<str>, Player)> {
         let Ok(mut q) = self.dropped.lock() else {
             return Vec::new();
         };
@@ -151,10 +152,12 @@ impl Presence {
                 gone.then_some((player, Action::Disconnect))
             };
             match games.commit_due(&game, now, away).await {
-                Ok(true) => tracing::info!(game = %id, player, "player disconnected"),
+                Ok(true) => {
+                    tracing::info!(game = %id, player = player.number(), "player disconnected")
+                }
                 Ok(false) => {}
                 Err(e) => {
-                    tracing::warn!(game = %id, player, error = %e, "logging a disconnect failed")
+                    tracing::warn!(game = %id, player = player.number(), error = %e, "logging a disconnect failed")
                 }
             }
         }
@@ -163,13 +166,13 @@ impl Presence {
 
 /// Logs the reconnect of `player` if the game has it disconnected (a new stream, a seat call,
 /// or a stream this process holds while another replica logged the disconnect).
-pub async fn reconnect(games: &Games, game: &Shared, player: u8) -> Result<(), ApiError> {
+pub async fn reconnect(games: &Games, game: &Shared, player: Player) -> Result<(), ApiError> {
     let back = |l: &super::session::Session| {
         let away = !l.finished() && l.game().is_disconnected(player);
         away.then_some((player, Action::Reconnect))
     };
     if games.commit_due(game, now_ms(), back).await? {
-        tracing::info!(player, "player reconnected");
+        tracing::info!(player = player.number(), "player reconnected");
     }
     Ok(())
 }
@@ -186,26 +189,29 @@ mod tests {
             grace_ms: 60_000,
             max_streams_per_token: 2,
         });
-        let a = p.open("g", Viewer::Player(0)).unwrap();
-        let b = p.open("g", Viewer::Player(0)).unwrap();
-        let third = p.open("g", Viewer::Player(0)).err().map(|e| e.reason);
+        let a = p.open("g", Viewer::Player(Player::new(0))).unwrap();
+        let b = p.open("g", Viewer::Player(Player::new(0))).unwrap();
+        let third = p
+            .open("g", Viewer::Player(Player::new(0)))
+            .err()
+            .map(|e| e.reason);
         assert_eq!(third, Some(Reason::LimitExceeded));
         let spectator = p.open("g", Viewer::Spectator).unwrap();
-        let other_game = p.open("h", Viewer::Player(0)).unwrap();
+        let other_game = p.open("h", Viewer::Player(Player::new(0))).unwrap();
         drop(a);
-        assert!(p.holds("g", 0));
+        assert!(p.holds("g", Player::new(0)));
         assert!(p.take_due(u64::MAX).is_empty(), "not the last stream");
         drop(b);
-        assert!(!p.holds("g", 0) && p.holds("h", 0));
+        assert!(!p.holds("g", Player::new(0)) && p.holds("h", Player::new(0)));
         assert!(p.take_due(now_ms()).is_empty(), "within the grace");
-        assert_eq!(p.take_due(u64::MAX), vec![(Arc::from("g"), 0)]);
+        assert_eq!(p.take_due(u64::MAX), vec![(Arc::from("g"), Player::new(0))]);
         drop(spectator);
         assert!(
             p.take_due(u64::MAX).is_empty(),
             "spectators have no presence"
         );
         // A closed stream frees its place.
-        let _again = p.open("g", Viewer::Player(0)).unwrap();
+        let _again = p.open("g", Viewer::Player(Player::new(0))).unwrap();
         drop(other_game);
     }
 }

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use super::auth::{GameToken, Role, SecretHash, hash_secret};
 use super::status::{ApiError, Reason};
 use crate::cards::CardSet;
+use crate::seat::Player;
 use crate::variants::CompiledVariant;
 
 /// The stored creation record (JSON).
@@ -231,7 +232,7 @@ pub fn tokens_for(
             seats.push(String::new());
             continue;
         }
-        let role = Role::Player(p as u8);
+        let role = Role::Player(Player::at(p));
         let secret = derive_secret(key, game_id, role)?;
         digests.push(hex::encode(hash_secret(&secret)));
         seats.push(token(game_id, role, &secret));
@@ -406,7 +407,7 @@ impl Record {
     /// True if the token's secret matches the digest stored for its role.
     pub fn verify(&self, token: &GameToken) -> bool {
         let digest = match token.role {
-            Role::Player(p) => self.seat_digests.get(p as usize),
+            Role::Player(p) => self.seat_digests.get(p.index()),
             Role::Spectator => Some(&self.spectator_digest),
         };
         let Some(digest) = digest else { return false };

@@ -101,7 +101,7 @@ mod tests {
         for (i, action) in actions.into_iter().enumerate() {
             let stored = Stored {
                 entry: Entry {
-                    player: 3,
+                    player: crate::seat::Player::new(3),
                     action,
                     at: 1_700_000_000_000 + i as u64,
                 },

@@ -57,7 +57,7 @@ impl Game {
     /// The seat a viewer plays at.
     fn viewer_seat(viewer: Viewer) -> Option<u8> {
         match viewer {
-            Viewer::Player(p) if p < 4 => Some(p),
+            Viewer::Player(p) if p.number() < 4 => Some(p.number()),
             _ => None,
         }
     }

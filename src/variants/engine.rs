@@ -132,7 +132,7 @@ pub const BOMB_KEYS: [&str; 7] = ["seat", "kind", "cards", "len", "stars", "grou
 fn bomb_property(b: &BombFact, key: &str) -> Option<Dynamic> {
     let int = |v: u8| Dynamic::from_int(i64::from(v));
     Some(match key {
-        "seat" => int(b.seat),
+        "seat" => int(b.seat.number()),
         "kind" => Dynamic::from(b.kind.name()),
         "cards" => Dynamic::from(b.cards.to_string()),
         "len" => int(b.len),
@@ -172,7 +172,7 @@ fn register_bomb(engine: &mut Engine) {
     }
     engine
         .register_type_with_name::<BombFact>("Bomb")
-        .register_get("seat", |b: &mut BombFact| int(b.seat))
+        .register_get("seat", |b: &mut BombFact| int(b.seat.number()))
         .register_get("kind", |b: &mut BombFact| b.kind.name())
         .register_get("cards", |b: &mut BombFact| b.cards.to_string())
         .register_get("len", |b: &mut BombFact| int(b.len))
@@ -545,8 +545,12 @@ mod tests {
     /// Runs `f(bomb)` of a one-function script on the bomb `7 7 7 7 7 BJ` of seat 2 (6★).
     fn on_bomb(body: &str) -> Result<Dynamic, Box<EvalAltResult>> {
         let cards: crate::cards::RankCounts = "7 7 7 7 7 BJ".parse().unwrap();
-        let bomb =
-            crate::variants::facts::bomb_fact(2, cards, &crate::rules::Rules::BAIBIAN).unwrap();
+        let bomb = crate::variants::facts::bomb_fact(
+            crate::seat::Seat::new(2),
+            cards,
+            &crate::rules::Rules::BAIBIAN,
+        )
+        .unwrap();
         let ast = engine().compile(format!("fn f(b) {{ {body} }}")).unwrap();
         engine().call_fn::<Dynamic>(&mut Scope::new(), &ast, "f", (Dynamic::from(bomb),))
     }

@@ -22,7 +22,7 @@ use super::engine::{self, describe, to_centi_saturating, to_json};
 use super::facts;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
 use crate::game::hooks::{
-    Centi, DealFacts, EscapeFacts, HookError, LineItem, SeatIndex, SeatingDecision, SeatingFacts,
+    Centi, DealFacts, EscapeFacts, HookError, LineItem, Seat, SeatingDecision, SeatingFacts,
     Settlement, SumRule, TimeoutFacts, VariantHooks,
 };
 use crate::rules::Rules;
@@ -593,7 +593,7 @@ fn parse_settlement(
     // At most one `saturated` note per seat (zero points: the sums stay as they are).
     out.lines.extend(notes);
     for (j, item) in out.lines.iter().enumerate() {
-        let slot = &mut out.scores[item.seat as usize];
+        let slot = &mut out.scores[item.seat.index()];
         *slot = slot.checked_add(item.amount).ok_or_else(|| {
             err(format!(
                 "line item {j} (seat {}): the seat's total overflows",
@@ -677,11 +677,11 @@ fn parse_line(
             let (amount, saturated) =
                 to_centi_saturating(p).map_err(|m| format!("points[{seat}]: {m}"))?;
             if saturated {
-                note_saturation(notes, seat as SeatIndex, label, p);
+                note_saturation(notes, Seat::at(seat), label, p);
             }
             if amount != 0 {
                 out.push(LineItem {
-                    seat: seat as SeatIndex,
+                    seat: Seat::at(seat),
                     label: label.to_string(),
                     amount,
                     detail: detail.to_string(),
@@ -701,7 +701,8 @@ fn parse_line(
                 describe(seat_v),
                 players.saturating_sub(1)
             )
-        })? as SeatIndex;
+        })
+        .map(|s| Seat::new(s as u8))?;
     let (amount, saturated): (Centi, bool) =
         to_centi_saturating(points_v).map_err(|m| format!("points: {m}"))?;
     if saturated {
@@ -717,7 +718,7 @@ fn parse_line(
 }
 
 /// Records that `seat`'s amount `raw` on the line `label` was saturated (once per seat).
-fn note_saturation(notes: &mut Vec<LineItem>, seat: SeatIndex, label: &str, raw: &Dynamic) {
+fn note_saturation(notes: &mut Vec<LineItem>, seat: Seat, label: &str, raw: &Dynamic) {
     if notes.iter().any(|n| n.seat == seat) {
         return;
     }
@@ -739,11 +740,11 @@ pub(crate) fn parse_seating(
 ) -> Result<SeatingDecision, HookError> {
     let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
     let map = result_map(v, &["leader", "swap"], "#{ leader, swap }", &err)?;
-    let seat = |v: &Dynamic, what: &str| -> Result<SeatIndex, HookError> {
+    let seat = |v: &Dynamic, what: &str| -> Result<Seat, HookError> {
         v.as_int()
             .ok()
             .filter(|s| (0..players as i64).contains(s))
-            .map(|s| s as SeatIndex)
+            .map(|s| Seat::new(s as u8))
             .ok_or_else(|| {
                 err(format!(
                     "{what} = {}; expected a seat 0..{}",
@@ -919,7 +920,14 @@ mod tests {
         let items: Vec<_> = s
             .lines
             .iter()
-            .map(|l| (l.seat, l.label.as_str(), l.amount, l.detail.as_str()))
+            .map(|l| {
+                (
+                    l.seat.number(),
+                    l.label.as_str(),
+                    l.amount,
+                    l.detail.as_str(),
+                )
+            })
             .collect();
         assert_eq!(
             items,

@@ -13,6 +13,7 @@ use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Game, GameConfig, Phase};
 use shuangkou::hand::Declared;
 use shuangkou::rules::Rules;
+use shuangkou::seat::Seat;
 
 /// Plain hooks where seat 0 always leads and nobody swaps, optionally paying `bomb_bonus` to a
 /// team for every bomb it played (taken from the other team): a scoring where bombs are worth
@@ -25,7 +26,7 @@ pub struct Table {
 impl Table {
     pub fn new(rules: Rules) -> Table {
         Table {
-            plain: PlainHooks::new(rules).led_by(0),
+            plain: PlainHooks::new(rules).led_by(Seat::new(0)),
             bomb_bonus: 0,
         }
     }
@@ -50,7 +51,7 @@ impl VariantHooks for Table {
         let n = f.players as usize;
         for b in &f.bombs_played {
             for seat in 0..n {
-                let same = seat % 2 == b.seat as usize % 2;
+                let same = seat % 2 == b.seat.index() % 2;
                 if let Some(v) = s.scores.get_mut(seat) {
                     *v += if same {
                         self.bomb_bonus
@@ -110,11 +111,11 @@ pub fn act(game: &mut Game, hooks: &dyn VariantHooks, play: &str) {
 pub fn apply_at(
     game: &mut Game,
     hooks: &dyn VariantHooks,
-    seat: u8,
+    seat: Seat,
     action: Action,
     at: u64,
 ) -> Result<(), String> {
-    let player = game.seating()[seat as usize];
+    let player = game.seating()[seat];
     game.apply(hooks, Entry { player, action, at })
         .map(|_| ())
         .map_err(|e| e.to_string())

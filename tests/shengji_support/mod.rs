@@ -147,7 +147,8 @@ pub fn visible(g: &Game, viewer: Viewer) -> CardSet {
     if let Some((_, card)) = g.declaration() {
         v.insert(card);
     }
-    if let Viewer::Player(s) = viewer {
+    if let Viewer::Player(p) = viewer {
+        let s = p.number();
         v = v.union(g.hand(s));
         let taken = matches!(g.phase(), Phase::Exchange | Phase::Playing);
         if taken && g.dealer() == Some(s) {

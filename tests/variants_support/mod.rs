@@ -20,7 +20,7 @@ pub fn double_deal(cards_left: Vec<u8>) -> DealFacts {
         players: 4,
         deal_number: 1,
         outcome: Outcome::Double,
-        places: vec![0, 2, 1, 3],
+        places: shuangkou::seat::Seat::list(&[0, 2, 1, 3]),
         cards_left,
         bombs_played: vec![],
         bombs_in_hand: vec![vec![]; 4],

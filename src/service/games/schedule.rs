@@ -114,7 +114,7 @@ impl Games {
         &self,
         game: &Shared,
         now: u64,
-        next: impl Fn(&Session) -> Option<(u8, crate::game::Action)>,
+        next: impl Fn(&Session) -> Option<(crate::seat::Player, crate::game::Action)>,
     ) -> Result<bool, ApiError> {
         for _ in 0..3 {
             let mut live = self.current(game).await?;

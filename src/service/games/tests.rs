@@ -104,7 +104,9 @@ fn the_count_and_gauge_of_games_in_progress_survive_a_restart() {
             let game = second.load("g1").await.unwrap();
             let mut live = second.current(&game).await.unwrap();
             second
-                .commit(&mut live, |l| l.prepare_leave(0, now_ms(), None))
+                .commit(&mut live, |l| {
+                    l.prepare_leave(crate::seat::Player::new(0), now_ms(), None)
+                })
                 .await
                 .unwrap();
             assert!(live.finished(), "a leave (escape) ends a one-deal match");

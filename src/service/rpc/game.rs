@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::retry;
 use super::watch::{self, EventStream};
 use crate::game::Game;
+use crate::seat::Player;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::bots;
@@ -55,7 +56,7 @@ impl GameApi {
         caller: &Caller,
         game_id: &str,
         refusal: &'static str,
-    ) -> Result<(Shared, u8), ApiError> {
+    ) -> Result<(Shared, Player), ApiError> {
         let (game, viewer) = access::authorize(self.app.games(), caller, game_id).await?;
         Ok((game, access::player(viewer, refusal)?))
     }
@@ -419,7 +420,7 @@ impl GameApi {
 }
 
 /// The SubmitPlay response for the action at `seq`, as `player` sees it.
-fn respond(live: &Session, seq: u64, player: u8) -> Result<pb::SubmitPlayResponse, ApiError> {
+fn respond(live: &Session, seq: u64, player: Player) -> Result<pb::SubmitPlayResponse, ApiError> {
     let (at, events) = live.action_at(seq)?;
     Ok(wire::submit_response(live.game(), seq, at, events, player))
 }
@@ -429,7 +430,7 @@ fn respond(live: &Session, seq: u64, player: u8) -> Result<pb::SubmitPlayRespons
 /// for a different request.
 fn again(
     live: &Session,
-    player: u8,
+    player: Player,
     request_id: Option<&str>,
     digest: &str,
     rpc: &'static str,
@@ -474,18 +475,21 @@ fn submit_digest(action: &wire::Action, expected: Option<u64>) -> String {
 }
 
 /// "seat 3" for the seat a player sits at this deal.
-fn seat_text(game: &Game, player: u8) -> String {
+fn seat_text(game: &Game, player: Player) -> String {
     game.seat_of(player)
         .map_or_else(|| "no seat".to_string(), |s| format!("seat {s}"))
 }
 
 /// A rejection of a player's action that names the player and its seat: the engine speaks of
 /// seats only ("it is seat 1's turn"), a client acts as a player.
-fn naming_players(e: ApiError, game: &Game, player: u8) -> ApiError {
+fn naming_players(e: ApiError, game: &Game, player: Player) -> ApiError {
     let message = match e.reason {
         Reason::NotYourTurn => match game.turn() {
             Some(seat) => {
-                let to_act = game.seating().get(seat as usize).copied().unwrap_or(seat);
+                let to_act = game
+                    .seating()
+                    .player_at(seat)
+                    .unwrap_or(Player::new(seat.number()));
                 format!(
                     "it is player {to_act}'s turn (seat {seat}), not player {player}'s ({})",
                     seat_text(game, player)

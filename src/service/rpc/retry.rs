@@ -6,6 +6,7 @@
 //! has moved), so a new action costs no read of the log; a retry within the backlog is answered
 //! before it is judged (`game::again`).
 
+use crate::seat::Player;
 use crate::service::games::Games;
 use crate::service::history::{self, History};
 use crate::service::pb;
@@ -20,7 +21,7 @@ use crate::service::wire;
 pub async fn older(
     games: &Games,
     live: &Session,
-    player: u8,
+    player: Player,
     request_id: Option<&str>,
     digest: &str,
     rpc: &'static str,
@@ -53,7 +54,7 @@ pub async fn respond(
     games: &Games,
     live: &Session,
     seq: u64,
-    player: u8,
+    player: Player,
 ) -> Result<pb::SubmitPlayResponse, ApiError> {
     if seq >= live.first_kept() {
         let (at, events) = live.action_at(seq)?;

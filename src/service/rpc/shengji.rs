@@ -139,7 +139,7 @@ async fn seat(
     refusal: &'static str,
 ) -> Result<(SharedTable, u8), ApiError> {
     let (table, viewer) = authorize(app, caller, game_id).await?;
-    Ok((table, access::player(viewer, refusal)?))
+    Ok((table, access::player(viewer, refusal)?.number()))
 }
 
 #[tonic::async_trait]

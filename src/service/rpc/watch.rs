@@ -200,7 +200,7 @@ pub async fn open(
             if let Some(p) = away
                 && let Err(e) = presence::reconnect(app.games(), &game, p).await
             {
-                tracing::warn!(player = p, error = %e, "logging a reconnect failed");
+                tracing::warn!(player = p.number(), error = %e, "logging a reconnect failed");
             }
             let finished = game.lock().await.finished_at(pos.map_or(0, |(seq, _)| seq));
             if finished {

@@ -3,6 +3,7 @@
 //! produced.
 
 use crate::game::{Event, Game, Phase};
+use crate::seat::Player;
 use crate::service::stored::Stored;
 use crate::store::LogEntry;
 
@@ -33,7 +34,7 @@ impl Prepared {
     }
 
     /// The player and request id of the action, if it came with one.
-    pub fn request(&self) -> Option<(u8, &str)> {
+    pub fn request(&self) -> Option<(Player, &str)> {
         let rid = self.stored.request_id.as_deref()?;
         Some((self.stored.entry.player, rid))
     }

@@ -31,10 +31,5 @@ impl Session {
 }
 
 fn outcome_name(o: Option<Outcome>) -> &'static str {
-    match o {
-        Some(Outcome::Double) => "double",
-        Some(Outcome::Single) => "single",
-        Some(Outcome::Draw) => "draw",
-        None => "escape",
-    }
+    o.map_or("escape", Outcome::name)
 }

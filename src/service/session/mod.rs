@@ -29,6 +29,7 @@ use crate::bot::Bot;
 use crate::cards::CardSet;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
+use crate::seat::Player;
 use crate::store::LogEntry;
 use crate::variants::{OptionValue, Registry, ScriptVariant};
 
@@ -154,18 +155,18 @@ impl Session {
     }
 
     /// The bot playing for `player`, if that seat is a bot's.
-    pub fn bot(&self, player: u8) -> Option<&Bot> {
-        self.bots.get(player as usize).and_then(Option::as_ref)
+    pub fn bot(&self, player: Player) -> Option<&Bot> {
+        self.bots.get(player.index()).and_then(Option::as_ref)
     }
 
     /// The player whose turn it is (`None` once the match is over).
-    pub fn player_to_act(&self) -> Option<u8> {
+    pub fn player_to_act(&self) -> Option<Player> {
         let seat = self.game.turn()?;
-        self.game.seating().get(seat as usize).copied()
+        self.game.seating().player_at(seat)
     }
 
     /// The bot seat to act now, if it is a bot's turn.
-    pub fn bot_to_act(&self) -> Option<u8> {
+    pub fn bot_to_act(&self) -> Option<Player> {
         self.player_to_act().filter(|&p| self.bot(p).is_some())
     }
 
@@ -295,7 +296,7 @@ impl Session {
     /// The seq of a kept action `player` caused with `request_id`, if any, and the digest of
     /// that request (when stored). Older actions: [`history::find_request`] before
     /// [`Session::first_kept`].
-    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<(u64, Option<&str>)> {
+    pub fn request_seq(&self, player: Player, request_id: &str) -> Option<(u64, Option<&str>)> {
         self.backlog.request_seq(player, request_id)
     }
 
@@ -303,7 +304,7 @@ impl Session {
     /// events and the log entry to store. Nothing of `self` changes.
     pub fn prepare(
         &self,
-        player: u8,
+        player: Player,
         action: WireAction,
         now: u64,
         request: Option<Idempotent<'_>>,
@@ -325,7 +326,7 @@ impl Session {
     /// The player leaves (escape).
     pub fn prepare_leave(
         &self,
-        player: u8,
+        player: Player,
         now: u64,
         request: Option<Idempotent<'_>>,
     ) -> Result<Prepared, ApiError> {
@@ -343,7 +344,7 @@ impl Session {
     pub fn prepare_abort(&self, now: u64, reason: &str) -> Result<Prepared, ApiError> {
         let mut p = self.prepare_entry(
             Entry {
-                player: 0,
+                player: Player::new(0),
                 action: Action::Abort,
                 at: now,
             },
@@ -360,7 +361,7 @@ impl Session {
     /// player's.
     pub fn prepare_action(
         &self,
-        player: u8,
+        player: Player,
         action: Action,
         now: u64,
     ) -> Result<Prepared, ApiError> {
@@ -377,12 +378,12 @@ impl Session {
     /// The reconnect windows not yet decided, as (player, Unix ms when it runs out): players
     /// disconnected whose window has no logged `ReconnectExpired` yet. Derived from the log (the
     /// logged disconnect time), so a window keeps its deadline across restarts and replicas.
-    pub fn open_windows(&self) -> Vec<(u8, u64)> {
+    pub fn open_windows(&self) -> Vec<(Player, u64)> {
         if self.finished() {
             return Vec::new();
         }
         let window = self.game.config().reconnect_ms;
-        (0..self.game.players())
+        Player::all(self.game.players())
             .filter_map(|p| {
                 let since = self.game.disconnected_since(p)?;
                 self.backlog
@@ -396,7 +397,7 @@ impl Session {
     pub fn turn_is_away(&self) -> bool {
         self.game
             .turn()
-            .and_then(|s| self.game.seating().get(s as usize).copied())
+            .and_then(|s| self.game.seating().player_at(s))
             .is_some_and(|p| self.game.is_disconnected(p))
     }
 
@@ -447,7 +448,7 @@ impl Session {
 
     /// GetHints for a player: one page of the legal plays (`hints::page`) with their physical
     /// cards, whether passing is legal now, whether it is the player's turn.
-    pub fn hints(&self, player: u8, query: &crate::hints::Query) -> Result<Hints, ApiError> {
+    pub fn hints(&self, player: Player, query: &crate::hints::Query) -> Result<Hints, ApiError> {
         if self.finished() {
             return Err(ApiError::new(Reason::GameOver, "the match is over"));
         }

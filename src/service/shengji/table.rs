@@ -20,6 +20,7 @@ use super::record::ShengjiRecord;
 use super::rejection;
 use crate::cards::{Card, CardSet};
 use crate::game::Viewer;
+use crate::seat::Player;
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::game::team_of;
 use crate::shengji::{Action, Event, Game, Phase, ShengjiHooks, View, event_view};
@@ -457,7 +458,7 @@ impl Table {
         let decide = |seat: u8| -> Result<Option<Action>, ApiError> {
             let mut bot = self.record.bot(seat)?;
             bot.bury_points = self.hooks.bury_points_allowed();
-            Ok(bot.decide(&self.game.view(Viewer::Player(seat))))
+            Ok(bot.decide(&self.game.view(Viewer::Player(Player::new(seat)))))
         };
         if self.game.phase() == Phase::Dealing {
             if self.game.declaration().is_some() {

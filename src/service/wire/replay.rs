@@ -9,6 +9,7 @@
 
 use crate::cards::CardSet;
 use crate::game::{Action, Entry, GameConfig};
+use crate::seat::Player;
 use crate::service::pb;
 use crate::service::replay::Replay;
 use crate::service::wire::request::{declared, declared_to};
@@ -198,7 +199,9 @@ fn entry(a: &pb::ReplayAction) -> Result<Entry, String> {
         None => return Err(format!("unknown action kind {:?}", a.kind)),
     };
     Ok(Entry {
-        player: u8::try_from(a.player).map_err(|_| "player out of range".to_string())?,
+        player: u8::try_from(a.player)
+            .map(Player::new)
+            .map_err(|_| "player out of range".to_string())?,
         action,
         at: u64::try_from(a.at).map_err(|_| format!("action {} has a negative time", a.seq))?,
     })
@@ -299,7 +302,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(i, &action)| Entry {
-                player: (i % 4) as u8,
+                player: Player::at(i % 4),
                 action,
                 at: 1_700_000_000_000 + i as u64,
             })

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cards::{Card, CardSet, Suit};
 use crate::game::Viewer;
+use crate::seat::Player;
 use crate::service::pb::shengji as pb;
 use crate::service::record::Tokens;
 use crate::service::shengji::record::{NewShengji, ShengjiRecord};
@@ -297,7 +298,7 @@ pub fn submitted(
     seq: u64,
     player: u8,
 ) -> Result<pb::SubmitActionResponse, ApiError> {
-    let viewer = Viewer::Player(player);
+    let viewer = Viewer::Player(Player::new(player));
     let (at, events) = table.action_at(seq)?;
     Ok(pb::SubmitActionResponse {
         seq,

@@ -7,6 +7,7 @@ use crate::cards::{CardSet, Rank};
 use crate::game::hooks::{EscapeReason, Outcome};
 use crate::game::{DealResult, Event, Game, Phase, Viewer};
 use crate::hand::Hand;
+use crate::seat::{Player, Seat, Seating};
 use crate::service::pb;
 use crate::service::record::{Record, Tokens};
 use crate::service::wire::request::hand_type;
@@ -101,7 +102,7 @@ pub fn submit_response(
     seq: u64,
     at: u64,
     events: &[Event],
-    player: u8,
+    player: Player,
 ) -> pb::SubmitPlayResponse {
     let viewer = Viewer::Player(player);
     let mut resp = pb::SubmitPlayResponse {
@@ -167,7 +168,7 @@ pub fn action_events(
 /// change, then the 托管 flag it turns on or off).
 fn event_kinds(game: &Game, at: u64, e: &Event, viewer: Viewer) -> Vec<pb::game_event::Event> {
     use pb::game_event::Event as E;
-    let auto = |seat: u8, on: bool, reason: &str| {
+    let auto = |seat: Seat, on: bool, reason: &str| {
         E::AutoPlayChanged(pb::AutoPlayChanged {
             seat: u32::from(seat),
             on,
@@ -183,17 +184,15 @@ fn event_kinds(game: &Game, at: u64, e: &Event, viewer: Viewer) -> Vec<pb::game_
             shown_card,
             hands,
         } => {
-            let seat = match viewer {
-                Viewer::Player(p) => players.iter().position(|&x| x == p),
-                _ => None,
-            };
+            let seat = viewer.seat_in(&players);
             let hand = seat
-                .and_then(|s| hands.get(s))
+                .and_then(|s| hands.get(s.index()))
                 .map(|h| h.ids())
                 .unwrap_or_default();
             let partner_hand = seat
-                .filter(|_| game.partners_see_hands() && players.len() == 4)
-                .and_then(|s| hands.get((s + 2) % 4))
+                .filter(|_| game.partners_see_hands())
+                .and_then(|s| s.partner(players.len() as u8))
+                .and_then(|p| hands.get(p.index()))
                 .map(|h| h.ids())
                 .unwrap_or_default();
             E::DealStarted(pb::DealStarted {
@@ -201,7 +200,7 @@ fn event_kinds(game: &Game, at: u64, e: &Event, viewer: Viewer) -> Vec<pb::game_
                 hand,
                 shown_card: shown_card.id(),
                 leader: u32::from(leader),
-                players: players.iter().map(|&p| u32::from(p)).collect(),
+                players: players.players().iter().map(|&p| u32::from(p)).collect(),
                 partner_hand,
             })
         }
@@ -314,7 +313,7 @@ pub fn state(
             player: u32::from(s.player),
             name: record
                 .players
-                .get(s.player as usize)
+                .get(s.player.index())
                 .cloned()
                 .unwrap_or_default(),
             card_count: u32::from(s.card_count),
@@ -326,7 +325,11 @@ pub fn state(
             reconnect_deadline: game
                 .disconnected_since(s.player)
                 .map_or(0, |d| d.saturating_add(game.config().reconnect_ms) as i64),
-            bot: record.bots.get(&s.player).cloned().unwrap_or_default(),
+            bot: record
+                .bots
+                .get(&s.player.number())
+                .cloned()
+                .unwrap_or_default(),
         })
         .collect();
     let trick = pb::Trick {
@@ -422,27 +425,27 @@ fn deal_result(r: &DealResult) -> pb::DealResult {
                 detail: l.detail.clone(),
             })
             .collect(),
-        players: r.players.iter().map(|&p| u32::from(p)).collect(),
+        players: r.players.players().iter().map(|&p| u32::from(p)).collect(),
         escaped: r.escaped.map(u32::from),
         player_scores: by_player(&r.players, &all_points(&r.settlement.scores)),
         player_places: r
             .places
             .iter()
-            .filter_map(|&s| r.players.get(s as usize))
-            .map(|&p| u32::from(p))
+            .filter_map(|&s| r.players.player_at(s))
+            .map(u32::from)
             .collect(),
         escaped_player: r
             .escaped
-            .and_then(|s| r.players.get(s as usize))
-            .map(|&p| u32::from(p)),
+            .and_then(|s| r.players.player_at(s))
+            .map(u32::from),
     }
 }
 
 /// Values by seat re-indexed by player: `out[players[s]] = by_seat[s]`.
-fn by_player(players: &[u8], by_seat: &[f64]) -> Vec<f64> {
+fn by_player(players: &Seating, by_seat: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; players.len()];
-    for (seat, &p) in players.iter().enumerate() {
-        if let (Some(slot), Some(v)) = (out.get_mut(p as usize), by_seat.get(seat)) {
+    for (seat, p) in players.iter() {
+        if let (Some(slot), Some(v)) = (out.get_mut(p.index()), by_seat.get(seat.index())) {
             *slot = *v;
         }
     }
@@ -460,7 +463,7 @@ mod tests {
                 outcome: None,
                 escaped: None,
                 places: Vec::new(),
-                players: Vec::new(),
+                players: Seating::default(),
                 settlement: Default::default(),
             })
             .collect()

@@ -5,7 +5,7 @@
 
 use super::input::bomb_fact;
 use crate::cards::{Rank, RankCounts};
-use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, SeatIndex};
+use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, Seat};
 use crate::rules::Rules;
 
 /// Sets of bombs that together use at most the cards dealt: 8-card bombs of every rank (the
@@ -50,7 +50,7 @@ pub fn heavy_bomb_sets(rules: &Rules) -> Vec<Vec<BombFact>> {
                 let Ok(cards) = text.parse::<RankCounts>() else {
                     continue;
                 };
-                let seat = (out.len() % rules.players as usize) as SeatIndex;
+                let seat = Seat::at(out.len() % rules.players as usize);
                 if used + cards.total() > room {
                     continue;
                 }
@@ -67,7 +67,7 @@ pub fn heavy_bomb_sets(rules: &Rules) -> Vec<Vec<BombFact>> {
 
 /// The bombs of `set` grouped by the seat that holds them (for `bombs_in_hand`).
 fn by_seat(set: &[BombFact], players: u8) -> Vec<Vec<BombFact>> {
-    (0..players)
+    Seat::all(players)
         .map(|s| set.iter().filter(|b| b.seat == s).copied().collect())
         .collect()
 }
@@ -76,23 +76,35 @@ fn by_seat(set: &[BombFact], players: u8) -> Vec<Vec<BombFact>> {
 pub fn heavy_deals(rules: &Rules, set: &[BombFact]) -> Vec<DealFacts> {
     let players = rules.players;
     let hand = rules.hand_size.max(1);
-    let endings: Vec<(Outcome, Vec<SeatIndex>, Vec<u8>)> = if players == 2 {
+    let endings: Vec<(Outcome, Vec<Seat>, Vec<u8>)> = if players == 2 {
         [1, rules.two_player_single_min, hand]
             .into_iter()
             .map(|left| {
                 let left = left.clamp(1, hand);
                 (
                     Outcome::from_loser_cards(left, rules),
-                    vec![0, 1],
+                    Seat::list(&[0, 1]),
                     vec![0, left],
                 )
             })
             .collect()
     } else {
         vec![
-            (Outcome::Double, vec![0, 2, 1, 3], vec![0, hand, 0, hand]),
-            (Outcome::Single, vec![1, 0, 3, 2], vec![0, 0, hand, 0]),
-            (Outcome::Draw, vec![3, 0, 2, 1], vec![0, hand, 0, 0]),
+            (
+                Outcome::Double,
+                Seat::list(&[0, 2, 1, 3]),
+                vec![0, hand, 0, hand],
+            ),
+            (
+                Outcome::Single,
+                Seat::list(&[1, 0, 3, 2]),
+                vec![0, 0, hand, 0],
+            ),
+            (
+                Outcome::Draw,
+                Seat::list(&[3, 0, 2, 1]),
+                vec![0, hand, 0, 0],
+            ),
         ]
     };
     let mut out = Vec::new();
@@ -121,7 +133,7 @@ pub fn heavy_escapes(rules: &Rules, set: &[BombFact]) -> Vec<EscapeFacts> {
     let players = rules.players;
     let hand = rules.hand_size.max(1);
     let mut out = Vec::new();
-    for escaper in 0..players {
+    for escaper in Seat::all(players) {
         for played in [true, false] {
             out.push(EscapeFacts {
                 players,

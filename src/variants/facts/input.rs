@@ -7,12 +7,12 @@ use serde_json::{Value, json};
 use crate::cards::RankCounts;
 use crate::classify;
 use crate::game::hooks::{
-    BombFact, DealFacts, EscapeFacts, Outcome, SeatIndex, SeatingFacts, TimeoutFacts,
+    BombFact, DealFacts, EscapeFacts, Outcome, Seat, SeatingFacts, TimeoutFacts,
 };
 use crate::rules::Rules;
 
 /// A bomb from its cards: classified under `rules`; the strongest bomb interpretation is taken.
-pub fn bomb_fact(seat: SeatIndex, cards: RankCounts, rules: &Rules) -> Result<BombFact, String> {
+pub fn bomb_fact(seat: Seat, cards: RankCounts, rules: &Rules) -> Result<BombFact, String> {
     let interpretations = classify::classify(cards, rules);
     let h = interpretations
         .iter()
@@ -75,8 +75,9 @@ fn expand_bomb(
             ));
         }
     };
-    let seat =
-        SeatIndex::try_from(seat).map_err(|_| format!("{what}: seat {seat} out of range"))?;
+    let seat = u8::try_from(seat)
+        .map(Seat::new)
+        .map_err(|_| format!("{what}: seat {seat} out of range"))?;
     let rc: RankCounts = cards.parse().map_err(|e| format!("{what}: {e}"))?;
     let b = bomb_fact(seat, rc, rules).map_err(|e| format!("{what}: {e}"))?;
     serde_json::to_value(b).map_err(|e| e.to_string())
@@ -143,8 +144,8 @@ fn players_of(o: &mut serde_json::Map<String, Value>, rules: &Rules) -> Result<u
     Ok(players as usize)
 }
 
-fn check_seat(s: SeatIndex, players: usize, what: &str) -> Result<(), String> {
-    if (s as usize) < players {
+fn check_seat(s: Seat, players: usize, what: &str) -> Result<(), String> {
+    if s.index() < players {
         Ok(())
     } else {
         Err(format!(
@@ -198,12 +199,12 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
         o.insert("cards_left".into(), json!(vec![0; players]));
     }
     expand_bomb_lists(&mut o, players, rules)?;
-    let places: Vec<SeatIndex> =
+    let places: Vec<Seat> =
         serde_json::from_value(o.get("places").cloned().ok_or("missing places")?)
             .map_err(|e| format!("places: {e}"))?;
     let mut sorted = places.clone();
     sorted.sort_unstable();
-    if sorted != (0..players as SeatIndex).collect::<Vec<_>>() {
+    if sorted != Seat::all(players as u8).collect::<Vec<_>>() {
         return Err(format!(
             "places {places:?} must list every seat 0..{players} once"
         ));
@@ -219,7 +220,7 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
     let derived = if players == 4 {
         Outcome::from_places(&places)
     } else {
-        outcome_from_cards(cards[places[1] as usize], rules)
+        outcome_from_cards(cards[places[1].index()], rules)
     };
     match (o.get("outcome"), derived) {
         (None, Some(d)) => {

@@ -10,17 +10,17 @@
 
 use rhai::{Array, Dynamic, Map};
 
-use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, SeatIndex, SeatingFacts, TimeoutFacts};
+use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, Seat, SeatingFacts, TimeoutFacts};
 
 fn int(i: impl Into<i64>) -> Dynamic {
     Dynamic::from_int(i.into())
 }
 
-fn seats(v: &[SeatIndex]) -> Dynamic {
+fn seats(v: &[Seat]) -> Dynamic {
     Dynamic::from_array(v.iter().map(|s| int(*s)).collect())
 }
 
-fn opt_seat(s: Option<SeatIndex>) -> Dynamic {
+fn opt_seat(s: Option<Seat>) -> Dynamic {
     s.map_or(Dynamic::UNIT, int)
 }
 

@@ -8,7 +8,7 @@ use rand_chacha::ChaCha8Rng;
 use super::input::bomb_fact;
 use crate::cards::{Card, Rank, RankCounts, Suit};
 use crate::game::hooks::{
-    BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, PreviousDeal, SeatIndex, SeatingFacts,
+    BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, PreviousDeal, Seat, SeatingFacts,
     TimeoutFacts,
 };
 use crate::rules::{ChainBombs, Rules, WildJokers};
@@ -93,7 +93,7 @@ impl RandomFacts {
     }
 
     /// A random bomb of `seat` with at most `max_cards` cards.
-    pub fn bomb(&mut self, seat: SeatIndex, max_cards: u8) -> Option<BombFact> {
+    pub fn bomb(&mut self, seat: Seat, max_cards: u8) -> Option<BombFact> {
         for _ in 0..64 {
             let cards = self.candidate();
             if cards.is_empty() || cards.total() > max_cards as u32 {
@@ -110,7 +110,7 @@ impl RandomFacts {
         let n = self.rng.random_range(0..=6);
         (0..n)
             .filter_map(|_| {
-                let seat = self.rng.random_range(0..players);
+                let seat = Seat::new(self.rng.random_range(0..players));
                 self.bomb(seat, self.rules.hand_size)
             })
             .collect()
@@ -127,7 +127,7 @@ impl RandomFacts {
                     if room < 3 {
                         break;
                     }
-                    if let Some(b) = self.bomb(seat as SeatIndex, room) {
+                    if let Some(b) = self.bomb(Seat::at(seat), room) {
                         room -= b.len.min(room);
                         out.push(b);
                     }
@@ -147,7 +147,7 @@ impl RandomFacts {
             let mut left = vec![0u8; 2];
             left[loser as usize] = self.rng.random_range(1..=hand);
             let outcome = Outcome::from_loser_cards(left[loser as usize], &self.rules);
-            (outcome, vec![winner, loser], left)
+            (outcome, Seat::list(&[winner, loser]), left)
         } else {
             let first = self.rng.random_range(0..4u8);
             let partner = (first + 2) % 4;
@@ -173,7 +173,7 @@ impl RandomFacts {
                 left[s as usize] = self.rng.random_range(1..=hand);
             }
             places[out..].sort_by_key(|s| (left[*s as usize], *s));
-            (outcome, places, left)
+            (outcome, Seat::list(&places), left)
         };
         DealFacts {
             players,
@@ -212,9 +212,9 @@ impl RandomFacts {
         EscapeFacts {
             players,
             deal_number: self.rng.random_range(1..=8),
-            escaper,
+            escaper: Seat::new(escaper),
             reason,
-            places,
+            places: Seat::list(&places),
             bombs_played: self.bombs_played(players),
             bombs_in_hand: self.bombs_in_hand(&cards_left),
             cards_left,
@@ -240,8 +240,8 @@ impl RandomFacts {
             let escaped = self
                 .rng
                 .random_bool(0.2)
-                .then(|| self.rng.random_range(0..players));
-            let mut places: Vec<SeatIndex> = (0..players).collect();
+                .then(|| Seat::new(self.rng.random_range(0..players)));
+            let mut places: Vec<Seat> = Seat::all(players).collect();
             let rot = self.rng.random_range(0..players);
             places.rotate_left(rot as usize);
             if players == 4 && self.rng.random_bool(0.5) {
@@ -268,7 +268,7 @@ impl RandomFacts {
             players,
             deal_number,
             shown_card: shown,
-            shown_holders: [Some(holder), twin],
+            shown_holders: [Some(Seat::new(holder)), twin.map(Seat::new)],
             previous,
             random: self.rng.random(),
         }
@@ -277,7 +277,7 @@ impl RandomFacts {
     /// Random timeout facts.
     pub fn timeout(&mut self) -> TimeoutFacts {
         TimeoutFacts {
-            seat: self.rng.random_range(0..self.rules.players),
+            seat: Seat::new(self.rng.random_range(0..self.rules.players)),
             consecutive_timeouts: self.rng.random_range(1..=6),
             disconnected: self.rng.random_bool(0.3),
         }
