@@ -362,6 +362,7 @@ impl EmbeddedStore {
 
     /// [`EmbeddedStore::open`] with `options`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<EmbeddedStore, StoreError> {
+        let started = std::time::Instant::now();
         let dir = dir.as_ref();
         let Options {
             faults,
@@ -428,7 +429,8 @@ impl EmbeddedStore {
             .name("shuangkou-store-writer".into())
             .spawn(move || run_writer(writer_shared, w, rx))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
-        tracing::info!(store = "embedded", path = %shared.label, games, "store opened");
+        tracing::info!(store = "embedded", path = %shared.label, games,
+            ms = started.elapsed().as_millis() as u64, "store opened");
         Ok(EmbeddedStore {
             shared,
             queue: Some(queue),
