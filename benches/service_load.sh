@@ -16,7 +16,8 @@
 #         and archive sizes at the end, compactions logged, games completed.
 # Every run writes its JSON to the out-dir (default target/bench-load) and a summary line.
 # Environment: DURATION (s, default 20), CONC (default 32), GAMES (default 256), SEED (default 1),
-# REDIS_PORT (default 16379), RECOVERY_GAMES, COMPACT_SECS, BIN (directory of the release binaries, default target/release).
+# REDIS_PORT (default 16379), RECOVERY_GAMES, COMPACT_SECS, BIN (directory of the release binaries, default target/release),
+# SERVER_FLAGS (more `serve` flags, e.g. `--finished-retention 30s` for the compaction run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -59,7 +60,7 @@ start_server() {
   port=$(free_port)
   mport=$(free_port)
   "$server" serve --listen "127.0.0.1:$port" --metrics-listen "127.0.0.1:$mport" --no-turn-timers \
-    --store "$1" >"$tmp/server.log" 2>&1 &
+    --store "$1" ${SERVER_FLAGS:-} >"$tmp/server.log" 2>&1 &
   pid=$!
   wait_port "$port" "${WAIT_TRIES:-200}"
 }
@@ -105,6 +106,8 @@ run_load() { # name args...
   "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --server-pid "$pid" --json "$@" \
     >"$out/$name.json" || true
   summary "$out/$name.json"
+  # The store's metrics (the embedded store's commit phases) since the server started.
+  curl -s "http://127.0.0.1:$mport/metrics" | grep '^shuangkou_store' >"$out/$name.metrics" || true
 }
 
 if [ "$what" = load ] || [ "$what" = all ]; then
@@ -169,6 +172,7 @@ if [ "$what" = recovery ]; then
   sleep 1
   after=$(rss)
   grep -h "recovered unfinished games" "$tmp/server.log" | tail -1 >"$out/recovery-log.txt" || true
+  cp "$tmp/server.log" "$out/recovery-server.log"
   python3 - "$n" "$before" "$after" "$bytes" "$t0" "$t1" <<'EOF' | tee "$out/recovery.txt"
 import sys
 n, before, after, size = map(int, sys.argv[1:5])

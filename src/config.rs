@@ -39,6 +39,11 @@ pub struct ServeConfig {
     /// survives a restart: tests, benchmarks), or `redis://host:port/db` (several replicas).
     #[arg(long, env = "SHUANGKOU_STORE", default_value = "shuangkou-data")]
     pub store: String,
+    /// How long the embedded store keeps finished games, e.g. `30d`, `12h`, `90m`, `3600s`
+    /// (`0s`: deleted at the next compaction). Default: kept for ever. (The Redis store's is
+    /// its URL's `retention_secs`.)
+    #[arg(long, env = "SHUANGKOU_FINISHED_RETENTION", value_parser = crate::store::parse_retention)]
+    pub finished_retention: Option<std::time::Duration>,
     /// Platform API keys as `NAME=KEY`, comma-separated. With no platform key and no admin key
     /// the service runs open (local development) and warns at start.
     #[arg(long, env = "SHUANGKOU_API_KEYS", value_delimiter = ',')]
@@ -110,6 +115,15 @@ pub struct ServeConfig {
     /// bot name of docs/BOTS.md (`search:N` for a smaller search budget).
     #[arg(long, env = "SHUANGKOU_AUTO_POLICY", default_value = "heuristic")]
     pub auto_policy: String,
+}
+
+impl ServeConfig {
+    /// The store settings these flags give (beyond `--store`).
+    pub fn store_settings(&self) -> crate::store::Settings {
+        crate::store::Settings {
+            finished_retention: self.finished_retention,
+        }
+    }
 }
 
 /// When the engine plays a disconnected seat's turns.

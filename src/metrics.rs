@@ -52,6 +52,12 @@ pub const ESCAPES: &str = "shuangkou_escapes_total";
 pub const STORE_DURATION: &str = "shuangkou_store_duration_seconds";
 /// Store errors by `store` and `op`.
 pub const STORE_ERRORS: &str = "shuangkou_store_errors_total";
+/// Time of each phase of the embedded store's group commits, by `phase` (`queued`: an operation's
+/// wait from its submission to the start of its batch; `plan`, `write`, `sync` (fdatasync),
+/// `apply` (the index) and `reply`: one batch each).
+pub const STORE_COMMIT_DURATION: &str = "shuangkou_store_commit_phase_seconds";
+/// Operations per group commit of the embedded store.
+pub const STORE_COMMIT_OPS: &str = "shuangkou_store_commit_ops";
 /// 1 while the store is reachable, by `store`.
 pub const STORE_UP: &str = "shuangkou_store_up";
 /// Requests carrying an idempotency key already used, by `rpc` and `outcome` (`replayed`: the
@@ -66,12 +72,19 @@ const LATENCY_BUCKETS: [f64; 16] = [
     1.0, 2.5, 10.0,
 ];
 
+/// Operations per commit: powers of two up to the largest batch.
+const BATCH_BUCKETS: [f64; 11] = [
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+
 /// Installs the Prometheus exporter with an HTTP listener serving `/metrics` on `addr`, and
 /// describes every metric. Must run inside a Tokio runtime.
 pub fn install(addr: SocketAddr) -> Result<(), String> {
     PrometheusBuilder::new()
         .with_http_listener(addr)
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &LATENCY_BUCKETS)
+        .map_err(|e| e.to_string())?
+        .set_buckets_for_metric(Matcher::Full(STORE_COMMIT_OPS.into()), &BATCH_BUCKETS)
         .map_err(|e| e.to_string())?
         .install()
         .map_err(|e| format!("cannot serve metrics on {addr}: {e}"))?;
@@ -109,6 +122,15 @@ fn describe() {
         "Store operation latency"
     );
     describe_counter!(STORE_ERRORS, "Store errors by operation");
+    describe_histogram!(
+        STORE_COMMIT_DURATION,
+        metrics::Unit::Seconds,
+        "Embedded store group commit time by phase"
+    );
+    describe_histogram!(
+        STORE_COMMIT_OPS,
+        "Operations per embedded store group commit"
+    );
     describe_gauge!(STORE_UP, "1 while the store is reachable");
     describe_counter!(
         IDEMPOTENT_REQUESTS,
@@ -217,6 +239,16 @@ pub fn store_op(store: &'static str, op: &'static str, seconds: f64, ok: bool) {
     if !ok {
         counter!(STORE_ERRORS, "store" => store, "op" => op).increment(1);
     }
+}
+
+/// Records one phase of an embedded store commit.
+pub fn store_commit_phase(phase: &'static str, seconds: f64) {
+    histogram!(STORE_COMMIT_DURATION, "phase" => phase).record(seconds);
+}
+
+/// Records the operations of one embedded store commit.
+pub fn store_commit_ops(ops: usize) {
+    histogram!(STORE_COMMIT_OPS).record(ops as f64);
 }
 
 /// Sets the store reachability gauge.

@@ -70,7 +70,7 @@ impl App {
             );
         }
         let token_key = token_key(&config)?;
-        let store = Store::open(&config.store)
+        let store = Store::open_with(&config.store, config.store_settings())
             .await
             .map_err(|e| format!("store {}: {e}", config.store))?;
         let registry_config = RegistryConfig {
@@ -254,7 +254,7 @@ async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher
     let registry = Arc::new(registry);
     let watcher = watch_dir(&registry, from_dir && config.variants_dir.is_some())?;
     let spec = store_spec(&config.store);
-    let store = Store::open(&spec)
+    let store = Store::open_with(&spec, config.store_settings())
         .await
         .map_err(|e| format!("升級 store {spec}: {e}"))?;
     let tables = Tables::new(

@@ -26,7 +26,7 @@ pub mod memory;
 pub mod redis;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
@@ -137,6 +137,40 @@ impl std::fmt::Display for StoreKind {
     }
 }
 
+/// Settings of [`Store::open_with`] beyond the spec.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// How long the embedded store keeps finished games (`None`: for ever); see
+    /// [`embedded::Options::finished_retention`]. The Redis store's is in its spec.
+    pub finished_retention: Option<Duration>,
+}
+
+/// Parses a retention period: a whole number with a unit, `s`, `m`, `h` or `d` (`30d`).
+pub fn parse_retention(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a period such as 30d, 12h, 90m or 3600s"))?;
+    let unit_secs = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "{text:?}: the unit must be s, m, h or d (as in 30d)"
+            ));
+        }
+    };
+    n.checked_mul(unit_secs)
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("{text:?} is too long"))
+}
+
 /// The configured store.
 pub enum Store {
     Memory(memory::MemoryStore),
@@ -156,6 +190,11 @@ impl Store {
     /// (and if needed repairs) its file here, on the blocking pool, so a corrupt file fails here.
     /// Must run inside a Tokio runtime.
     pub async fn open(spec: &str) -> Result<Store, StoreError> {
+        Store::open_with(spec, Settings::default()).await
+    }
+
+    /// [`Store::open`] with `settings`.
+    pub async fn open_with(spec: &str, settings: Settings) -> Result<Store, StoreError> {
         let spec = spec.trim();
         if spec == "memory" {
             return Ok(Store::Memory(memory::MemoryStore::new()));
@@ -181,7 +220,11 @@ impl Store {
             });
         }
         let dir = spec.to_string();
-        tokio::task::spawn_blocking(move || embedded::EmbeddedStore::open(dir))
+        let options = embedded::Options {
+            finished_retention: settings.finished_retention,
+            ..embedded::Options::default()
+        };
+        tokio::task::spawn_blocking(move || embedded::EmbeddedStore::open_with(dir, options))
             .await
             .map_err(|e| StoreError {
                 op: "open",

@@ -23,32 +23,49 @@ use std::time::Instant;
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
 use super::positions::Writer;
+use super::retention::{self, Schedule, archive_rewrite_due, cutoff};
 use super::{Shared, legacy, open_rw};
 
-/// Finished games' journal bytes below which the journal is never compacted.
+/// Finished games' journal bytes below which the journal is never compacted (and expired
+/// archive bytes below which the archive is not rewritten).
 pub const MIN_GARBAGE: u64 = 32 << 20;
 
 /// Compacts if due (or if `force`); failures are logged and the old journal stays in use.
-pub(super) fn maybe(shared: &Shared, w: &mut Writer, force: bool) {
-    let due = match shared.state.read() {
+pub(super) fn maybe(shared: &Shared, w: &mut Writer, schedule: &mut Schedule, force: bool) {
+    let retention = shared.retention;
+    let check = retention.is_some() && (force || schedule.due());
+    let now = shared.now();
+    let (journal_due, archive_due) = match shared.state.read() {
         Ok(st) => {
             let (garbage, kept) = (st.index.garbage, st.index.kept);
-            (force && garbage > 0) || (garbage >= MIN_GARBAGE && garbage >= kept)
+            let journal_due = (force && garbage > 0) || (garbage >= MIN_GARBAGE && garbage >= kept);
+            let archive_due = check
+                && retention.is_some_and(|r| {
+                    archive_rewrite_due(&st.index, w.archive_end, cutoff(now, r), force)
+                });
+            (journal_due, archive_due)
         }
-        Err(_) => false,
+        Err(_) => (false, false),
     };
-    if !due {
+    if !journal_due && !archive_due {
         return;
     }
     let t = Instant::now();
-    match run(shared, w) {
-        Ok((kept, archived)) => {
+    let plan = Plan {
+        expire_up_to: retention.map(|r| cutoff(now, r)),
+        rewrite_archive: archive_due,
+    };
+    match run(shared, w, &plan) {
+        Ok(done) => {
             shared.compactions.fetch_add(1, Ordering::Relaxed);
             tracing::info!(
                 store = "embedded",
-                in_progress = kept,
-                archived,
+                in_progress = done.kept,
+                archived = done.archived,
+                expired = done.expired,
+                archive_rewritten = plan.rewrite_archive,
                 journal_bytes = w.end,
+                archive_bytes = w.archive_end,
                 ms = t.elapsed().as_millis() as u64,
                 "journal compacted"
             );
@@ -79,8 +96,24 @@ fn read_log(journal: &File, record: Span, entries: &[Span]) -> Result<GameLog, S
     Ok((body, script, bodies))
 }
 
-/// Runs one compaction; returns the games kept in progress and the games archived now.
-fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
+/// What one compaction does besides folding finished games out of the journal.
+struct Plan {
+    /// Games finished at or before this unix second are deleted (`None`: every game is kept).
+    expire_up_to: Option<u64>,
+    /// The archive is rewritten with the retained games only (else finished games are appended
+    /// to it, and expired ones already in it stay as unreferenced bytes until a rewrite).
+    rewrite_archive: bool,
+}
+
+/// What a compaction did.
+struct Done {
+    kept: usize,
+    archived: usize,
+    expired: usize,
+}
+
+/// Runs one compaction.
+fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
     let st = shared
         .state
         .read()
@@ -88,12 +121,51 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
     let journal = Arc::clone(&st.journal);
     let archive = Arc::clone(&st.archive);
     let io = |what: &str, e: io::Error| format!("{what}: {e}");
+    let expired = |g: &Game| retention::expired(g.finished, plan.expire_up_to);
+    retention::finish_rewrite(&shared.dir)?;
 
-    // 1. Every finished game still in the journal, into the archive.
-    let mut arc = FrameWriter::new(&archive, w.archive_end);
+    // 0. The new journal's file exists (durably) before a new archive does: at open, a new
+    //    archive without it means the journal that refers to it was renamed in.
+    let tmp_path = shared.dir.join(retention::JOURNAL_NEXT);
+    let tmp = open_rw(&tmp_path)
+        .and_then(|f| f.set_len(0).map(|()| f))
+        .map_err(|e| io("create the new journal", e))?;
+    journal::check_magic(&tmp, journal::JOURNAL_MAGIC)?;
+    let next_archive = if plan.rewrite_archive {
+        legacy::sync_dir(&shared.dir).map_err(|e| io("sync the data directory", e))?;
+        let path = shared.dir.join(retention::ARCHIVE_NEXT);
+        let f = open_rw(&path)
+            .and_then(|f| f.set_len(0).map(|()| f))
+            .map_err(|e| io("create the new archive", e))?;
+        journal::check_magic(&f, journal::ARCHIVE_MAGIC)?;
+        Some(Arc::new(f))
+    } else {
+        None
+    };
+
+    // 1. Every retained game for the archive: with a rewrite, the archived ones copied as they
+    //    are, then the finished games still in the journal.
+    let (target, start) = match &next_archive {
+        Some(f) => (f, 16),
+        None => (&archive, w.archive_end),
+    };
+    let mut arc = FrameWriter::new(target, start);
     let mut moved = std::collections::HashMap::new();
+    if plan.rewrite_archive {
+        for (id, g) in &st.index.games {
+            if let (Place::Archive { span, .. }, false) = (&g.place, expired(g)) {
+                let frame = journal::read_raw(&archive, *span).map_err(|e| io("copy a game", e))?;
+                let new = arc
+                    .push_raw(&frame)
+                    .map_err(|e| io("write the archive", e))?;
+                moved.insert(&**id, new);
+            }
+        }
+    }
     for (id, g) in &st.index.games {
-        let (Place::Journal { record, entries }, Some(at)) = (&g.place, g.finished) else {
+        let (Place::Journal { record, entries }, Some(at), false) =
+            (&g.place, g.finished, expired(g))
+        else {
             continue;
         };
         let (body, script, bodies) =
@@ -114,11 +186,6 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
     let archive_end = arc.finish().map_err(|e| io("sync the archive", e))?;
 
     // 2. The new journal.
-    let tmp_path = shared.dir.join(format!("{}.compact", journal::JOURNAL));
-    let tmp = open_rw(&tmp_path)
-        .and_then(|f| f.set_len(0).map(|()| f))
-        .map_err(|e| io("create the new journal", e))?;
-    journal::check_magic(&tmp, journal::JOURNAL_MAGIC)?;
     let mut out = FrameWriter::new(&tmp, 16);
     let mut index = Index::default();
     for (hash, text) in &st.index.scripts {
@@ -126,9 +193,13 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
         let span = out.push(&rec).map_err(|e| io("write the new journal", e))?;
         index.apply(span, &rec)?;
     }
-    let mut kept = 0;
+    let (mut kept, mut archived, mut dropped) = (0, 0, 0);
     for (id, g) in &st.index.games {
-        let archived = |span: Span, entries: u64, at: u64, out: &mut FrameWriter<'_>| {
+        if expired(g) {
+            dropped += 1;
+            continue;
+        }
+        let archived_at = |span: Span, entries: u64, at: u64, out: &mut FrameWriter<'_>| {
             out.push(&Rec::Archived {
                 id,
                 platform: g.platform.as_deref(),
@@ -162,14 +233,20 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
                 )
             }
             (Place::Journal { entries, .. }, Some(at)) => {
+                archived += 1;
                 let span = *moved
                     .get(&**id)
                     .ok_or("internal error: game not archived")?;
-                archived(span, entries.len() as u64, at, &mut out)
+                archived_at(span, entries.len() as u64, at, &mut out)
                     .map_err(|e| io("write the new journal", e))?
             }
             (Place::Archive { span, entries }, at) => {
-                archived(*span, *entries, at.unwrap_or(0), &mut out)
+                let span = if plan.rewrite_archive {
+                    *moved.get(&**id).ok_or("internal error: game not copied")?
+                } else {
+                    *span
+                };
+                archived_at(span, *entries, at.unwrap_or(0), &mut out)
                     .map_err(|e| io("write the new journal", e))?
             }
         };
@@ -185,28 +262,46 @@ fn run(shared: &Shared, w: &mut Writer) -> Result<(usize, usize), String> {
         );
     }
     let end = out.finish().map_err(|e| io("sync the new journal", e))?;
-    let archived = moved.len();
     drop(st);
+    // The new archive's name is durable before the journal that refers to it.
+    if next_archive.is_some() {
+        legacy::sync_dir(&shared.dir).map_err(|e| io("sync the data directory", e))?;
+    }
     fs::rename(&tmp_path, shared.dir.join(journal::JOURNAL))
         .map_err(|e| io("rename the new journal", e))?;
 
     // 3. Swap: from the rename on, the new file is the journal, whatever happens next.
+    let swap = |st: &mut super::State| {
+        st.index = index;
+        st.journal = Arc::new(tmp);
+        if let Some(f) = next_archive {
+            st.archive = f;
+        }
+    };
     match shared.state.write() {
-        Ok(mut st) => {
-            st.index = index;
-            st.journal = Arc::new(tmp);
-        }
-        Err(mut poisoned) => {
-            let st = poisoned.get_mut();
-            st.index = index;
-            st.journal = Arc::new(tmp);
-        }
+        Ok(mut st) => swap(&mut st),
+        Err(mut poisoned) => swap(poisoned.get_mut()),
     }
     w.end = end;
     w.alloc_end = end;
     w.archive_end = archive_end;
+    if plan.rewrite_archive {
+        // The new journal's rename must be durable before the archive's (see `retention`).
+        legacy::sync_dir(&shared.dir)
+            .and_then(|()| {
+                fs::rename(
+                    shared.dir.join(retention::ARCHIVE_NEXT),
+                    shared.dir.join(journal::ARCHIVE),
+                )
+            })
+            .map_err(|e| io("rename the new archive", e))?;
+    }
     if let Err(e) = legacy::sync_dir(&shared.dir) {
         tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");
     }
-    Ok((kept, archived))
+    Ok(Done {
+        kept,
+        archived,
+        expired: dropped,
+    })
 }

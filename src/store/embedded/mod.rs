@@ -37,6 +37,7 @@ pub mod index;
 pub mod journal;
 pub mod legacy;
 mod positions;
+mod retention;
 mod writer;
 
 use std::collections::HashMap;
@@ -46,12 +47,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use self::index::{Index, Place};
 use self::journal::Rec;
-use self::writer::{Op, Reply, Writer, run_writer};
+use self::writer::{Op, Queued, Reply, Writer, run_writer};
 use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 /// The journal's file name inside the data directory (the file whose presence marks a store).
@@ -65,6 +67,22 @@ pub const MAX_BATCH: usize = 1024;
 const QUEUE: usize = 16 * 1024;
 /// Buffered notifications per game before a slow watcher lags.
 const WATCH_BUFFER: usize = 256;
+
+/// How an embedded store is opened.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Called before each write and fsync of a commit (fault-injection tests).
+    pub faults: Option<Faults>,
+    /// How long finished games are kept (`--finished-retention`): a game finished longer ago is
+    /// deleted at a later compaction, and the archive is rewritten without such games once they
+    /// outweigh the retained ones. `None` (the default) keeps every game.
+    pub finished_retention: Option<Duration>,
+    /// Unix seconds now, for finish times and expiry (tests); `None`: the system clock.
+    pub clock: Option<Clock>,
+}
+
+/// A clock in unix seconds ([`Options::clock`]).
+pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;
 
 /// A step of the commit path, for fault injection in tests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +122,9 @@ struct Shared {
     broken: AtomicBool,
     watchers: Mutex<Watchers>,
     faults: Option<Faults>,
+    /// How long finished games are kept (`None`: for ever).
+    retention: Option<Duration>,
+    clock: Option<Clock>,
     /// Committed fsyncs and the operations they carried (group-commit effectiveness).
     commits: AtomicU64,
     committed_ops: AtomicU64,
@@ -116,7 +137,7 @@ struct Shared {
 /// closes the files.
 pub struct EmbeddedStore {
     shared: Arc<Shared>,
-    queue: Option<mpsc::Sender<Op>>,
+    queue: Option<mpsc::Sender<Queued>>,
     writer: Option<JoinHandle<()>>,
 }
 
@@ -139,6 +160,13 @@ fn open_rw(path: &Path) -> io::Result<File> {
 impl Shared {
     fn fault(&self, step: IoStep) -> io::Result<()> {
         self.faults.as_ref().map_or(Ok(()), |f| f(step))
+    }
+
+    /// Unix seconds now (the configured clock, else the system's).
+    fn now(&self) -> u64 {
+        self.clock
+            .as_ref()
+            .map_or_else(retention::now_secs, |c| c())
     }
 
     fn state(&self, op: &'static str) -> Result<std::sync::RwLockReadGuard<'_, State>, StoreError> {
@@ -318,7 +346,7 @@ impl EmbeddedStore {
     /// Opens (creating if needed) the store in the data directory `dir`; converts a redb store
     /// found there first. A corrupt or foreign file is a clear error naming it.
     pub fn open(dir: impl AsRef<Path>) -> Result<EmbeddedStore, StoreError> {
-        EmbeddedStore::start(dir.as_ref(), None)
+        EmbeddedStore::open_with(dir, Options::default())
     }
 
     /// Opens the store with `faults` called before each write and fsync of a commit. For
@@ -327,10 +355,22 @@ impl EmbeddedStore {
         dir: impl AsRef<Path>,
         faults: Faults,
     ) -> Result<EmbeddedStore, StoreError> {
-        EmbeddedStore::start(dir.as_ref(), Some(faults))
+        let options = Options {
+            faults: Some(faults),
+            ..Options::default()
+        };
+        EmbeddedStore::open_with(dir, options)
     }
 
-    fn start(dir: &Path, faults: Option<Faults>) -> Result<EmbeddedStore, StoreError> {
+    /// [`EmbeddedStore::open`] with `options`.
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<EmbeddedStore, StoreError> {
+        let started = std::time::Instant::now();
+        let dir = dir.as_ref();
+        let Options {
+            faults,
+            finished_retention,
+            clock,
+        } = options;
         let fail = |m: String| store_error("open", m);
         std::fs::create_dir_all(dir).map_err(|e| {
             fail(format!(
@@ -348,6 +388,7 @@ impl EmbeddedStore {
             )));
         }
         legacy::migrate_if_needed(dir).map_err(fail)?;
+        retention::finish_rewrite(dir).map_err(fail)?;
         let label = dir.join(journal::JOURNAL).display().to_string();
         let (journal_file, index, end, alloc_end) = open_journal(dir, &label).map_err(fail)?;
         let archive_path = dir.join(journal::ARCHIVE);
@@ -372,6 +413,8 @@ impl EmbeddedStore {
                 prune_at: 1024,
             }),
             faults,
+            retention: finished_retention,
+            clock,
             commits: AtomicU64::new(0),
             committed_ops: AtomicU64::new(0),
             compactions: AtomicU64::new(0),
@@ -388,7 +431,8 @@ impl EmbeddedStore {
             .name("shuangkou-store-writer".into())
             .spawn(move || run_writer(writer_shared, w, rx))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
-        tracing::info!(store = "embedded", path = %shared.label, games, "store opened");
+        tracing::info!(store = "embedded", path = %shared.label, games,
+            ms = started.elapsed().as_millis() as u64, "store opened");
         Ok(EmbeddedStore {
             shared,
             queue: Some(queue),
@@ -425,8 +469,12 @@ impl EmbeddedStore {
             .as_ref()
             .ok_or_else(|| store_error(op, "store closed"))?;
         let (tx, rx) = oneshot::channel();
+        let queued = Queued {
+            op: make(tx),
+            at: std::time::Instant::now(),
+        };
         queue
-            .send(make(tx))
+            .send(queued)
             .await
             .map_err(|_| store_error(op, "store writer stopped"))?;
         rx.await.map_err(|_| {

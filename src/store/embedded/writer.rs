@@ -9,13 +9,14 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use tokio::sync::{mpsc, oneshot};
 
 use super::index::{Game, Index, request_key};
 use super::journal::{self, Rec, Span};
 pub(super) use super::positions::Writer;
+use super::retention::Schedule;
 use super::{IoStep, MAX_BATCH, Shared, compact, store_error};
 use crate::store::{Appended, Created, GameRecord, LogEntry, StoreError};
 
@@ -26,11 +27,10 @@ pub(super) const PREALLOCATE: u64 = 4 << 20;
 
 pub(super) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
 
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+/// An operation in the writer's queue, with the time it was submitted (the `queued` phase).
+pub(super) struct Queued {
+    pub(super) op: Op,
+    pub(super) at: Instant,
 }
 
 /// A write for the writer thread.
@@ -101,13 +101,18 @@ struct NewScript {
 /// Decides every operation of a batch against the index and the batch's earlier operations,
 /// encoding the frames to write into `buf` (whose first byte goes at `base`): a create pinning a
 /// script not yet in the table writes the script's frame first.
-fn plan(index: &Index, batch: &[Op], base: u64, buf: &mut Vec<u8>) -> (Vec<Plan>, Vec<NewScript>) {
+fn plan(
+    index: &Index,
+    batch: &[Op],
+    now: u64,
+    base: u64,
+    buf: &mut Vec<u8>,
+) -> (Vec<Plan>, Vec<NewScript>) {
     let mut lens: HashMap<&str, u64> = HashMap::new();
     let mut new_scripts: Vec<NewScript> = Vec::new();
     let mut scripts: HashSet<&str> = HashSet::new();
     let mut requests: HashMap<(Option<&str>, &str), &str> = HashMap::new();
     let mut finished: HashSet<&str> = HashSet::new();
-    let now = now_secs();
     let mut plans = Vec::with_capacity(batch.len());
     for (i, op) in batch.iter().enumerate() {
         let plan = match op {
@@ -221,14 +226,19 @@ fn written<'a>(op: &'a Op, at: u64) -> Option<Rec<'a>> {
 }
 
 /// The writer thread: batches queued writes into one durable commit each.
-pub(super) fn run_writer(shared: Arc<Shared>, mut w: Writer, mut queue: mpsc::Receiver<Op>) {
+pub(super) fn run_writer(shared: Arc<Shared>, mut w: Writer, mut queue: mpsc::Receiver<Queued>) {
     let mut batch: Vec<Op> = Vec::with_capacity(MAX_BATCH);
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
+    let mut schedule = Schedule::new();
+    let take = |q: Queued, batch: &mut Vec<Op>| {
+        crate::metrics::store_commit_phase("queued", q.at.elapsed().as_secs_f64());
+        batch.push(q.op);
+    };
     while let Some(first) = queue.blocking_recv() {
-        batch.push(first);
+        take(first, &mut batch);
         while batch.len() < MAX_BATCH {
             match queue.try_recv() {
-                Ok(op) => batch.push(op),
+                Ok(q) => take(q, &mut batch),
                 Err(_) => break,
             }
         }
@@ -240,7 +250,7 @@ pub(super) fn run_writer(shared: Arc<Shared>, mut w: Writer, mut queue: mpsc::Re
             batch = rest;
         }
         commit_batch(&shared, &mut w, &mut batch, &mut buf);
-        compact::maybe(&shared, &mut w, !compacts.is_empty());
+        compact::maybe(&shared, &mut w, &mut schedule, !compacts.is_empty());
         for op in compacts {
             if let Op::Compact { reply } = op {
                 let _ = reply.send(Ok(()));
@@ -296,20 +306,27 @@ fn commit_batch(shared: &Shared, w: &mut Writer, batch: &mut Vec<Op>, buf: &mut 
         }
     }
     buf.clear();
+    let mut phase = Phases::start();
     let ((plans, new_scripts), journal) = match shared.state("commit") {
-        Ok(st) => (plan(&st.index, batch, w.end, buf), Arc::clone(&st.journal)),
+        Ok(st) => (
+            plan(&st.index, batch, shared.now(), w.end, buf),
+            Arc::clone(&st.journal),
+        ),
         Err(e) => {
             batch.drain(..).for_each(|op| op.fail(&e.message));
             return;
         }
     };
+    phase.end("plan");
     if !buf.is_empty() {
         let wrote = shared
             .fault(IoStep::Write)
             .and_then(|()| preallocate(&journal, w, w.end + buf.len() as u64))
             .and_then(|()| journal.write_all_at(buf, w.end))
+            .map(|()| phase.end("write"))
             .and_then(|()| shared.fault(IoStep::Sync))
-            .and_then(|()| journal.sync_data());
+            .and_then(|()| journal.sync_data())
+            .map(|()| phase.end("sync"));
         if let Err(e) = wrote {
             shared.broken.store(true, Ordering::Release);
             tracing::warn!(store = "embedded", ops = batch.len(), error = %e,
@@ -357,12 +374,31 @@ fn commit_batch(shared: &Shared, w: &mut Writer, batch: &mut Vec<Op>, buf: &mut 
             }
         }
     }
+    phase.end("apply");
     shared.commits.fetch_add(1, Ordering::Relaxed);
     shared
         .committed_ops
         .fetch_add(batch.len() as u64, Ordering::Relaxed);
+    crate::metrics::store_commit_ops(batch.len());
     for (op, plan) in batch.drain(..).zip(plans) {
         reply(shared, op, plan);
+    }
+    phase.end("reply");
+}
+
+/// Times the phases of one commit (`shuangkou_store_commit_phase_seconds`).
+struct Phases(Instant);
+
+impl Phases {
+    fn start() -> Phases {
+        Phases(Instant::now())
+    }
+
+    /// Records the time since the previous phase ended as `name`.
+    fn end(&mut self, name: &'static str) {
+        let now = Instant::now();
+        crate::metrics::store_commit_phase(name, (now - self.0).as_secs_f64());
+        self.0 = now;
     }
 }
 
