@@ -214,3 +214,44 @@ async fn a_page_of_the_log_is_that_range_of_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A retried pass whose original left the event window, sent again when passing is legal again:
+/// the original pass, not a second one (the backlog remembers the key's fingerprint and the
+/// store's entry confirms it). Without `expected_seq` nothing else would stop the second pass.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_pass_outside_the_window_is_not_a_second_pass() {
+    let seed = test_seed(22);
+    let mut t = table(WINDOW, seed).await;
+    let mut original: Option<(u32, pb::SubmitPlayRequest, pb::SubmitPlayResponse)> = None;
+    for n in 0.. {
+        let Some((p, mut req)) = next_request(&mut t, n).await else {
+            panic!("seed {seed}: the match ended before the pass could be retried");
+        };
+        match &original {
+            None if req.pass => {
+                req.expected_seq = None;
+                req.request_id = "the-pass".into();
+                let reply = submit(&mut t, p, &req).await;
+                original = Some((p, req, reply));
+                continue;
+            }
+            Some((q, pass, first))
+                if *q == p
+                    && req.pass
+                    && req.expected_seq.unwrap_or(0) > first.seq + WINDOW as u64 + 2 =>
+            {
+                let before = state(&mut t.client, &t.game.game_id, ADMIN_KEY).await.seq;
+                let again = submit(&mut t, p, pass).await;
+                assert_eq!(
+                    &again, first,
+                    "seed {seed}: the retry gets the original reply"
+                );
+                let after = state(&mut t.client, &t.game.game_id, ADMIN_KEY).await.seq;
+                assert_eq!(after, before, "seed {seed}: the retry added no action");
+                return;
+            }
+            _ => {}
+        }
+        submit(&mut t, p, &req).await;
+    }
+}

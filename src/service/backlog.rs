@@ -15,6 +15,13 @@ use crate::game::{Action, Event};
 /// Actions kept by default (`--backlog-actions`).
 pub const DEFAULT_ACTIONS: usize = 8;
 
+/// Idempotency keys remembered past the kept events, as fingerprints (16 bytes a key): a retry
+/// of one of these actions is recognised before it could be judged as a new action (a retried
+/// pass would otherwise be legal again and pass twice), and its entry is read from the store by
+/// its seq. A retry older than this many keyed actions is judged as a new request (and answered
+/// as a retry when it is refused: `rpc::retry::older`).
+pub const KEYS_REMEMBERED: usize = 128;
+
 /// One kept action.
 struct Kept {
     /// When it was accepted (Unix ms).
@@ -33,6 +40,17 @@ pub struct Backlog {
     /// By player: whether its last `Disconnect`/`ReconnectExpired` entry was a `Disconnect`
     /// (its reconnect window is open, unless a reconnect closed it: the engine knows that).
     window_open: Vec<bool>,
+    /// (fingerprint of player and key, seq) of the last [`KEYS_REMEMBERED`] keyed actions that
+    /// left `kept`, oldest first.
+    remembered: VecDeque<(u64, u64)>,
+}
+
+/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store).
+fn fingerprint(player: Player, request_id: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (player, request_id).hash(&mut h);
+    h.finish()
 }
 
 impl Backlog {
@@ -49,6 +67,7 @@ impl Backlog {
             kept,
             limit: limit.max(1),
             window_open: vec![false; players],
+            remembered: VecDeque::new(),
         }
     }
 
@@ -60,7 +79,17 @@ impl Backlog {
 
     fn trim(&mut self) {
         while self.kept.len() > self.limit {
-            self.kept.pop_front();
+            if let Some(Kept {
+                request: Some((player, id, _)),
+                ..
+            }) = self.kept.pop_front()
+            {
+                if self.remembered.len() == KEYS_REMEMBERED {
+                    self.remembered.pop_front();
+                }
+                self.remembered
+                    .push_back((fingerprint(player, &id), self.first));
+            }
             self.first += 1;
         }
     }
@@ -114,6 +143,16 @@ impl Backlog {
                 }
                 _ => None,
             })
+    }
+
+    /// The seq of an action older than the kept ones that `player` may have caused with
+    /// `request_id` (its fingerprint is remembered): the store's entry at that seq says.
+    pub fn remembered_seq(&self, player: Player, request_id: &str) -> Option<u64> {
+        let f = fingerprint(player, request_id);
+        self.remembered
+            .iter()
+            .rev()
+            .find_map(|&(g, seq)| (g == f).then_some(seq))
     }
 
     /// True when `player`'s last presence entry opened a reconnect window.

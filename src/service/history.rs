@@ -134,17 +134,16 @@ impl History {
     }
 }
 
-/// The seq of the action `player` caused with `request_id` among the log's first `before`
-/// entries, and its request's digest (an idempotent retry of an action older than the
-/// backlog). Reads the log a page at a time, decoding only.
+/// The seq of the action `player` caused with `request_id` among the log's entries after
+/// `after` and before `before`, and its request's digest (an idempotent retry of an action
+/// older than the backlog). Reads the log a page at a time, decoding only.
 pub async fn find_request(
     store: &Store,
     id: &str,
     player: Player,
     request_id: &str,
-    before: u64,
+    (mut after, before): (u64, u64),
 ) -> Result<Option<(u64, Option<String>)>, ApiError> {
-    let mut after = 0;
     while after < before {
         let limit = PAGE.min(usize::try_from(before - after).unwrap_or(PAGE));
         let page = store.entries_page(id, after, limit).await?;

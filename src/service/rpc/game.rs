@@ -146,6 +146,11 @@ impl GameApi {
         if let Some(seq) = again(&live, p, rid, &digest, "LeaveGame")? {
             return Ok(wire::leave_response(respond(&live, seq, p)?));
         }
+        if let Some(seq) = retry::remembered(games, &live, p, rid, &digest, "LeaveGame").await? {
+            return Ok(wire::leave_response(
+                retry::respond(games, &live, seq, p).await?,
+            ));
+        }
         let request = rid.map(|id| Idempotent {
             id,
             digest: &digest,
@@ -374,6 +379,11 @@ impl GameApi {
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
         if let Some(seq) = again(&live, player, rid, &digest, "SubmitPlay")? {
             return respond(&live, seq, player);
+        }
+        if let Some(seq) =
+            retry::remembered(games, &live, player, rid, &digest, "SubmitPlay").await?
+        {
+            return retry::respond(games, &live, seq, player).await;
         }
         let request = rid.map(|id| Idempotent {
             id,

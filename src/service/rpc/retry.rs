@@ -1,10 +1,11 @@
 //! Idempotent retries of actions older than what the live game keeps (`backlog`): the action
 //! a key caused is found in the store's log, and its reply re-derived from it (`history`).
 //!
-//! A retry is looked up in the store only once the request was refused as a new action (a
-//! retry of an old play no longer applies: its seq is stale, its cards are gone or the turn
-//! has moved), so a new action costs no read of the log; a retry within the backlog is answered
-//! before it is judged (`game::again`).
+//! A retry within the backlog is answered before it is judged (`game::again`); so is one whose
+//! key the backlog still remembers as a fingerprint (`remembered`: one entry read). An older
+//! retry is looked up in the store only once the request was refused as a new action (a retry
+//! of an old play no longer applies: its seq is stale, its cards are gone or the turn has
+//! moved), so a new action costs no read of the log.
 
 use crate::seat::Player;
 use crate::service::games::Games;
@@ -17,7 +18,7 @@ use crate::service::wire;
 
 /// The seq of the action `player` caused with this key before the backlog, if any (the
 /// original request again), or IDEMPOTENCY_CONFLICT when the key was used for a different
-/// request.
+/// request. Reads the log before the backlog: called once a request was refused as new.
 pub async fn older(
     games: &Games,
     live: &Session,
@@ -29,14 +30,46 @@ pub async fn older(
     let Some(rid) = request_id else {
         return Ok(None);
     };
-    let found = history::find_request(
-        games.store(),
-        &live.record.id,
+    lookup(
+        games,
+        live,
         player,
-        rid,
-        live.first_kept(),
+        (rid, digest),
+        rpc,
+        (0, live.first_kept()),
     )
-    .await?;
+    .await
+}
+
+/// Like [`older`], but only for a key the backlog still remembers (its fingerprint): one entry
+/// read, before the request is judged as a new action. A retried pass, legal again by the
+/// time it is retried, is the original pass, not a second one.
+pub async fn remembered(
+    games: &Games,
+    live: &Session,
+    player: Player,
+    request_id: Option<&str>,
+    digest: &str,
+    rpc: &'static str,
+) -> Result<Option<u64>, ApiError> {
+    let Some((rid, seq)) = request_id.and_then(|r| Some((r, live.remembered_seq(player, r)?)))
+    else {
+        return Ok(None);
+    };
+    lookup(games, live, player, (rid, digest), rpc, (seq - 1, seq)).await
+}
+
+/// The action of `player` with key `rid` among the log's entries in `range` (after, before):
+/// its seq when the request is the same (by digest), IDEMPOTENCY_CONFLICT when not.
+async fn lookup(
+    games: &Games,
+    live: &Session,
+    player: Player,
+    (rid, digest): (&str, &str),
+    rpc: &'static str,
+    range: (u64, u64),
+) -> Result<Option<u64>, ApiError> {
+    let found = history::find_request(games.store(), &live.record.id, player, rid, range).await?;
     let Some((seq, stored)) = found else {
         return Ok(None);
     };

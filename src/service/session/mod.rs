@@ -300,6 +300,12 @@ impl Session {
         self.backlog.request_seq(player, request_id)
     }
 
+    /// The seq of an action older than the kept ones that `player` may have caused with
+    /// `request_id` (a remembered key fingerprint: the store's entry confirms it).
+    pub fn remembered_seq(&self, player: Player, request_id: &str) -> Option<u64> {
+        self.backlog.remembered_seq(player, request_id)
+    }
+
     /// Applies a player's action: on a copy of the engine state, returning the new state, its
     /// events and the log entry to store. Nothing of `self` changes.
     pub fn prepare(
