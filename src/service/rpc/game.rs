@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::retry;
+use super::retry::{self, Past};
 use super::watch::{self, EventStream};
 use crate::game::Game;
 use crate::seat::Player;
@@ -146,7 +146,16 @@ impl GameApi {
         if let Some(seq) = again(&live, p, rid, &digest, "LeaveGame")? {
             return Ok(wire::leave_response(respond(&live, seq, p)?));
         }
-        if let Some(seq) = retry::remembered(games, &live, p, rid, &digest, "LeaveGame").await? {
+        if let Some(seq) = retry::older(
+            games,
+            &live,
+            (p, rid),
+            &digest,
+            "LeaveGame",
+            Past::Remembered,
+        )
+        .await?
+        {
             return Ok(wire::leave_response(
                 retry::respond(games, &live, seq, p).await?,
             ));
@@ -162,7 +171,16 @@ impl GameApi {
         {
             Ok(s) => s,
             // Refused as a new leave: perhaps a retry of one older than the backlog.
-            Err(e) => match retry::older(games, &live, p, rid, &digest, "LeaveGame").await? {
+            Err(e) => match retry::older(
+                games,
+                &live,
+                (p, rid),
+                &digest,
+                "LeaveGame",
+                Past::BeforeBacklog,
+            )
+            .await?
+            {
                 Some(seq) => {
                     let resp = retry::respond(games, &live, seq, p).await?;
                     return Ok(wire::leave_response(resp));
@@ -380,8 +398,15 @@ impl GameApi {
         if let Some(seq) = again(&live, player, rid, &digest, "SubmitPlay")? {
             return respond(&live, seq, player);
         }
-        if let Some(seq) =
-            retry::remembered(games, &live, player, rid, &digest, "SubmitPlay").await?
+        if let Some(seq) = retry::older(
+            games,
+            &live,
+            (player, rid),
+            &digest,
+            "SubmitPlay",
+            Past::Remembered,
+        )
+        .await?
         {
             return retry::respond(games, &live, seq, player).await;
         }
@@ -419,7 +444,15 @@ impl GameApi {
             Err(e) => match again(&live, player, rid, &digest, "SubmitPlay")? {
                 Some(seq) => respond(&live, seq, player),
                 // Refused as a new action: perhaps a retry of an action older than the backlog.
-                None => match retry::older(games, &live, player, rid, &digest, "SubmitPlay").await?
+                None => match retry::older(
+                    games,
+                    &live,
+                    (player, rid),
+                    &digest,
+                    "SubmitPlay",
+                    Past::BeforeBacklog,
+                )
+                .await?
                 {
                     Some(seq) => retry::respond(games, &live, seq, player).await,
                     None => Err(naming_players(e, live.game(), player)),

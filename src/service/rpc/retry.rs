@@ -2,7 +2,7 @@
 //! a key caused is found in the store's log, and its reply re-derived from it (`history`).
 //!
 //! A retry within the backlog is answered before it is judged (`game::again`); so is one whose
-//! key the backlog still remembers as a fingerprint (`remembered`: one entry read). An older
+//! key the backlog still remembers as a fingerprint (`Past::Remembered`: one entry read). An older
 //! retry is looked up in the store only once the request was refused as a new action (a retry
 //! of an old play no longer applies: its seq is stale, its cards are gone or the turn has
 //! moved), so a new action costs no read of the log.
@@ -16,47 +16,39 @@ use crate::service::session::Session;
 use crate::service::status::ApiError;
 use crate::service::wire;
 
+/// Where a retry's original action is looked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Past {
+    /// Only a key the backlog still remembers (its fingerprint): one entry read, before the
+    /// request is judged as a new action. A retried pass, legal again by the time it is
+    /// retried, is the original pass, not a second one.
+    Remembered,
+    /// The whole log before the backlog: once the request was refused as a new action.
+    BeforeBacklog,
+}
+
 /// The seq of the action `player` caused with this key before the backlog, if any (the
 /// original request again), or IDEMPOTENCY_CONFLICT when the key was used for a different
-/// request. Reads the log before the backlog: called once a request was refused as new.
+/// request.
 pub async fn older(
     games: &Games,
     live: &Session,
-    player: Player,
-    request_id: Option<&str>,
+    (player, request_id): (Player, Option<&str>),
     digest: &str,
     rpc: &'static str,
+    past: Past,
 ) -> Result<Option<u64>, ApiError> {
     let Some(rid) = request_id else {
         return Ok(None);
     };
-    lookup(
-        games,
-        live,
-        player,
-        (rid, digest),
-        rpc,
-        (0, live.first_kept()),
-    )
-    .await
-}
-
-/// Like [`older`], but only for a key the backlog still remembers (its fingerprint): one entry
-/// read, before the request is judged as a new action. A retried pass, legal again by the
-/// time it is retried, is the original pass, not a second one.
-pub async fn remembered(
-    games: &Games,
-    live: &Session,
-    player: Player,
-    request_id: Option<&str>,
-    digest: &str,
-    rpc: &'static str,
-) -> Result<Option<u64>, ApiError> {
-    let Some((rid, seq)) = request_id.and_then(|r| Some((r, live.remembered_seq(player, r)?)))
-    else {
-        return Ok(None);
+    let range = match past {
+        Past::BeforeBacklog => (0, live.first_kept()),
+        Past::Remembered => match live.remembered_seq(player, rid) {
+            Some(seq) => (seq - 1, seq),
+            None => return Ok(None),
+        },
     };
-    lookup(games, live, player, (rid, digest), rpc, (seq - 1, seq)).await
+    lookup(games, live, player, (rid, digest), rpc, range).await
 }
 
 /// The action of `player` with key `rid` among the log's entries in `range` (after, before):
