@@ -11,6 +11,9 @@ pub enum LogFormat {
     Json,
 }
 
+/// Actions a live game keeps by default (`--backlog-actions`; `service::backlog`).
+pub const DEFAULT_BACKLOG_ACTIONS: usize = 8;
+
 /// `shuangkou serve` flags.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServeConfig {
@@ -85,7 +88,7 @@ pub struct ServeConfig {
     /// Actions whose events and idempotency keys a live game keeps in memory (WatchGame streams
     /// that keep up, retries of recent actions); older ones are re-read from the store. Bounds
     /// a game's memory whatever the match's length.
-    #[arg(long, env = "SHUANGKOU_BACKLOG_ACTIONS", default_value_t = crate::service::backlog::DEFAULT_ACTIONS)]
+    #[arg(long, env = "SHUANGKOU_BACKLOG_ACTIONS", default_value_t = DEFAULT_BACKLOG_ACTIONS)]
     pub backlog_actions: usize,
     /// Turn timers: when off, turn deadlines are not enforced (tests and load runs).
     #[arg(long, env = "SHUANGKOU_NO_TURN_TIMERS")]

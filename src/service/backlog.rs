@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use crate::game::{Action, Event};
 
 /// Actions kept by default (`--backlog-actions`).
-pub const DEFAULT_ACTIONS: usize = 8;
+pub const DEFAULT_ACTIONS: usize = crate::config::DEFAULT_BACKLOG_ACTIONS;
 
 /// Idempotency keys remembered past the kept events, as fingerprints (16 bytes a key): a retry
 /// of one of these actions is recognised before it could be judged as a new action (a retried

@@ -23,12 +23,8 @@ use std::time::Instant;
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
 use super::positions::Writer;
-use super::retention::{self, Schedule, archive_rewrite_due, cutoff};
+use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
 use super::{Shared, legacy, open_rw};
-
-/// Finished games' journal bytes below which the journal is never compacted (and expired
-/// archive bytes below which the archive is not rewritten).
-pub const MIN_GARBAGE: u64 = 32 << 20;
 
 /// Compacts if due (or if `force`); failures are logged and the old journal stays in use.
 pub(super) fn maybe(shared: &Shared, w: &mut Writer, schedule: &mut Schedule, force: bool) {

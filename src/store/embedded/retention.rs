@@ -22,10 +22,13 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::compact::MIN_GARBAGE;
 use super::index::{Index, Place};
 use super::journal;
 use super::legacy::sync_dir;
+
+/// Finished games' journal bytes below which the journal is never compacted (and expired
+/// archive bytes below which the archive is not rewritten).
+pub const MIN_GARBAGE: u64 = 32 << 20;
 
 /// The new journal a compaction writes before renaming it in.
 pub(super) const JOURNAL_NEXT: &str = "shuangkou.log.compact";
