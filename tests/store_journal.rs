@@ -4,32 +4,18 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+#[path = "common/store_fixtures.rs"]
+pub mod store_fixtures;
 #[path = "common/temp.rs"]
 pub mod temp;
 
 use shuangkou::store::embedded::{EmbeddedStore, journal, legacy};
-use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store};
+use shuangkou::store::{Appended, Created, LogEntry, Store};
+use store_fixtures::{entry, record};
 use temp::TempDir;
 
 fn temp_dir(name: &str) -> TempDir {
     TempDir::fresh("store-journal", name)
-}
-
-fn record(id: &str, rid: Option<&str>) -> GameRecord {
-    GameRecord {
-        id: id.into(),
-        platform: Some("p".into()),
-        request_id: rid.map(Into::into),
-        body: format!("{{\"game\":\"{id}\",\"pad\":\"{}\"}}", "x".repeat(300)).into_bytes(),
-        script: None,
-    }
-}
-
-fn entry(seq: u64, id: &str) -> LogEntry {
-    LogEntry {
-        seq,
-        body: format!("{id}/{seq}/{}", "y".repeat(200)).into_bytes(),
-    }
 }
 
 fn embedded(store: &Store) -> &EmbeddedStore {

@@ -11,26 +11,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use common::store_fixtures::entry;
 use common::{TestServer, temp_dir};
 use shuangkou::service::pb;
 use shuangkou::store::embedded::{EmbeddedStore, Options, journal};
-use shuangkou::store::{Appended, Created, GameRecord, LogEntry, Store, parse_retention};
+use shuangkou::store::{Appended, Created, GameRecord, Store, parse_retention};
 
 fn record(id: &str) -> GameRecord {
-    GameRecord {
-        id: id.into(),
-        platform: Some("p".into()),
-        request_id: Some(format!("r-{id}")),
-        body: format!("{{\"game\":\"{id}\",\"pad\":\"{}\"}}", "x".repeat(300)).into_bytes(),
-        script: None,
-    }
-}
-
-fn entry(seq: u64, id: &str) -> LogEntry {
-    LogEntry {
-        seq,
-        body: format!("{id}/{seq}/{}", "y".repeat(200)).into_bytes(),
-    }
+    common::store_fixtures::record(id, Some(&format!("r-{id}")))
 }
 
 /// A clock the test moves (unix seconds).
