@@ -22,7 +22,13 @@ TIMER_GAMES=${TIMER_GAMES:-10000}
 TIMER_WAIT=${TIMER_WAIT:-30}
 MATCH_DEALS=${MATCH_DEALS:-1000}
 KEY=bench-admin-key-0123456789abcdef
-for exe in shuangkou examples/timer_lateness examples/match_latency; do
+# The binaries the chosen measurement needs.
+case $what in
+  timers) needs="shuangkou examples/timer_lateness" ;;
+  match) needs="shuangkou examples/match_latency" ;;
+  *) needs="shuangkou examples/timer_lateness examples/match_latency" ;;
+esac
+for exe in $needs; do
   [ -x "$BIN/$exe" ] || { echo "$BIN/$exe is missing: cargo build --release --bin shuangkou --example timer_lateness --example match_latency" >&2; exit 2; }
 done
 

@@ -15,11 +15,10 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::auth::Keys;
-use super::bots;
-use super::clock::now_ms;
 use super::games::{Games, GamesConfig};
 use super::presence::{Presence, PresenceConfig};
 use super::shengji::tables::{Tables, store_spec};
+use super::timers;
 use crate::config::{DisconnectedTurns, ServeConfig};
 use crate::store::{Store, StoreKind};
 use crate::variants::{DirWatcher, Registry, RegistryConfig};
@@ -205,28 +204,26 @@ impl App {
     /// Starts the background task of the schedule (`Games::run_due`): turn deadlines (托管 and
     /// escapes, when turn timers are on), reconnect windows, bot seats' turns (woken at once when
     /// one is scheduled), the eviction of finished games from the cache, and presence (the
-    /// disconnects of players whose streams closed). Each due turn is played by `bots` in its own
-    /// task, so a thinking bot holds up no other game.
+    /// disconnects of players whose streams closed). It sleeps until the next entry is due, and
+    /// the due turns are played by `bots` on a bounded set of workers, earliest deadline first
+    /// (`timers`), so a thinking bot holds up no other game.
     pub fn start_timers(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
-        let app = Arc::clone(self);
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_millis(250));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tokio::select! {
-                    _ = tick.tick() => {}
-                    _ = app.games.woken() => {}
-                }
-                if app.draining() {
-                    continue;
-                }
-                for turn in app.games.run_due(now_ms()).await {
-                    let app = Arc::clone(&app);
-                    tokio::spawn(async move { bots::play_due(&app.games, turn).await });
-                }
-                app.presence.run_due(&app.games, now_ms()).await;
-            }
-        })
+        timers::start(Arc::clone(self), timers::SETTINGS)
+    }
+}
+
+/// The schedule's task serves the service: its games, its drain, and presence each round.
+impl timers::Host for App {
+    fn games(&self) -> &Games {
+        &self.games
+    }
+
+    fn draining(&self) -> bool {
+        App::draining(self)
+    }
+
+    async fn run_other_due(&self, now: u64) {
+        self.presence.run_due(&self.games, now).await;
     }
 }
 

@@ -11,7 +11,7 @@
 //! commit protocol, re-checking under the game's lock that nothing moved in between. Depends on
 //! `games`, `session`, `status` and the bot core; never on the wire types.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -27,6 +27,7 @@ use crate::cards::CardSet;
 use crate::game::Action;
 use crate::seat::Player;
 use crate::variants::ScriptVariant;
+use tokio::sync::MutexGuard;
 
 /// Milliseconds before a bot turn whose commit failed on the store is tried again.
 const RETRY_MS: u64 = 1_000;
@@ -55,30 +56,32 @@ pub async fn play_due(games: &Games, turn: DueTurn) {
 }
 
 /// The turn deadline of a game passed: 托管 by bot plays for the seat (or the variant rules an
-/// escape). A bot seat past its deadline plays as itself.
+/// escape). A bot seat past its deadline plays as itself. One lock of the game, one catch-up
+/// with a shared store and one commit per play (a searching bot thinks with the lock released).
 async fn play_deadline(games: &Games, id: &str) -> Result<(), ApiError> {
     let Some(game) = games.cached(id) else {
         return Ok(());
     };
-    let (player, seq, bot_seat) = {
-        let live = games.current(&game).await?;
-        let Some(player) = live.player_to_act() else {
-            return Ok(());
-        };
-        let timed_out = live.deadline_passed(now_ms());
-        let away_now = live.turn_is_away() && games.away_turns_immediate();
-        if !(timed_out || away_now) {
-            return Ok(());
-        }
-        if timed_out {
-            crate::metrics::turn_timeout(&live.record.variant);
-        }
-        (player, live.seq(), live.bot(player).is_some())
+    let live = games.current(&game).await?;
+    let Some(player) = live.player_to_act() else {
+        return Ok(());
     };
-    if bot_seat {
-        return play_bot_turn(games, id, seq).await;
+    let timed_out = live.deadline_passed(now_ms());
+    let away_now = live.turn_is_away() && games.away_turns_immediate();
+    if !(timed_out || away_now) {
+        return Ok(());
     }
-    play_for(games, &game, player).await.map(|_| ())
+    if timed_out {
+        crate::metrics::turn_timeout(&live.record.variant);
+    }
+    match live.bot(player).cloned() {
+        Some(bot) => decide_and_commit(games, &game, live, player, bot, as_is).await,
+        None => {
+            let bot = auto_bot_for(games, &live);
+            decide_and_commit(games, &game, live, player, bot, automatic).await
+        }
+    }
+    .map(drop)
 }
 
 /// The bot that plays 托管 in a game: the one its record names (CreateGame's `auto_policy`, or
@@ -94,6 +97,93 @@ pub fn auto_bot(games: &Games, record: &Record) -> BotSpec {
     })
 }
 
+/// The game's 托管 bot ready for its variant: made once per configured variant and spec (making
+/// one probes the settlement with about twenty script calls), then cloned.
+fn auto_bot_for(games: &Games, live: &Session) -> Bot {
+    bot_for(auto_bot(games, &live.record), live.hooks())
+}
+
+/// Most bots [`bot_for`] keeps (one per configured variant and spec in use; beyond, the oldest
+/// goes).
+const BOTS_KEPT: usize = 64;
+
+/// The bots made lately, by the configured variant (hooks) they play for and their spec. A
+/// variant's hooks are shared by every game with the same options (the registry's cache), so a
+/// server holds a handful. Held weakly: an entry whose hooks were dropped never matches.
+static BOTS: Mutex<Vec<(Weak<ScriptVariant>, BotSpec, Bot)>> = Mutex::new(Vec::new());
+
+/// `spec` ready to play the variant of `hooks` ([`Bot::new`]), from [`BOTS`] when it has it.
+pub fn bot_for(spec: BotSpec, hooks: &Arc<ScriptVariant>) -> Bot {
+    let same = |(h, s, _): &&(Weak<ScriptVariant>, BotSpec, Bot)| {
+        *s == spec && h.strong_count() > 0 && std::ptr::eq(h.as_ptr(), Arc::as_ptr(hooks))
+    };
+    if let Ok(kept) = BOTS.lock()
+        && let Some((_, _, bot)) = kept.iter().find(same)
+    {
+        return bot.clone();
+    }
+    let bot = Bot::new(spec, hooks.as_ref());
+    if let Ok(mut kept) = BOTS.lock() {
+        kept.retain(|(h, _, _)| h.strong_count() > 0);
+        if kept.len() >= BOTS_KEPT {
+            kept.remove(0);
+        }
+        kept.push((Arc::downgrade(hooks), spec, bot.clone()));
+    }
+    bot
+}
+
+/// 托管's action for a decision: an automatic play, or an automatic pass.
+fn automatic(decided: Action) -> Action {
+    match decided {
+        Action::Play { cards, declared } => Action::Auto { cards, declared },
+        _ => Action::Auto {
+            cards: CardSet::EMPTY,
+            declared: None,
+        },
+    }
+}
+
+/// A bot seat's action as its bot decided it.
+fn as_is(decided: Action) -> Action {
+    decided
+}
+
+/// Decides for `player` with `bot` from the seat's view of `live` (the game locked and caught
+/// up) and commits the action `wrap` makes of the decision. A bot that decides in microseconds
+/// does so under the lock (one lock and one catch-up per play); a searching bot thinks with the
+/// lock released, off the async runtime, and its decision is committed only if the game has not
+/// moved meanwhile. Returns the new seq, or `None` when the game moved on.
+async fn decide_and_commit(
+    games: &Games,
+    game: &Shared,
+    live: MutexGuard<'_, Session>,
+    player: Player,
+    bot: Bot,
+    wrap: fn(Action) -> Action,
+) -> Result<Option<u64>, ApiError> {
+    let seq = live.seq();
+    let pending = Pending::new(&live, player, bot)?;
+    let (mut live, decided) = if pending.searches() {
+        drop(live);
+        let decided = pending.decide_off_runtime().await?;
+        let live = games.current(game).await?;
+        if live.seq() != seq {
+            return Ok(None);
+        }
+        (live, decided)
+    } else {
+        let decided = pending.decide()?;
+        (live, decided)
+    };
+    let action = wrap(decided);
+    let now = now_ms();
+    let submitted = games
+        .commit(&mut live, |l| l.prepare_action(player, action, now))
+        .await?;
+    Ok(Some(submitted.seq))
+}
+
 /// 托管 by bot, the one entry point for turn deadlines and disconnects: if it is `player`'s turn
 /// and its deadline has passed or it is disconnected, the game's auto bot ([`auto_bot`])
 /// decides from the seat's view and the service commits an automatic play or pass
@@ -105,31 +195,13 @@ pub async fn play_for(
     game: &Shared,
     player: Player,
 ) -> Result<Option<u64>, ApiError> {
-    let (pending, seq) = {
-        let live = games.current(game).await?;
-        let due = live.deadline_passed(now_ms()) || live.game().is_disconnected(player);
-        if live.player_to_act() != Some(player) || !due {
-            return Ok(None);
-        }
-        let bot = Bot::new(auto_bot(games, &live.record), live.hooks().as_ref());
-        (Pending::new(&live, player, bot)?, live.seq())
-    };
-    let auto = match pending.decide_off_runtime().await? {
-        Action::Play { cards, declared } => Action::Auto { cards, declared },
-        _ => Action::Auto {
-            cards: CardSet::EMPTY,
-            declared: None,
-        },
-    };
-    let mut live = games.current(game).await?;
-    if live.seq() != seq {
+    let live = games.current(game).await?;
+    let due = live.deadline_passed(now_ms()) || live.game().is_disconnected(player);
+    if live.player_to_act() != Some(player) || !due {
         return Ok(None);
     }
-    let now = now_ms();
-    let submitted = games
-        .commit(&mut live, |l| l.prepare_action(player, auto, now))
-        .await?;
-    Ok(Some(submitted.seq))
+    let bot = auto_bot_for(games, &live);
+    decide_and_commit(games, game, live, player, bot, automatic).await
 }
 
 /// The decision the game's auto bot would make for `player` now, from its view only (GetHints'
@@ -141,7 +213,7 @@ pub async fn suggest(
 ) -> Result<(Option<(CardSet, crate::hand::Hand)>, String), ApiError> {
     let pending = {
         let live = games.current(game).await?;
-        let bot = Bot::new(auto_bot(games, &live.record), live.hooks().as_ref());
+        let bot = auto_bot_for(games, &live);
         Pending::new(&live, player, bot)?
     };
     let hand = pending.hand;
@@ -159,30 +231,19 @@ async fn play_bot_turn(games: &Games, id: &str, seq: u64) -> Result<(), ApiError
     let Some(game) = games.cached(id) else {
         return Ok(());
     };
-    let pending = {
-        let live = games.current(&game).await?;
-        if live.seq() != seq {
-            return Ok(());
-        }
-        let Some(player) = live.bot_to_act() else {
-            return Ok(());
-        };
-        let Some(bot) = live.bot(player).cloned() else {
-            return Ok(());
-        };
-        Pending::new(&live, player, bot)?
-    };
-    let player = pending.player;
-    let action = pending.decide_off_runtime().await?;
-    let mut live = games.current(&game).await?;
+    let live = games.current(&game).await?;
     if live.seq() != seq {
         return Ok(());
     }
-    let now = now_ms();
-    games
-        .commit(&mut live, |l| l.prepare_action(player, action, now))
-        .await?;
-    Ok(())
+    let Some(player) = live.bot_to_act() else {
+        return Ok(());
+    };
+    let Some(bot) = live.bot(player).cloned() else {
+        return Ok(());
+    };
+    decide_and_commit(games, &game, live, player, bot, as_is)
+        .await
+        .map(drop)
 }
 
 /// The RNG seed of one decision: SHA-256 of the game's seed commitment (hex, as CreateGame
@@ -207,7 +268,6 @@ fn decision_rng(live: &Session, player: Player) -> ChaCha8Rng {
 
 /// A decision to make, detached from the game (its lock is not held while a bot thinks).
 pub struct Pending {
-    player: Player,
     bot: Bot,
     view: PlayerView,
     hand: CardSet,
@@ -226,7 +286,6 @@ impl Pending {
         let view = PlayerView::new(game, seat)
             .ok_or_else(|| ApiError::new(Reason::BadRequest, "no such seat"))?;
         Ok(Pending {
-            player,
             bot,
             view,
             hand: game.hand(seat),
@@ -247,10 +306,15 @@ impl Pending {
         action_of(decision, self.hand)
     }
 
-    /// As [`Pending::decision`], on a blocking thread when the bot searches (it can think for a
-    /// few hundred milliseconds), inline otherwise (microseconds).
+    /// True when the bot searches (it can think for a few hundred milliseconds); the others
+    /// decide in microseconds.
+    pub fn searches(&self) -> bool {
+        self.bot.spec().kind == Kind::Search
+    }
+
+    /// As [`Pending::decision`], on a blocking thread when the bot searches, inline otherwise.
     pub async fn decision_off_runtime(mut self) -> Result<Decision, ApiError> {
-        if self.bot.spec().kind != Kind::Search {
+        if !self.searches() {
             return Ok(self.decision());
         }
         tokio::task::spawn_blocking(move || self.decision())
@@ -274,4 +338,42 @@ fn action_of(decision: Decision, hand: CardSet) -> Result<Action, ApiError> {
             "the bot chose cards its seat does not hold",
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::variants::Registry;
+
+    fn hooks(registry: &Registry, variant: &str, options: &[(&str, &str)]) -> Arc<ScriptVariant> {
+        let options: BTreeMap<String, String> = options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let compiled = registry.active(variant).expect("an embedded variant");
+        registry
+            .configured(&compiled, &options)
+            .expect("configured")
+    }
+
+    /// A kept bot is the bot [`Bot::new`] makes for the same configured variant, and another
+    /// configured variant (a different settlement) gets its own: the oracle is a bot made afresh.
+    #[test]
+    fn a_kept_bot_plays_for_the_variant_it_was_made_for() {
+        let registry = Registry::embedded().expect("the embedded variants");
+        let spec = crate::bot::styles::spec("heuristic").expect("heuristic");
+        let classic = hooks(&registry, "classic", &[]);
+        let doubled = hooks(&registry, "baibian", &[("double_points", "100")]);
+        for h in [&classic, &doubled, &classic, &doubled] {
+            let fresh = Bot::new(spec, h.as_ref());
+            assert_eq!(bot_for(spec, h).profile(), fresh.profile());
+        }
+        assert_ne!(
+            bot_for(spec, &classic).profile(),
+            bot_for(spec, &doubled).profile(),
+            "two settlements, two profiles (else this test proves nothing)"
+        );
+    }
 }

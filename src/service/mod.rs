@@ -13,6 +13,7 @@
 //! - [`live_games`]: what both games' live-game owners share (count in progress, commit refusals);
 //! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
+//! - [`timers`]: the schedule's task (sleeps until the next due entry, workers play the turns);
 //! - [`record`]: a game's stored creation record; [`auth`]: tokens and keys;
 //! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
 //! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
@@ -40,5 +41,6 @@ pub mod session;
 pub mod shengji;
 pub mod status;
 pub mod stored;
+pub mod timers;
 pub mod web;
 pub mod wire;

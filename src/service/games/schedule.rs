@@ -73,12 +73,16 @@ impl Games {
         let bot = due
             .iter()
             .any(|&(at, d)| matches!(d, Due::Bot(_)) || (d == Due::Turn && at <= now));
+        let mut wake = bot;
         if let Ok(mut q) = self.schedule.lock() {
+            // An entry earlier than every other: the task may be asleep until a later one.
+            let head = q.peek().map(|Reverse((at, _, _))| *at);
+            wake |= due.iter().any(|&(at, _)| head.is_none_or(|h| at < h));
             for (at, what) in due {
                 q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
             }
         }
-        if bot {
+        if wake {
             self.wake.notify_one();
         }
     }
@@ -95,7 +99,15 @@ impl Games {
         }
     }
 
-    /// Resolves when a bot turn was scheduled (the schedule's task then runs early).
+    /// When the schedule's earliest entry comes due (Unix ms), if it has any: the schedule's
+    /// task sleeps until then.
+    pub fn next_due(&self) -> Option<u64> {
+        let q = self.schedule.lock().ok()?;
+        q.peek().map(|Reverse((at, _, _))| *at)
+    }
+
+    /// Resolves when a bot turn, or an entry earlier than every other, was scheduled (the
+    /// schedule's task then runs early).
     pub async fn woken(&self) {
         self.wake.notified().await;
     }
