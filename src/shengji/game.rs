@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::hooks::{HookError, ShengjiHooks, Upgrade};
 use super::order::{EffSuit, Level, ONE_DECK, Order};
 use crate::cards::{Card, CardSet, Suit};
-use crate::determinism::{Divergence, Encoding, replay_log, state_hash};
+use crate::determinism::{Divergence, Encoding, apply_atomically, replay_log, state_hash};
 
 /// The engine version recorded with every 升級 game.
 pub const ENGINE_VERSION: &str = concat!("shengji-engine/", env!("CARGO_PKG_VERSION"));
@@ -123,26 +123,11 @@ pub enum GameError {
         legal: CardSet,
     },
     #[error("hook failed: {0}")]
-    Hook(HookError),
+    Hook(#[from] HookError),
     #[error("bad setup: {0}")]
     Setup(String),
-    #[error("replay diverged at step {step}: {message}")]
-    Replay { step: usize, message: String },
-}
-
-impl From<Divergence> for GameError {
-    fn from(d: Divergence) -> GameError {
-        GameError::Replay {
-            step: d.step,
-            message: d.message,
-        }
-    }
-}
-
-impl From<HookError> for GameError {
-    fn from(e: HookError) -> GameError {
-        GameError::Hook(e)
-    }
+    #[error("{0}")]
+    Replay(#[from] Divergence),
 }
 
 /// A settled deal (public once the deal is over, buried cards included).
@@ -313,15 +298,9 @@ impl Game {
         actions: &[Action],
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
-        let (mut game, _) = Game::new(setup)?;
-        replay_log(
-            &mut game,
-            actions,
-            hashes,
-            |g, a| g.apply(hooks, a).map(drop),
-            Game::state_hash,
-        )?;
-        Ok(game)
+        let (game, _) = Game::new(setup)?;
+        let apply = |g: &mut Game, a| g.apply(hooks, a).map(drop);
+        Ok(replay_log(game, actions, hashes, apply, Game::state_hash)?)
     }
 
     /// Applies an action (check, then apply). On error nothing changed.
@@ -349,14 +328,9 @@ impl Game {
             }
             Action::Play { seat, card } => {
                 self.check_play(seat, card)?;
-                if self.ends_deal() {
-                    // The deal's end calls hooks, whose output is validated: work on a copy.
-                    let mut next = self.clone();
-                    next.play(hooks, seat, card, &mut events)?;
-                    *self = next;
-                } else {
-                    self.play(hooks, seat, card, &mut events)?;
-                }
+                // The deal's end calls hooks, whose output is validated: it works on a copy.
+                let in_place = !self.ends_deal();
+                apply_atomically(self, in_place, |g| g.play(hooks, seat, card, &mut events))?;
             }
         }
         self.seq += 1;

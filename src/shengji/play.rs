@@ -15,12 +15,7 @@ use crate::cards::{Card, CardSet};
 pub const MAX_MULTIPLIER: u32 = 100;
 
 fn bad_hook(hook: &str, message: String) -> GameError {
-    GameError::Hook(HookError {
-        hook: hook.into(),
-        message,
-        location: None,
-        limit: false,
-    })
+    GameError::Hook(HookError::invalid(hook, message))
 }
 
 impl Game {
