@@ -114,9 +114,10 @@ impl fmt::Display for Rank {
     }
 }
 
+/// The symbol, as Display (transcripts and golden files print it).
 impl fmt::Debug for Rank {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.symbol())
+        fmt::Display::fmt(self, f)
     }
 }
 

@@ -7,7 +7,11 @@
 //! state, hex: postcard (its stable 1.x wire format) for every new game, JSON for Shuangkou games
 //! recorded before the compact scheme.
 //!
-//! Pure: depends on `rand_chacha`, `sha2`, `serde`, `postcard`, `serde_json` and `hex` only.
+//! Also the two steps both families take the same way: the replay of a log, and a step that
+//! may fail half-way run on a copy (check, then apply).
+//!
+//! Pure: depends on `rand_chacha`, `sha2`, `serde`, `postcard`, `serde_json`, `hex` and
+//! `thiserror` only.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -62,28 +66,30 @@ pub fn state_hash<T: Serialize + ?Sized>(value: &T, encoding: Encoding) -> Strin
 }
 
 /// Where a replay diverged: the 1-based step, and what happened there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("replay diverged at step {step}: {message}")]
 pub struct Divergence {
     pub step: usize,
     pub message: String,
 }
 
 /// Re-executes `actions` on `state` with `apply`, checking `hashes` (the state hash after each
-/// action, when given) at every step; stops at the first rejected action or differing hash.
+/// action, when given) at every step; stops at the first rejected action or differing hash, and
+/// returns the state after the last action.
 pub fn replay_log<S, A: Copy, E: std::fmt::Display>(
-    state: &mut S,
+    mut state: S,
     actions: &[A],
     hashes: Option<&[String]>,
     mut apply: impl FnMut(&mut S, A) -> Result<(), E>,
     hash: impl Fn(&S) -> String,
-) -> Result<(), Divergence> {
+) -> Result<S, Divergence> {
     for (i, a) in actions.iter().enumerate() {
-        apply(state, *a).map_err(|err| Divergence {
+        apply(&mut state, *a).map_err(|err| Divergence {
             step: i + 1,
             message: format!("action rejected: {err}"),
         })?;
         if let Some(h) = hashes.and_then(|h| h.get(i)) {
-            let got = hash(state);
+            let got = hash(&state);
             if &got != h {
                 return Err(Divergence {
                     step: i + 1,
@@ -92,7 +98,25 @@ pub fn replay_log<S, A: Copy, E: std::fmt::Display>(
             }
         }
     }
-    Ok(())
+    Ok(state)
+}
+
+/// Check, then apply, for a step that may fail half-way (one that calls hooks whose output is
+/// validated as it goes): `step` runs on `state` itself when `in_place` (the caller checked
+/// that it cannot fail once started), otherwise on a copy that replaces `state` only when the
+/// step succeeds. Either way a failed step leaves `state` as it was.
+pub fn apply_atomically<S: Clone, T, E>(
+    state: &mut S,
+    in_place: bool,
+    step: impl FnOnce(&mut S) -> Result<T, E>,
+) -> Result<T, E> {
+    if in_place {
+        return step(state);
+    }
+    let mut next = state.clone();
+    let out = step(&mut next)?;
+    *state = next;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -121,6 +145,54 @@ mod tests {
         assert_eq!(
             state_hash(&v, Encoding::Json),
             hex::encode(Sha256::digest(b"[1,2]"))
+        );
+    }
+
+    #[test]
+    fn a_failed_step_on_a_copy_leaves_the_state_as_it_was() {
+        let mut v = vec![1, 2];
+        let failed: Result<(), &str> = apply_atomically(&mut v, false, |v| {
+            v.push(3);
+            Err("half-way")
+        });
+        assert_eq!(failed, Err("half-way"));
+        assert_eq!(v, [1, 2]);
+        let pushed = apply_atomically(&mut v, false, |v| {
+            v.push(3);
+            Ok::<_, ()>(v.len())
+        });
+        assert_eq!(pushed, Ok(3));
+        assert_eq!(v, [1, 2, 3]);
+        // In place, the step's own changes stay (the caller vouched it cannot fail half-way).
+        let _ = apply_atomically(&mut v, true, |v| {
+            v.push(4);
+            Err::<(), _>(())
+        });
+        assert_eq!(v, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_replay_stops_at_the_first_rejected_action_or_differing_hash() {
+        let add = |s: &mut u32, a: u32| {
+            if a == 0 {
+                return Err("zero");
+            }
+            *s += a;
+            Ok(())
+        };
+        let hash = |s: &u32| s.to_string();
+        assert_eq!(replay_log(0, &[1, 2], None, add, hash), Ok(3));
+        let rejected = replay_log(0, &[1, 0, 2], None, add, hash).unwrap_err();
+        assert_eq!(
+            (rejected.step, rejected.message.as_str()),
+            (2, "action rejected: zero")
+        );
+        let hashes = ["1".to_string(), "4".to_string()];
+        let differs = replay_log(0, &[1, 2], Some(&hashes), add, hash).unwrap_err();
+        assert_eq!(differs.step, 2);
+        assert_eq!(
+            differs.to_string(),
+            "replay diverged at step 2: state hash 3 != recorded 4"
         );
     }
 }

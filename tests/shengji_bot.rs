@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use shengji_support::{c, permute, permuted_replay, random_prefix, set, started, visible};
 use shuangkou::cards::Suit;
-use shuangkou::seat::Player;
+use shuangkou::seat::{Player, Seat};
 use shuangkou::shengji::bot::RuleBot;
 use shuangkou::shengji::order::{ONE_DECK, points_of};
 use shuangkou::shengji::sim::match_seed;
@@ -21,11 +21,11 @@ fn bots_step(g: &Game, bots: &[RuleBot; 4]) -> Option<Action> {
     match g.phase() {
         Phase::Finished => None,
         Phase::Dealing => (0..4u8)
-            .find_map(|s| bots[s as usize].decide(&g.view(Viewer::Player(Player::new(s)))))
+            .find_map(|s| bots[usize::from(s)].decide(&g.view(Viewer::Player(Player::new(s)))))
             .or(Some(Action::Deal)),
         _ => {
             let s = g.turn()?;
-            bots[s as usize].decide(&g.view(Viewer::Player(Player::new(s))))
+            bots[s.index()].decide(&g.view(Viewer::Player(Player::new(s.number()))))
         }
     }
 }
@@ -87,8 +87,8 @@ fn the_same_view_with_other_hidden_cards_gives_the_same_decision() {
     for index in 0..60u64 {
         let cut = rng.random_range(20..=97);
         let (a, log, _) = random_prefix(match_seed(41, index), cut, &mut rng);
-        let seat = a.turn().unwrap_or(index as u8 % 4);
-        let viewer = Viewer::Player(Player::new(seat));
+        let seat = a.turn().unwrap_or(Seat::new(index as u8 % 4));
+        let viewer = Viewer::Player(Player::new(seat.number()));
         let map = permute(&a, ONE_DECK.difference(visible(&a, viewer)), &mut rng);
         let (b, _) = permuted_replay(&a, &log, &map);
         assert_ne!(a.deck(), b.deck());
@@ -110,9 +110,9 @@ fn spot(seat: u8, hand: &str, trick: &[(u8, &str)]) -> View {
     };
     v.phase = Phase::Playing;
     v.trump = Some(Suit::Hearts);
-    v.turn = Some(seat);
+    v.turn = Some(Seat::new(seat));
     v.hand = set(hand);
-    v.trick = trick.iter().map(|&(s, n)| (s, c(n))).collect();
+    v.trick = trick.iter().map(|&(s, n)| (Seat::new(s), c(n))).collect();
     v.legal = order.legal_cards(v.hand, v.trick.first().map(|&(_, card)| card));
     v
 }
@@ -187,24 +187,25 @@ fn declares_a_long_trump_suit_and_buries_side_cards() {
     assert_eq!(
         bot.decide(&v),
         Some(Action::Declare {
-            seat: 1,
+            seat: Seat::new(1),
             card: c("2H")
         })
     );
     v.hand = set("2H 3S 4C 5D 6S 7C");
     assert_eq!(bot.decide(&v), None, "a short suit waits");
-    v.declaration = Some((0, c("2S")));
+    v.declaration = Some((Seat::new(0), c("2S")));
     v.hand = set("2H 5H 7H 9H QH 3S");
     assert_eq!(bot.decide(&v), None, "the first declaration stands");
     // Burying: 18 cards, trump ♥ at level 2: six side non-point cards, short suits first, no ace.
     let mut v = g.view(Viewer::Player(Player::new(0)));
     v.phase = Phase::Exchange;
-    v.turn = Some(0);
+    v.turn = Some(Seat::new(0));
     v.trump = Some(Suit::Hearts);
     v.hand = set("BJ 2H 2S AH 9H 3H 3C 4C AC 6D 7D KD 5S 8S 9S JS QS AS");
-    let Some(Action::Bury { seat: 0, cards }) = bot.decide(&v) else {
+    let Some(Action::Bury { seat, cards }) = bot.decide(&v) else {
         panic!()
     };
+    assert_eq!(seat, Seat::new(0));
     let order = Order {
         level: shengji_support::level(2),
         trump: Suit::Hearts,

@@ -7,6 +7,7 @@ pub mod shengji_support;
 
 use shengji_support::{c, contested, deal_all, ok, seed_seat, set, started};
 use shuangkou::cards::Suit;
+use shuangkou::seat::Seat;
 use shuangkou::shengji::{Action, EffSuit, Event, Game, GameError, Phase, StandardHooks};
 
 const H: StandardHooks = StandardHooks {
@@ -16,6 +17,13 @@ const H: StandardHooks = StandardHooks {
 };
 
 /// Applies an action that must be rejected with `want`, and checks nothing changed.
+/// The dealer, seat 0, buries six of its cards, none of `keep`.
+fn bury_all_but(g: &mut Game, keep: &str) {
+    let seat = Seat::new(0);
+    let cards = g.hand(seat).difference(set(keep)).iter().take(6).collect();
+    ok(g, &H, Action::Bury { seat, cards });
+}
+
 fn rejected(game: &mut Game, action: Action, want: GameError) {
     let before = game.clone();
     let hash = game.state_hash();
@@ -45,8 +53,8 @@ fn cards_are_dealt_one_at_a_time_in_turn_order_from_the_first_seat() {
         seats.push(seat);
     }
     // Seat 2 (the dealer) first, then 3, 0, 1, …; its first card is the one named first.
-    assert_eq!(&seats[..6], &[2, 3, 0, 1, 2, 3]);
-    assert!(g.hand(0).contains(c("AS")) && g.hand(1).contains(c("AH")));
+    assert_eq!(&seats[..6], &Seat::list(&[2, 3, 0, 1, 2, 3])[..]);
+    assert!(g.hand(Seat::new(0)).contains(c("AS")) && g.hand(Seat::new(1)).contains(c("AH")));
     assert_eq!(
         g.deck()[0],
         c("AC"),
@@ -57,8 +65,8 @@ fn cards_are_dealt_one_at_a_time_in_turn_order_from_the_first_seat() {
     let bottom = g.bottom();
     ok(&mut g, &H, Action::Deal);
     assert_eq!(g.phase(), Phase::Exchange);
-    assert_eq!(g.hand(2).len(), 18);
-    assert!(bottom.is_subset(g.hand(2)));
+    assert_eq!(g.hand(Seat::new(2)).len(), 18);
+    assert!(bottom.is_subset(g.hand(Seat::new(2))));
     rejected(
         &mut g,
         Action::Deal,
@@ -73,11 +81,11 @@ fn cards_are_dealt_one_at_a_time_in_turn_order_from_the_first_seat() {
 fn deal_1_first_declarer_becomes_dealer_and_the_first_declaration_stands() {
     let seed = [9; 32];
     let first = seed_seat(seed);
-    let a = (first + 1) % 4; // gets 2♥ as its 2nd card
-    let b = (first + 2) % 4; // gets 2♣ as its 1st card
+    let a = Seat::new((first + 1) % 4); // gets 2♥ as its 2nd card
+    let b = Seat::new((first + 2) % 4); // gets 2♣ as its 1st card
     let mut hands = ["", "", "", ""];
-    hands[a as usize] = "3S 2H";
-    hands[b as usize] = "2C BJ";
+    hands[a.index()] = "3S 2H";
+    hands[b.index()] = "2C BJ";
     let mut g = contested(seed, hands, "");
     assert_eq!(g.dealer(), None);
     // Before 2♥ reaches seat a, it cannot be shown.
@@ -169,19 +177,19 @@ fn a_declaration_after_the_last_card_still_counts_and_the_declaring_window_then_
     let mut g = started(1, [2, 5], ["", "", "", "5D"], "");
     let ev = deal_all(&mut g, &H, Some("5D"));
     assert!(ev.contains(&Event::Declared {
-        seat: 3,
+        seat: Seat::new(3),
         card: c("5D"),
         trump: Suit::Diamonds,
         becomes_dealer: false
     }));
     assert_eq!(
         (g.dealer(), g.trump(), g.level().face()),
-        (Some(1), Some(Suit::Diamonds), 5)
+        (Some(Seat::new(1)), Some(Suit::Diamonds), 5)
     );
     rejected(
         &mut g,
         Action::Declare {
-            seat: 3,
+            seat: Seat::new(3),
             card: c("5D"),
         },
         GameError::WrongPhase {
@@ -200,7 +208,7 @@ fn the_level_played_is_the_dealer_sides() {
     rejected(
         &mut g,
         Action::Declare {
-            seat: 0,
+            seat: Seat::new(0),
             card: c("5S"),
         },
         GameError::NotALevelCard {
@@ -212,7 +220,7 @@ fn the_level_played_is_the_dealer_sides() {
         &mut g,
         &H,
         Action::Declare {
-            seat: 1,
+            seat: Seat::new(1),
             card: c("7S"),
         },
     );
@@ -231,7 +239,7 @@ fn no_declaration_with_a_level_card_in_the_bottom() {
     }));
     assert_eq!(g.trump(), Some(Suit::Diamonds));
     // Nobody declared in deal 1: the seed's seat deals.
-    assert_eq!(g.dealer(), Some(seed_seat(seed)));
+    assert_eq!(g.dealer(), Some(Seat::new(seed_seat(seed))));
     // The turned cards are public: a spectator's view shows them in order.
     let v = g.view(shuangkou::shengji::Viewer::Spectator);
     assert_eq!(v.turned, turned);
@@ -250,14 +258,14 @@ fn no_declaration_without_a_level_card_takes_the_highest_cards_suit() {
 fn burying_exactly_six_held_cards() {
     let mut g = started(0, [2, 2], ["", "", "", ""], "");
     deal_all(&mut g, &H, None);
-    let hand = g.hand(0);
+    let hand = g.hand(Seat::new(0));
     let five: shuangkou::cards::CardSet = hand.iter().take(5).collect();
     let seven: shuangkou::cards::CardSet = hand.iter().take(7).collect();
     let six: shuangkou::cards::CardSet = hand.iter().take(6).collect();
     rejected(
         &mut g,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: five,
         },
         GameError::BuryCount(5),
@@ -265,16 +273,17 @@ fn burying_exactly_six_held_cards() {
     rejected(
         &mut g,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: seven,
         },
         GameError::BuryCount(7),
     );
-    let foreign: shuangkou::cards::CardSet = five.union(g.hand(1).iter().take(1).collect());
+    let foreign: shuangkou::cards::CardSet =
+        five.union(g.hand(Seat::new(1)).iter().take(1).collect());
     rejected(
         &mut g,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: foreign,
         },
         GameError::BuryNotHeld,
@@ -282,15 +291,18 @@ fn burying_exactly_six_held_cards() {
     rejected(
         &mut g,
         Action::Bury {
-            seat: 1,
+            seat: Seat::new(1),
             cards: six,
         },
-        GameError::NotTheDealer { seat: 1, dealer: 0 },
+        GameError::NotTheDealer {
+            seat: Seat::new(1),
+            dealer: Seat::new(0),
+        },
     );
     rejected(
         &mut g,
         Action::Play {
-            seat: 0,
+            seat: Seat::new(0),
             card: hand.iter().next().unwrap(),
         },
         GameError::WrongPhase {
@@ -302,13 +314,13 @@ fn burying_exactly_six_held_cards() {
         &mut g,
         &H,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: six,
         },
     );
     assert_eq!(g.bottom(), six);
-    assert_eq!(g.hand(0).len(), 12);
-    assert_eq!((g.phase(), g.turn()), (Phase::Playing, Some(0)));
+    assert_eq!(g.hand(Seat::new(0)).len(), 12);
+    assert_eq!((g.phase(), g.turn()), (Phase::Playing, Some(Seat::new(0))));
 }
 
 #[test]
@@ -325,7 +337,7 @@ fn burying_points_is_an_option() {
         g.apply(
             &strict,
             Action::Bury {
-                seat: 0,
+                seat: Seat::new(0),
                 cards: with_points
             }
         ),
@@ -336,7 +348,7 @@ fn burying_points_is_an_option() {
         &mut g.clone(),
         &H,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: with_points,
         },
     );
@@ -344,7 +356,7 @@ fn burying_points_is_an_option() {
         &mut g,
         &strict,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: set("3C 4C 6C 7C 8C 9C"),
         },
     );
@@ -365,25 +377,12 @@ fn following_suit_in_play_and_a_trump_of_the_led_print() {
         "",
     );
     deal_all(&mut g, &H, Some("2H"));
-    let bury: shuangkou::cards::CardSet = g
-        .hand(0)
-        .difference(set("2H 9S 8S 7S 6S"))
-        .iter()
-        .take(6)
-        .collect();
-    ok(
-        &mut g,
-        &H,
-        Action::Bury {
-            seat: 0,
-            cards: bury,
-        },
-    );
+    bury_all_but(&mut g, "2H 9S 8S 7S 6S");
     ok(
         &mut g,
         &H,
         Action::Play {
-            seat: 0,
+            seat: Seat::new(0),
             card: c("9S"),
         },
     );
@@ -392,37 +391,38 @@ fn following_suit_in_play_and_a_trump_of_the_led_print() {
         .apply(
             &H,
             Action::Play {
-                seat: 1,
+                seat: Seat::new(1),
                 card: c("2S"),
             },
         )
         .unwrap_err();
     assert!(
-        matches!(e, GameError::MustFollow { seat: 1, led: EffSuit::Side(Suit::Spades), legal } if legal.contains(c("QS")) && !legal.contains(c("2S"))),
+        matches!(e, GameError::MustFollow { seat, led: EffSuit::Side(Suit::Spades), legal } if seat == Seat::new(1) && legal.contains(c("QS")) && !legal.contains(c("2S"))),
         "{e}"
     );
     assert_eq!(
-        g.legal_cards(1),
-        g.hand(1).intersection(set("QS AS KS JS TS 5S 4S 3S"))
+        g.legal_cards(Seat::new(1)),
+        g.hand(Seat::new(1))
+            .intersection(set("QS AS KS JS TS 5S 4S 3S"))
     );
     ok(
         &mut g,
         &H,
         Action::Play {
-            seat: 1,
+            seat: Seat::new(1),
             card: c("QS"),
         },
     );
     // Seat 2 holds 2♣ (trump) and, by the layout, maybe spades: if void in spades, 2♣ may be
     // played (trumping in).
-    let legal2 = g.legal_cards(2);
+    let legal2 = g.legal_cards(Seat::new(2));
     let spades2 = g
-        .hand(2)
+        .hand(Seat::new(2))
         .intersection(set("AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S"));
     assert_eq!(
         legal2,
         if spades2.is_empty() {
-            g.hand(2)
+            g.hand(Seat::new(2))
         } else {
             spades2
         }
@@ -430,10 +430,13 @@ fn following_suit_in_play_and_a_trump_of_the_led_print() {
     rejected(
         &mut g,
         Action::Play {
-            seat: 3,
+            seat: Seat::new(3),
             card: c("AS"),
         },
-        GameError::NotYourTurn { seat: 3, turn: 2 },
+        GameError::NotYourTurn {
+            seat: Seat::new(3),
+            turn: Seat::new(2),
+        },
     );
     let card2 = if spades2.is_empty() {
         c("2C")
@@ -444,7 +447,7 @@ fn following_suit_in_play_and_a_trump_of_the_led_print() {
         &mut g,
         &H,
         Action::Play {
-            seat: 2,
+            seat: Seat::new(2),
             card: card2,
         },
     );
@@ -452,7 +455,7 @@ fn following_suit_in_play_and_a_trump_of_the_led_print() {
         &mut g,
         &H,
         Action::Play {
-            seat: 3,
+            seat: Seat::new(3),
             card: c("AS"),
         },
     );
@@ -460,7 +463,10 @@ fn following_suit_in_play_and_a_trump_of_the_led_print() {
     // 2♣ (a 副級牌, trump) wins if played; otherwise A♠.
     let winner_team = if card2 == c("2C") { 0 } else { 1 };
     assert_eq!(won[winner_team].len(), 4, "{won:?}");
-    assert_eq!(g.turn(), Some(if card2 == c("2C") { 2 } else { 3 }));
+    assert_eq!(
+        g.turn(),
+        Some(Seat::new(if card2 == c("2C") { 2 } else { 3 }))
+    );
 }
 
 #[test]
@@ -469,30 +475,21 @@ fn equal_level_cards_in_one_trick_the_first_played_wins() {
     // 2♣, 2♦ and a low heart: all trumps; the 副級牌 tie, so seat 0's 2♠ wins.
     let mut g = started(0, [2, 2], ["2S 2H", "2C", "2D", "3H"], "");
     deal_all(&mut g, &H, Some("2H"));
-    let bury: shuangkou::cards::CardSet =
-        g.hand(0).difference(set("2S 2H")).iter().take(6).collect();
-    ok(
-        &mut g,
-        &H,
-        Action::Bury {
-            seat: 0,
-            cards: bury,
-        },
-    );
+    bury_all_but(&mut g, "2S 2H");
     for (seat, card) in [(0, "2S"), (1, "2C"), (2, "2D"), (3, "3H")] {
         ok(
             &mut g,
             &H,
             Action::Play {
-                seat,
+                seat: Seat::new(seat),
                 card: c(card),
             },
         );
     }
-    assert_eq!(g.turn(), Some(0));
+    assert_eq!(g.turn(), Some(Seat::new(0)));
     assert_eq!(g.won()[0], set("2S 2C 2D 3H"));
     // The next trick: seat 0 leads 2♥ (主級牌) — it beats the 副級牌 whatever comes later.
-    assert!(g.legal_cards(0).contains(c("2H")));
+    assert!(g.legal_cards(Seat::new(0)).contains(c("2H")));
 }
 
 #[test]
@@ -501,25 +498,28 @@ fn bad_ids_and_seats_are_typed_errors() {
     rejected(
         &mut g,
         Action::Declare {
-            seat: 4,
+            seat: Seat::new(4),
             card: c("2S"),
         },
-        GameError::NoSuchSeat(4),
+        GameError::NoSuchSeat(Seat::new(4)),
     );
     let far = shuangkou::cards::Card::new(60).unwrap();
     deal_all(&mut g, &H, None);
-    let six: shuangkou::cards::CardSet = g.hand(0).iter().take(6).collect();
+    let six: shuangkou::cards::CardSet = g.hand(Seat::new(0)).iter().take(6).collect();
     ok(
         &mut g,
         &H,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: six,
         },
     );
     rejected(
         &mut g,
-        Action::Play { seat: 0, card: far },
+        Action::Play {
+            seat: Seat::new(0),
+            card: far,
+        },
         GameError::NotInDeck(60),
     );
     let bad = shuangkou::shengji::Setup {

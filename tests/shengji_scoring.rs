@@ -10,7 +10,7 @@ pub mod shengji_support;
 
 use shengji_support::{deal_all, level, ok, play_out, set, started};
 use shuangkou::cards::{Card, Suit};
-use shuangkou::shengji::game::team_of;
+use shuangkou::seat::Seat;
 use shuangkou::shengji::hooks::{NextDealerFacts, standard_next_dealer, standard_upgrade};
 use shuangkou::shengji::{
     Action, DealResult, Event, Finish, Game, Order, Phase, Side, StandardHooks, Upgrade,
@@ -50,24 +50,25 @@ fn upgrade_bands_at_their_boundaries() {
 #[test]
 fn the_rotation_both_ways() {
     for dealer in 0..4 {
+        let seat = Seat::new(dealer);
         let kept = standard_next_dealer(&NextDealerFacts {
-            dealer,
+            dealer: seat,
             dealer_kept: true,
         });
         let lost = standard_next_dealer(&NextDealerFacts {
-            dealer,
+            dealer: seat,
             dealer_kept: false,
         });
-        assert_eq!(kept, (dealer + 2) % 4, "partner of {dealer}");
-        assert_eq!(lost, (dealer + 1) % 4, "seat after {dealer}");
-        assert_eq!(team_of(kept), team_of(dealer));
-        assert_ne!(team_of(lost), team_of(dealer));
+        assert_eq!(kept, Seat::new((dealer + 2) % 4), "partner of {dealer}");
+        assert_eq!(lost, Seat::new((dealer + 1) % 4), "seat after {dealer}");
+        assert_eq!(kept.team(), seat.team());
+        assert_ne!(lost.team(), seat.team());
     }
 }
 
 /// A deal in which `strong`'s team holds every trump (trump ♥) and `strong` holds only trumps.
 fn sweep(dealer: u8, levels: [u8; 2], strong: u8, hooks: &StandardHooks) -> (Game, Vec<Event>) {
-    let lvl = level(levels[team_of(dealer) as usize]);
+    let lvl = level(levels[usize::from(dealer % 2)]);
     let order = Order {
         level: lvl,
         trump: Suit::Hearts,
@@ -94,7 +95,7 @@ fn sweep(dealer: u8, levels: [u8; 2], strong: u8, hooks: &StandardHooks) -> (Gam
         &mut g,
         hooks,
         Action::Bury {
-            seat: dealer,
+            seat: Seat::new(dealer),
             cards: set(BOTTOM),
         },
     );
@@ -117,17 +118,17 @@ fn kou_di_when_the_opponents_win_the_last_trick() {
     let hooks = StandardHooks::default();
     let (g, events) = sweep(0, [2, 2], 1, &hooks);
     let r = result(&events);
-    assert_eq!(team_of(r.last_trick_winner), 1);
+    assert_eq!(r.last_trick_winner.team(), 1);
     assert_eq!((r.buried_points, r.multiplier, r.bottom_bonus), (15, 2, 30));
     assert_eq!(r.trick_points, [0, 85]);
     // P = 85 + 15 × 2 = 115 (past 100): 閑家 +4, and they deal next (the seat after D).
     assert_eq!(r.opponents_points, 115);
     assert_eq!(r.upgrade, up(Side::Opponents, 4));
     assert_eq!(r.levels_after, [level(2), level(6)]);
-    assert_eq!(r.next_dealer, Some(1));
+    assert_eq!(r.next_dealer, Some(Seat::new(1)));
     assert_eq!(
         (g.deal_number(), g.dealer(), g.level()),
-        (2, Some(1), level(6))
+        (2, Some(Seat::new(1)), level(6))
     );
     assert_eq!(g.phase(), Phase::Dealing);
 }
@@ -142,7 +143,7 @@ fn the_kou_di_multiplier_is_a_setting() {
     // P = 85 + 15 × 3 = 130: +5; the seat after dealer 2 is 3.
     assert_eq!((r.multiplier, r.opponents_points), (3, 130));
     assert_eq!(r.upgrade, up(Side::Opponents, 5));
-    assert_eq!(r.next_dealer, Some(3));
+    assert_eq!(r.next_dealer, Some(Seat::new(3)));
 }
 
 #[test]
@@ -150,7 +151,7 @@ fn no_kou_di_when_the_dealer_side_wins_the_last_trick() {
     let hooks = StandardHooks::default();
     let (g, events) = sweep(1, [2, 7], 1, &hooks);
     let r = result(&events);
-    assert_eq!(team_of(r.last_trick_winner), 1);
+    assert_eq!(r.last_trick_winner.team(), 1);
     // The buried 15 points stay out: P = 0, 莊家 +3, the dealer's partner deals next.
     assert_eq!(
         (r.multiplier, r.bottom_bonus, r.opponents_points),
@@ -159,8 +160,8 @@ fn no_kou_di_when_the_dealer_side_wins_the_last_trick() {
     assert_eq!(r.trick_points, [0, 85]);
     assert_eq!(r.upgrade, up(Side::Dealer, 3));
     assert_eq!(r.levels_after, [level(2), level(10)]);
-    assert_eq!(r.next_dealer, Some(3));
-    assert_eq!((g.dealer(), g.level()), (Some(3), level(10)));
+    assert_eq!(r.next_dealer, Some(Seat::new(3)));
+    assert_eq!((g.dealer(), g.level()), (Some(Seat::new(3)), level(10)));
 }
 
 #[test]
@@ -171,7 +172,7 @@ fn reaching_a_ends_the_match() {
     assert_eq!(result(&events).levels_after, [level(13), level(2)]);
     assert_eq!(
         (g.winner(), g.dealer(), g.level()),
-        (None, Some(2), level(13))
+        (None, Some(Seat::new(2)), level(13))
     );
     // From J, +3 reaches A exactly: team 0 wins.
     let (mut g, events) = sweep(0, [11, 2], 0, &hooks);
@@ -211,13 +212,13 @@ fn defend_a_makes_a_team_at_a_win_a_deal_as_dealer_at_a() {
     assert_eq!((r.levels_after[0], r.winner), (level(14), None));
     assert_eq!(
         (g.phase(), g.dealer(), g.level()),
-        (Phase::Dealing, Some(2), level(14))
+        (Phase::Dealing, Some(Seat::new(2)), level(14))
     );
     // Taking over at A as 閑家 is not enough either.
     let r = result(&sweep(1, [14, 2], 0, &hooks).1);
     assert_eq!(
         (r.upgrade.side, r.winner, r.next_dealer),
-        (Side::Opponents, None, Some(2))
+        (Side::Opponents, None, Some(Seat::new(2)))
     );
     // Keeping the deal as 莊家 at A wins (the level cards are the aces here).
     let (g, events) = sweep(0, [14, 2], 2, &hooks);

@@ -2,7 +2,7 @@
 //! `shengji::sim`): thousands of deals, 0 violations, and the upgrade, the 摳底 bonus, the next
 //! dealer and the match end of every deal checked against the rules text.
 
-use shuangkou::shengji::game::team_of;
+use shuangkou::seat::Seat;
 use shuangkou::shengji::hooks::{Finish, Side};
 use shuangkou::shengji::sim::{SimOptions, match_seed, random_action, simulate};
 use shuangkou::shengji::{Event, Game, Level, Setup, ShengjiHooks, StandardHooks};
@@ -87,8 +87,8 @@ fn every_deal_result_follows_the_rules_text() {
                 deals += 1;
                 let ctx = format!("match {index} deal {}: {r:?}", r.deal_number);
                 assert_eq!(Some(r.dealer), dealer_before, "{ctx}");
-                let opp = 1 - team_of(r.dealer) as usize;
-                let kou = team_of(r.last_trick_winner) as usize == opp;
+                let opp = 1 - r.dealer.team() as usize;
+                let kou = r.last_trick_winner.team() as usize == opp;
                 let bonus = if kou { r.buried_points * 2 } else { 0 };
                 assert_eq!(r.opponents_points, r.trick_points[opp] + bonus, "{ctx}");
                 let (side, n) = table(r.opponents_points);
@@ -103,12 +103,12 @@ fn every_deal_result_follows_the_rules_text() {
                     finished += 1;
                 } else {
                     let next = if side == Side::Dealer {
-                        r.dealer + 2
+                        r.dealer.number() + 2
                     } else {
-                        r.dealer + 1
+                        r.dealer.number() + 1
                     } % 4;
-                    assert_eq!(r.next_dealer, Some(next % 4), "{ctx}");
-                    assert_eq!(game.dealer(), Some(next % 4), "{ctx}");
+                    assert_eq!(r.next_dealer, Some(Seat::new(next % 4)), "{ctx}");
+                    assert_eq!(game.dealer(), Some(Seat::new(next % 4)), "{ctx}");
                 }
                 levels = r.levels_after;
             }

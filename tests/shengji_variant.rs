@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use shuangkou::seat::Seat;
 use shuangkou::shengji::hooks::{
     BottomFacts, Finish, MatchFacts, NextDealerFacts, StandardHooks, UpgradeFacts,
 };
@@ -59,7 +60,7 @@ fn agree(script: &dyn ShengjiHooks, oracle: &dyn ShengjiHooks) {
     }
     let b = BottomFacts {
         buried_points: 30,
-        last_trick_winner: 3,
+        last_trick_winner: Seat::new(3),
         winning_card: shuangkou::cards::Card::new(52).unwrap(),
     };
     assert_eq!(
@@ -69,7 +70,7 @@ fn agree(script: &dyn ShengjiHooks, oracle: &dyn ShengjiHooks) {
     for dealer in 0..4u8 {
         for kept in [true, false] {
             let n = NextDealerFacts {
-                dealer,
+                dealer: Seat::new(dealer),
                 dealer_kept: kept,
             };
             assert_eq!(
@@ -247,7 +248,7 @@ fn a_new_version_is_hot_swapped_pinned_games_keep_theirs_and_a_wrong_example_is_
     let hooks = second.configure(&BTreeMap::new()).unwrap();
     let b = BottomFacts {
         buried_points: 10,
-        last_trick_winner: 1,
+        last_trick_winner: Seat::new(1),
         winning_card: shuangkou::cards::Card::new(53).unwrap(),
     };
     assert_eq!(hooks.bottom_multiplier(&b).unwrap(), 3);

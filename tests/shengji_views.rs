@@ -15,7 +15,7 @@ use rand_chacha::ChaCha8Rng;
 
 use shengji_support::{deal_all, permute, permuted_replay, random_prefix, visible};
 use shuangkou::cards::CardSet;
-use shuangkou::seat::Player;
+use shuangkou::seat::{Player, Seat};
 use shuangkou::shengji::order::ONE_DECK;
 use shuangkou::shengji::sim::match_seed;
 use shuangkou::shengji::{Action, Event, StandardHooks, Viewer, event_view};
@@ -72,7 +72,7 @@ fn the_bottom_is_the_dealers_alone_until_the_deal_ends() {
     assert_eq!(
         event_view(taken, Viewer::Player(Player::new(0))),
         Event::BottomTaken {
-            seat: 0,
+            seat: Seat::new(0),
             cards: Some(bottom)
         }
     );
@@ -85,7 +85,7 @@ fn the_bottom_is_the_dealers_alone_until_the_deal_ends() {
         assert_eq!(
             event_view(taken, v),
             Event::BottomTaken {
-                seat: 0,
+                seat: Seat::new(0),
                 cards: None
             }
         );
@@ -94,12 +94,12 @@ fn the_bottom_is_the_dealers_alone_until_the_deal_ends() {
         assert_eq!(g.view(v).all_hands, None);
     }
     assert_eq!(g.view(Viewer::Player(Player::new(0))).bottom, Some(bottom));
-    let bury: CardSet = g.hand(0).iter().take(6).collect();
+    let bury: CardSet = g.hand(Seat::new(0)).iter().take(6).collect();
     shengji_support::ok(
         &mut g,
         &hooks,
         Action::Bury {
-            seat: 0,
+            seat: Seat::new(0),
             cards: bury,
         },
     );

@@ -23,18 +23,51 @@ pub struct PlayerView {
     seat: Seat,
     hand: RankCounts,
     partner_hand: Option<RankCounts>,
-    counts: [u8; 4],
-    played: RankCounts,
-    top: Option<(Seat, Hand)>,
-    passed: u8,
-    out: [Seat; 4],
-    out_len: u8,
+    table: Table,
     bombs_played: Vec<BombFact>,
     deal_number: u32,
     /// Scores by seat of this deal (the players' match totals).
     totals: [Centi; 4],
     /// Deals in a row the seat's team lost, up to the last one.
     lost_streak: u32,
+}
+
+/// What every seat sees of the deal on the table: the card counts, the cards played, the trick
+/// and who is out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Table {
+    counts: [u8; 4],
+    played: RankCounts,
+    top: Option<(Seat, Hand)>,
+    /// Seats that passed since the top play (bit per seat).
+    passed: u8,
+    out: [Seat; 4],
+    out_len: u8,
+}
+
+impl Table {
+    /// The table with these card counts (by seat), cards played, top play, passes (bit per
+    /// seat) and seats out (in order).
+    pub(super) fn new(
+        counts: [u8; 4],
+        played: RankCounts,
+        top: Option<(Seat, Hand)>,
+        passed: u8,
+        out: &[Seat],
+    ) -> Table {
+        let mut order = [Seat::default(); 4];
+        for (slot, s) in order.iter_mut().zip(out) {
+            *slot = *s;
+        }
+        Table {
+            counts,
+            played,
+            top,
+            passed,
+            out: order,
+            out_len: out.len().min(4) as u8,
+        }
+    }
 }
 
 impl PlayerView {
@@ -70,17 +103,15 @@ impl PlayerView {
             })
             .count() as u32;
         let passed = game.passed_seats().iter().fold(0u8, |m, s| m | s.bit());
-        let mut view = PlayerView::from_parts(
-            *game.rules(),
-            seat,
-            game.hand(seat).rank_counts(),
-            partner_hand,
+        let table = Table::new(
             counts,
             game.played().rank_counts(),
             game.top().map(|t| (t.seat, t.hand)),
             passed,
             game.out(),
         );
+        let hand = game.hand(seat).rank_counts();
+        let mut view = PlayerView::from_parts(*game.rules(), seat, hand, partner_hand, table);
         view.players = n;
         view.bombs_played = game.bombs_played().to_vec();
         view.deal_number = game.deal_number();
@@ -90,34 +121,20 @@ impl PlayerView {
     }
 
     /// A view of a sampled world inside the bot (search playouts): the same information.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn from_parts(
         rules: Rules,
         seat: Seat,
         hand: RankCounts,
         partner_hand: Option<RankCounts>,
-        counts: [u8; 4],
-        played: RankCounts,
-        top: Option<(Seat, Hand)>,
-        passed: u8,
-        out: &[Seat],
+        table: Table,
     ) -> PlayerView {
-        let mut o = [Seat::default(); 4];
-        for (i, s) in out.iter().take(4).enumerate() {
-            o[i] = *s;
-        }
         PlayerView {
             rules,
             players: rules.players,
             seat,
             hand,
             partner_hand,
-            counts,
-            played,
-            top,
-            passed,
-            out: o,
-            out_len: out.len().min(4) as u8,
+            table,
             bombs_played: Vec::new(),
             deal_number: 1,
             totals: [0; 4],
@@ -152,26 +169,26 @@ impl PlayerView {
     }
     /// Cards left in a seat's hand.
     pub fn count(&self, seat: Seat) -> u8 {
-        self.counts.get(seat.index()).copied().unwrap_or(0)
+        self.table.counts.get(seat.index()).copied().unwrap_or(0)
     }
     pub fn counts(&self) -> [u8; 4] {
-        self.counts
+        self.table.counts
     }
     /// Cards played this deal.
     pub fn played(&self) -> RankCounts {
-        self.played
+        self.table.played
     }
     /// The top play of the trick and who made it.
     pub fn top(&self) -> Option<(Seat, Hand)> {
-        self.top
+        self.table.top
     }
     /// Seats that passed since the top play (bit per seat).
     pub fn passed_mask(&self) -> u8 {
-        self.passed
+        self.table.passed
     }
     /// Seats out this deal, in order.
     pub fn out(&self) -> &[Seat] {
-        &self.out[..self.out_len as usize]
+        &self.table.out[..self.table.out_len as usize]
     }
     pub fn is_out(&self, seat: Seat) -> bool {
         self.out().contains(&seat)
@@ -200,7 +217,7 @@ impl PlayerView {
     pub fn unseen(&self) -> RankCounts {
         let known = self
             .hand
-            .plus(self.played)
+            .plus(self.table.played)
             .plus(self.partner_hand.unwrap_or_default());
         RankCounts::FULL.minus(known).unwrap_or_default()
     }

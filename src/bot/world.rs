@@ -10,6 +10,7 @@
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 
+use super::view::Table;
 use super::{Decision, PlayerView};
 use crate::cards::{Rank, RankCounts};
 use crate::game::bombs;
@@ -103,17 +104,8 @@ impl World {
             .partner(seat)
             .filter(|_| self.partners_see)
             .map(|p| self.hand(p));
-        PlayerView::from_parts(
-            self.rules,
-            seat,
-            self.hand(seat),
-            partner_hand,
-            counts,
-            self.played,
-            self.top,
-            self.passed,
-            &self.out,
-        )
+        let table = Table::new(counts, self.played, self.top, self.passed, &self.out);
+        PlayerView::from_parts(self.rules, seat, self.hand(seat), partner_hand, table)
     }
 
     /// Applies the decision of the seat to act; true when the deal is over. A decision the

@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::cards::{Card, CardSet, Rank, Suit};
 use crate::game::Viewer;
-use crate::seat::Player;
+use crate::seat::{Player, Seat};
 use crate::shengji::bot::RuleBot;
 use crate::shengji::sim::{SimOptions, match_seed, random_action, simulate as sim};
 use crate::shengji::{Action, Game, Level, Order, Phase, Setup, ShengjiHooks};
@@ -149,7 +149,7 @@ struct Played {
 fn decide(
     policy: Policy,
     game: &Game,
-    seat: u8,
+    seat: Seat,
     hooks: &dyn ShengjiHooks,
     rng: &mut ChaCha8Rng,
     seed: u64,
@@ -159,7 +159,7 @@ fn decide(
             seed,
             bury_points: hooks.bury_points_allowed(),
         }
-        .decide(&game.view(Viewer::Player(Player::new(seat)))),
+        .decide(&game.view(Viewer::Player(Player::new(seat.number())))),
         Policy::Random if game.phase() == Phase::Dealing => {
             let level = game.level().rank();
             let card = game.hand(seat).of_rank(level).iter().next()?;
@@ -185,10 +185,10 @@ fn play(
     let bot_seed = seed.wrapping_add(index);
     while game.phase() != Phase::Finished && game.deal_number() <= 200 {
         let action = if game.phase() == Phase::Dealing {
-            (0..4u8)
+            Seat::all(4)
                 .find_map(|s| {
                     decide(
-                        policies[usize::from(s % 2)],
+                        policies[usize::from(s.team())],
                         &game,
                         s,
                         hooks,
@@ -202,7 +202,7 @@ fn play(
             let seat = game.turn().ok_or("no seat to act")?;
             decisions += 1;
             decide(
-                policies[usize::from(seat % 2)],
+                policies[usize::from(seat.team())],
                 &game,
                 seat,
                 hooks,

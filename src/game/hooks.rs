@@ -242,6 +242,18 @@ pub struct HookError {
     pub limit: bool,
 }
 
+impl HookError {
+    /// A hook whose output has the wrong shape (the engine validates what hooks return).
+    pub fn invalid(hook: &str, message: String) -> HookError {
+        HookError {
+            hook: hook.into(),
+            message,
+            location: None,
+            limit: false,
+        }
+    }
+}
+
 /// A variant's rules as the deal engine sees them.
 pub trait VariantHooks: Send + Sync {
     /// The card rules (classification, bomb order, player count).

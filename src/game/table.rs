@@ -29,6 +29,9 @@ use super::hooks::{
 };
 use crate::cards::{Card, CardSet, RankCounts};
 use crate::classify;
+use crate::determinism::{
+    Divergence, Encoding, apply_atomically, deal_stream, replay_log, state_hash,
+};
 use crate::hand::{Declared, Hand, PlayError};
 use crate::moves;
 use crate::rules::Rules;
@@ -159,26 +162,11 @@ pub enum GameError {
     #[error("the reconnect window has not run out")]
     WindowOpen,
     #[error("variant hook failed: {0}")]
-    Hook(HookError),
+    Hook(#[from] HookError),
     #[error("bad game setup: {0}")]
     Setup(String),
-    #[error("replay diverged at step {step}: {message}")]
-    Replay { step: usize, message: String },
-}
-
-impl From<crate::determinism::Divergence> for GameError {
-    fn from(d: crate::determinism::Divergence) -> GameError {
-        GameError::Replay {
-            step: d.step,
-            message: d.message,
-        }
-    }
-}
-
-impl From<HookError> for GameError {
-    fn from(e: HookError) -> GameError {
-        GameError::Hook(e)
-    }
+    #[error("{0}")]
+    Replay(#[from] Divergence),
 }
 
 /// The top play of the current trick.
@@ -342,7 +330,7 @@ impl<'de> Deserialize<'de> for Results {
 }
 
 fn deal_rng(seed: &[u8; 32], deal_number: u32) -> ChaCha20Rng {
-    crate::determinism::deal_stream(b"shuangkou-deal", seed, deal_number)
+    deal_stream(b"shuangkou-deal", seed, deal_number)
 }
 
 /// The twin of a card: the same rank and suit in the other deck.
@@ -437,15 +425,9 @@ impl Game {
         entries: &[Entry],
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
-        let (mut game, _) = Game::new(config, hooks, seed, preset, created_at)?;
-        crate::determinism::replay_log(
-            &mut game,
-            entries,
-            hashes,
-            |g, e| g.apply(hooks, e).map(drop),
-            Game::state_hash,
-        )?;
-        Ok(game)
+        let (game, _) = Game::new(config, hooks, seed, preset, created_at)?;
+        let apply = |g: &mut Game, e| g.apply(hooks, e).map(drop);
+        Ok(replay_log(game, entries, hashes, apply, Game::state_hash)?)
     }
 
     // ---- accessors ----
@@ -574,7 +556,6 @@ impl Game {
     /// The state hash under a given scheme (games stored before the compact scheme verify with
     /// the JSON one).
     pub fn state_hash_with(&self, scheme: HashScheme) -> String {
-        use crate::determinism::{Encoding, state_hash};
         match scheme {
             HashScheme::Json => state_hash(self, Encoding::Json),
             HashScheme::Compact => state_hash(self, Encoding::Compact),
@@ -636,15 +617,11 @@ impl Game {
                 .is_some_and(|s| self.hand(s).difference(cards) != CardSet::EMPTY),
             _ => false,
         };
-        if in_place {
-            self.apply_inner(hooks, entry, &mut events)?;
-            self.seq += 1;
-        } else {
-            let mut next = self.clone();
-            next.apply_inner(hooks, entry, &mut events)?;
-            next.seq += 1;
-            *self = next;
-        }
+        apply_atomically(self, in_place, |g| {
+            g.apply_inner(hooks, entry, &mut events)?;
+            g.seq += 1;
+            Ok::<(), GameError>(())
+        })?;
         Ok(events)
     }
 
@@ -1047,23 +1024,19 @@ impl Game {
         };
         let decision = hooks.seating(&facts)?;
         if decision.leader.index() >= n {
-            return Err(GameError::Hook(HookError {
-                hook: "seating".into(),
-                message: format!("leader {} is not a seat", decision.leader),
-                location: None,
-                limit: false,
-            }));
+            return Err(GameError::Hook(HookError::invalid(
+                "seating",
+                format!("leader {} is not a seat", decision.leader),
+            )));
         }
         let mut hands = hands;
         let mut leader = decision.leader;
         if let Some((a, b)) = decision.swap {
             if a.index() >= n || b.index() >= n || a == b {
-                return Err(GameError::Hook(HookError {
-                    hook: "seating".into(),
-                    message: format!("swap ({a}, {b}) is not two different seats"),
-                    location: None,
-                    limit: false,
-                }));
+                return Err(GameError::Hook(HookError::invalid(
+                    "seating",
+                    format!("swap ({a}, {b}) is not two different seats"),
+                )));
             }
             self.seating.swap(a, b);
             hands.swap(a.index(), b.index());
@@ -1123,14 +1096,7 @@ fn failed_settlement(players: u8, error: &GameError) -> Settlement {
 
 /// Checks a settlement's shape: one score per seat, and each seat's lines add up to its score.
 fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
-    let bad = |message: String| {
-        GameError::Hook(HookError {
-            hook: "settle".into(),
-            message,
-            location: None,
-            limit: false,
-        })
-    };
+    let bad = |message: String| GameError::Hook(HookError::invalid("settle", message));
     if s.scores.len() != players as usize {
         return Err(bad(format!(
             "{} scores for {players} seats",

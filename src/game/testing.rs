@@ -97,12 +97,10 @@ impl VariantHooks for PlainHooks {
         let n = f.players as usize;
         let mut scores = vec![0; n];
         let mut lines = Vec::new();
-        let first = *f.places.first().ok_or_else(|| HookError {
-            hook: "settle".into(),
-            message: "no places".into(),
-            location: None,
-            limit: false,
-        })?;
+        let first = *f
+            .places
+            .first()
+            .ok_or_else(|| HookError::invalid("settle", "no places".into()))?;
         if n == 2 {
             let units = match f.outcome {
                 Outcome::Double => 3,

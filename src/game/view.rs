@@ -137,43 +137,17 @@ impl Game {
 
     /// An event as `viewer` may see it: hidden hands of a deal start are removed.
     pub fn event_view(&self, event: &Event, viewer: Viewer) -> Event {
-        match event {
-            Event::DealStarted {
-                deal_number,
-                players,
-                leader,
-                shown_card,
-                hands,
-            } => {
-                let seat = viewer.seat_in(players);
-                let partner = seat.and_then(|s| {
-                    if self.partners_see_hands() {
-                        s.partner(players.len() as u8)
-                    } else {
-                        None
-                    }
-                });
-                let redacted = hands
-                    .iter()
-                    .enumerate()
-                    .map(|(s, h)| {
-                        let s = Seat::at(s);
-                        if viewer == Viewer::Admin || Some(s) == seat || Some(s) == partner {
-                            *h
-                        } else {
-                            CardSet::EMPTY
-                        }
-                    })
-                    .collect();
-                Event::DealStarted {
-                    deal_number: *deal_number,
-                    players: players.clone(),
-                    leader: *leader,
-                    shown_card: *shown_card,
-                    hands: redacted,
+        let mut seen = event.clone();
+        if let Event::DealStarted { players, hands, .. } = &mut seen {
+            let seat = viewer.seat_in(players);
+            let partner = seat.and_then(|s| self.visible_partner(s));
+            for (s, hand) in hands.iter_mut().enumerate() {
+                let s = Seat::at(s);
+                if viewer != Viewer::Admin && Some(s) != seat && Some(s) != partner {
+                    *hand = CardSet::EMPTY;
                 }
             }
-            other => other.clone(),
         }
+        seen
     }
 }

@@ -15,9 +15,11 @@ use rand::seq::IndexedRandom;
 use rand_chacha::ChaCha8Rng;
 
 use super::game::{Action, Phase};
+use super::order::SEATS;
 use super::order::{EffSuit, Order, face_value, points, points_of};
 use super::view::View;
 use crate::cards::{Card, CardSet, Rank, Suit};
+use crate::seat::Seat;
 
 const SUITS: [Suit; 4] = [Suit::Spades, Suit::Hearts, Suit::Clubs, Suit::Diamonds];
 
@@ -43,7 +45,9 @@ impl RuleBot {
     pub fn decide(&self, view: &View) -> Option<Action> {
         let seat = view.your_seat?;
         let mut rng = ChaCha8Rng::seed_from_u64(
-            self.seed ^ view.seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(seat) << 56,
+            self.seed
+                ^ view.seq.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                ^ u64::from(seat.number()) << 56,
         );
         match view.phase {
             Phase::Dealing => declare(view, seat),
@@ -80,7 +84,7 @@ fn trump_count(hand: CardSet, view: &View, suit: Suit) -> usize {
     .len()
 }
 
-fn declare(view: &View, seat: u8) -> Option<Action> {
+fn declare(view: &View, seat: Seat) -> Option<Action> {
     if view.declaration.is_some() {
         return None;
     }
@@ -130,7 +134,7 @@ fn lowest(order: Order, set: CardSet) -> Vec<Card> {
     set.iter().filter(|&c| Some(key(c)) == min).collect()
 }
 
-fn play_choice(view: &View, order: Order, seat: u8, rng: &mut ChaCha8Rng) -> Option<Card> {
+fn play_choice(view: &View, order: Order, seat: Seat, rng: &mut ChaCha8Rng) -> Option<Card> {
     let legal = view.legal;
     if legal.is_empty() {
         return None;
@@ -142,7 +146,7 @@ fn play_choice(view: &View, order: Order, seat: u8, rng: &mut ChaCha8Rng) -> Opt
     let cards: Vec<Card> = view.trick.iter().map(|&(_, c)| c).collect();
     let w = order.trick_winner(&cards)?;
     let (winner_seat, winning) = *view.trick.get(w)?;
-    let partner_winning = winner_seat == (seat + 2) % 4;
+    let partner_winning = Some(winner_seat) == seat.partner(SEATS);
     let last = view.trick.len() == 3;
     let trick_points = points_of(cards.iter().copied().collect());
     let beats: CardSet = legal

@@ -10,21 +10,22 @@ use rand::seq::SliceRandom;
 
 use super::game::{Event, Game, GameError, Phase, STREAM_DOMAIN};
 use super::hooks::ShengjiHooks;
-use super::order::{BOTTOM_SIZE, HAND_SIZE, ONE_DECK, bottom_trump, points_of};
+use super::order::{BOTTOM_SIZE, HAND_SIZE, ONE_DECK, SEATS, bottom_trump, points_of};
 use crate::cards::{Card, CardSet};
 use crate::determinism::deal_stream;
+use crate::seat::Seat;
 
 /// Cards dealt to the seats (4 × 12).
-pub const DEALT_TO_SEATS: u8 = (4 * HAND_SIZE) as u8;
+pub const DEALT_TO_SEATS: u8 = SEATS * HAND_SIZE as u8;
 
 impl Game {
     /// Begins the next deal: a fresh deck (the preset one for deal 1, if any) from the deal's
     /// stream. `dealer` is `None` for a contested deal 1, whose first seat the stream picks.
-    pub(super) fn start_deal(&mut self, dealer: Option<u8>, events: &mut Vec<Event>) {
+    pub(super) fn start_deal(&mut self, dealer: Option<Seat>, events: &mut Vec<Event>) {
         self.deal_number += 1;
         let mut rng = deal_stream(STREAM_DOMAIN, &self.setup.seed, self.deal_number);
         // Drawn first in every deal, so the shuffle below uses the same stream position always.
-        let seed_seat = (rng.next_u32() % 4) as u8;
+        let seed_seat = Seat::new((rng.next_u32() % u32::from(SEATS)) as u8);
         self.deck = match (&self.setup.deck, self.deal_number) {
             (Some(d), 1) => d.clone(),
             _ => {
@@ -65,9 +66,9 @@ impl Game {
     /// or, after the 48th card, the end of the deal.
     pub(super) fn deal_step(&mut self, events: &mut Vec<Event>) {
         if self.dealt < DEALT_TO_SEATS {
-            let seat = (self.first_seat + self.dealt % 4) % 4;
+            let seat = Seat::new((self.first_seat.number() + self.dealt % SEATS) % SEATS);
             if let Some(&card) = self.deck.get(self.dealt as usize) {
-                self.hands[seat as usize].insert(card);
+                self.hands[seat.index()].insert(card);
                 events.push(Event::CardDealt {
                     seat,
                     card: Some(card),
@@ -79,7 +80,7 @@ impl Game {
         self.close_deal(events);
     }
 
-    pub(super) fn check_declare(&self, seat: u8, card: Card) -> Result<(), GameError> {
+    pub(super) fn check_declare(&self, seat: Seat, card: Card) -> Result<(), GameError> {
         Game::check_seat(seat)?;
         self.check_phase("declare", Phase::Dealing)?;
         if let Some((seat, card)) = self.declaration {
@@ -100,7 +101,7 @@ impl Game {
 
     /// 亮主 (checked): the card's suit becomes trump; in a contested deal the seat becomes the
     /// dealer (「哪一方先叫主則為莊家」).
-    pub(super) fn declare(&mut self, seat: u8, card: Card, events: &mut Vec<Event>) {
+    pub(super) fn declare(&mut self, seat: Seat, card: Card, events: &mut Vec<Event>) {
         let Some(trump) = card.suit() else { return };
         let becomes_dealer = self.dealer.is_none();
         if becomes_dealer {
@@ -137,7 +138,7 @@ impl Game {
             self.turned = turned;
         }
         let bottom = self.bottom;
-        self.hands[dealer as usize] = self.hands[dealer as usize].union(bottom);
+        self.hands[dealer.index()] = self.hands[dealer.index()].union(bottom);
         self.phase = Phase::Exchange;
         self.turn = dealer;
         events.push(Event::BottomTaken {
@@ -149,7 +150,7 @@ impl Game {
     pub(super) fn check_bury(
         &self,
         hooks: &dyn ShengjiHooks,
-        seat: u8,
+        seat: Seat,
         cards: CardSet,
     ) -> Result<(), GameError> {
         Game::check_seat(seat)?;
@@ -173,8 +174,8 @@ impl Game {
 
     /// The exchange (checked): the six cards leave the dealer's hand as the new bottom; the dealer
     /// leads the first trick.
-    pub(super) fn bury(&mut self, seat: u8, cards: CardSet, events: &mut Vec<Event>) {
-        self.hands[seat as usize] = self.hands[seat as usize].difference(cards);
+    pub(super) fn bury(&mut self, seat: Seat, cards: CardSet, events: &mut Vec<Event>) {
+        self.hands[seat.index()] = self.hands[seat.index()].difference(cards);
         self.bottom = cards;
         self.phase = Phase::Playing;
         self.turn = seat;

@@ -8,15 +8,18 @@
 //! validated completely before anything changes, and the one action that calls hooks (the last
 //! card of a deal) works on a copy, so a rejected action leaves the game byte-identical.
 //!
-//! Seats are 0..4 in turn order; the teams are {0, 2} (team 0) and {1, 3} (team 1). Pure: no
-//! async, wire, script, store or metrics types.
+//! Seats are `crate::seat::Seat`s 0..4 in turn order; the teams are {0, 2} (team 0) and {1, 3}
+//! (team 1). Nobody changes seats in 升級, so a player is the seat of its number. Seats serialize
+//! as plain numbers (logs and state hashes read as when they were `u8`). Pure: no async, wire,
+//! script, store or metrics types.
 
 use serde::{Deserialize, Serialize};
 
 use super::hooks::{HookError, ShengjiHooks, Upgrade};
-use super::order::{EffSuit, Level, ONE_DECK, Order};
+use super::order::{EffSuit, Level, ONE_DECK, Order, SEATS};
 use crate::cards::{Card, CardSet, Suit};
-use crate::determinism::{Divergence, Encoding, replay_log, state_hash};
+use crate::determinism::{Divergence, Encoding, apply_atomically, replay_log, state_hash};
+use crate::seat::Seat;
 
 /// The engine version recorded with every 升級 game.
 pub const ENGINE_VERSION: &str = concat!("shengji-engine/", env!("CARGO_PKG_VERSION"));
@@ -24,16 +27,11 @@ pub const ENGINE_VERSION: &str = concat!("shengji-engine/", env!("CARGO_PKG_VERS
 /// The domain label of 升級's deal streams.
 pub(crate) const STREAM_DOMAIN: &[u8] = b"shengji-deal";
 
-/// The team of a seat.
-pub const fn team_of(seat: u8) -> u8 {
-    seat % 2
-}
-
 /// A match already under way: the first deal's dealer and the teams' levels (deal 1 is then not
 /// contested).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct Start {
-    pub dealer: u8,
+    pub dealer: Seat,
     pub levels: [Level; 2],
 }
 
@@ -68,11 +66,11 @@ pub enum Action {
     /// the deal (the declaring window closes; the dealer takes the bottom).
     Deal,
     /// 亮主: show a level card from the hand; its suit becomes trump.
-    Declare { seat: u8, card: Card },
+    Declare { seat: Seat, card: Card },
     /// The dealer buries six cards as the new bottom.
-    Bury { seat: u8, cards: CardSet },
+    Bury { seat: Seat, cards: CardSet },
     /// Play one card to the trick.
-    Play { seat: u8, card: Card },
+    Play { seat: Seat, card: Card },
 }
 
 /// Where a deal is.
@@ -95,19 +93,19 @@ pub enum GameError {
     #[error("the match is over")]
     GameOver,
     #[error("no seat {0} (seats are 0..4)")]
-    NoSuchSeat(u8),
+    NoSuchSeat(Seat),
     #[error("card {0} is not in the one-deck game (ids 0..=53)")]
     NotInDeck(u32),
     #[error("{action} is not allowed in phase {phase:?}")]
     WrongPhase { action: &'static str, phase: Phase },
     #[error("seat {seat} does not hold {card}")]
-    CardNotHeld { seat: u8, card: Card },
+    CardNotHeld { seat: Seat, card: Card },
     #[error("{card} is not a level card of level {level}")]
     NotALevelCard { card: Card, level: Level },
     #[error("trump is already declared by seat {seat} ({card})")]
-    AlreadyDeclared { seat: u8, card: Card },
+    AlreadyDeclared { seat: Seat, card: Card },
     #[error("seat {seat} is not the dealer (seat {dealer})")]
-    NotTheDealer { seat: u8, dealer: u8 },
+    NotTheDealer { seat: Seat, dealer: Seat },
     #[error("the dealer buries exactly 6 cards, not {0}")]
     BuryCount(usize),
     #[error("the dealer does not hold every card to bury")]
@@ -115,48 +113,33 @@ pub enum GameError {
     #[error("this table does not allow burying point cards ({0} points)")]
     PointsBuried(u32),
     #[error("it is seat {turn}'s turn, not seat {seat}'s")]
-    NotYourTurn { seat: u8, turn: u8 },
+    NotYourTurn { seat: Seat, turn: Seat },
     #[error("seat {seat} must follow the led suit {led:?} with one of {legal}")]
     MustFollow {
-        seat: u8,
+        seat: Seat,
         led: EffSuit,
         legal: CardSet,
     },
     #[error("hook failed: {0}")]
-    Hook(HookError),
+    Hook(#[from] HookError),
     #[error("bad setup: {0}")]
     Setup(String),
-    #[error("replay diverged at step {step}: {message}")]
-    Replay { step: usize, message: String },
-}
-
-impl From<Divergence> for GameError {
-    fn from(d: Divergence) -> GameError {
-        GameError::Replay {
-            step: d.step,
-            message: d.message,
-        }
-    }
-}
-
-impl From<HookError> for GameError {
-    fn from(e: HookError) -> GameError {
-        GameError::Hook(e)
-    }
+    #[error("{0}")]
+    Replay(#[from] Divergence),
 }
 
 /// A settled deal (public once the deal is over, buried cards included).
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct DealResult {
     pub deal_number: u32,
-    pub dealer: u8,
+    pub dealer: Seat,
     pub level: Level,
     pub trump: Suit,
     pub buried: CardSet,
     pub buried_points: u32,
     /// Points won in tricks, by team.
     pub trick_points: [u32; 2],
-    pub last_trick_winner: u8,
+    pub last_trick_winner: Seat,
     /// The 摳底 multiplier applied (0 when the 莊家 side won the last trick).
     pub multiplier: u32,
     /// The 摳底 bonus: buried points × multiplier.
@@ -166,7 +149,8 @@ pub struct DealResult {
     pub upgrade: Upgrade,
     pub levels_after: [Level; 2],
     /// `None` when the match ended.
-    pub next_dealer: Option<u8>,
+    pub next_dealer: Option<Seat>,
+    /// The winning team, when the match ended.
     pub winner: Option<u8>,
 }
 
@@ -177,19 +161,19 @@ pub enum Event {
     DealStarted {
         deal_number: u32,
         /// `None` while deal 1 is contested (the first declarer deals).
-        dealer: Option<u8>,
+        dealer: Option<Seat>,
         /// The seat that gets the first card.
-        first_seat: u8,
+        first_seat: Seat,
         levels: [Level; 2],
         level: Level,
     },
     /// One card to a seat (`card` hidden from everyone else).
     CardDealt {
-        seat: u8,
+        seat: Seat,
         card: Option<Card>,
     },
     Declared {
-        seat: u8,
+        seat: Seat,
         card: Card,
         trump: Suit,
         /// True when the declaration made the seat the dealer (deal 1).
@@ -202,25 +186,26 @@ pub enum Event {
     },
     /// The dealer took the bottom (`cards` hidden from everyone else).
     BottomTaken {
-        seat: u8,
+        seat: Seat,
         cards: Option<CardSet>,
     },
     /// The dealer buried six cards (`cards` hidden from everyone else).
     Buried {
-        seat: u8,
+        seat: Seat,
         cards: Option<CardSet>,
     },
     Played {
-        seat: u8,
+        seat: Seat,
         card: Card,
     },
     TrickWon {
-        winner: u8,
+        winner: Seat,
         cards: Vec<Card>,
         points: u32,
     },
     DealEnded(DealResult),
     MatchEnded {
+        /// The winning team.
         winner: u8,
     },
 }
@@ -235,28 +220,28 @@ pub struct Game {
     pub(super) deal_number: u32,
     pub(super) levels: [Level; 2],
     /// `None` while deal 1 is contested and nobody declared.
-    pub(super) dealer: Option<u8>,
+    pub(super) dealer: Option<Seat>,
     /// The seat that got the first card (and deals deal 1 if nobody declares).
-    pub(super) first_seat: u8,
+    pub(super) first_seat: Seat,
     /// This deal's deck in dealing order.
     pub(super) deck: Vec<Card>,
     /// Cards dealt so far (0..=48).
     pub(super) dealt: u8,
     pub(super) hands: [CardSet; 4],
-    pub(super) declaration: Option<(u8, Card)>,
+    pub(super) declaration: Option<(Seat, Card)>,
     pub(super) trump: Option<Suit>,
     /// The bottom as turned over by the no-declaration rule (public); empty otherwise.
     pub(super) turned: Vec<Card>,
     /// The bottom: the six undealt cards, then (after the exchange) the buried ones.
     pub(super) bottom: CardSet,
-    pub(super) turn: u8,
+    pub(super) turn: Seat,
     /// The current trick: (seat, card) in play order.
-    pub(super) trick: Vec<(u8, Card)>,
+    pub(super) trick: Vec<(Seat, Card)>,
     pub(super) tricks_played: u8,
     /// Cards won in tricks, by team.
     pub(super) won: [CardSet; 2],
     /// The last completed trick.
-    pub(super) last_trick: Vec<(u8, Card)>,
+    pub(super) last_trick: Vec<(Seat, Card)>,
     pub(super) results: Vec<DealResult>,
     pub(super) winner: Option<u8>,
 }
@@ -273,7 +258,7 @@ impl Game {
             }
         }
         let (levels, dealer) = match setup.start {
-            Some(s) if s.dealer >= 4 => return Err(GameError::NoSuchSeat(s.dealer)),
+            Some(s) if s.dealer.number() >= SEATS => return Err(GameError::NoSuchSeat(s.dealer)),
             Some(s) => (s.levels, Some(s.dealer)),
             None => ([Level::TWO; 2], None),
         };
@@ -284,7 +269,7 @@ impl Game {
             deal_number: 0,
             levels,
             dealer,
-            first_seat: 0,
+            first_seat: Seat::default(),
             deck: Vec::new(),
             dealt: 0,
             hands: [CardSet::EMPTY; 4],
@@ -292,7 +277,7 @@ impl Game {
             trump: None,
             turned: Vec::new(),
             bottom: CardSet::EMPTY,
-            turn: 0,
+            turn: Seat::default(),
             trick: Vec::new(),
             tricks_played: 0,
             won: [CardSet::EMPTY; 2],
@@ -313,15 +298,9 @@ impl Game {
         actions: &[Action],
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
-        let (mut game, _) = Game::new(setup)?;
-        replay_log(
-            &mut game,
-            actions,
-            hashes,
-            |g, a| g.apply(hooks, a).map(drop),
-            Game::state_hash,
-        )?;
-        Ok(game)
+        let (game, _) = Game::new(setup)?;
+        let apply = |g: &mut Game, a| g.apply(hooks, a).map(drop);
+        Ok(replay_log(game, actions, hashes, apply, Game::state_hash)?)
     }
 
     /// Applies an action (check, then apply). On error nothing changed.
@@ -349,14 +328,9 @@ impl Game {
             }
             Action::Play { seat, card } => {
                 self.check_play(seat, card)?;
-                if self.ends_deal() {
-                    // The deal's end calls hooks, whose output is validated: work on a copy.
-                    let mut next = self.clone();
-                    next.play(hooks, seat, card, &mut events)?;
-                    *self = next;
-                } else {
-                    self.play(hooks, seat, card, &mut events)?;
-                }
+                // The deal's end calls hooks, whose output is validated: it works on a copy.
+                let in_place = !self.ends_deal();
+                apply_atomically(self, in_place, |g| g.play(hooks, seat, card, &mut events))?;
             }
         }
         self.seq += 1;
@@ -373,8 +347,8 @@ impl Game {
         Ok(())
     }
 
-    pub(super) fn check_seat(seat: u8) -> Result<(), GameError> {
-        if seat >= 4 {
+    pub(super) fn check_seat(seat: Seat) -> Result<(), GameError> {
+        if seat.number() >= SEATS {
             return Err(GameError::NoSuchSeat(seat));
         }
         Ok(())
@@ -402,16 +376,16 @@ impl Game {
     pub fn levels(&self) -> [Level; 2] {
         self.levels
     }
-    pub fn dealer(&self) -> Option<u8> {
+    pub fn dealer(&self) -> Option<Seat> {
         self.dealer
     }
-    pub fn first_seat(&self) -> u8 {
+    pub fn first_seat(&self) -> Seat {
         self.first_seat
     }
     /// The level played this deal: the 莊家 side's (deal 1 contested: both teams are at 2).
     pub fn level(&self) -> Level {
         let seat = self.dealer.unwrap_or(self.first_seat);
-        self.levels[team_of(seat) as usize]
+        self.levels[seat.team() as usize]
     }
     pub fn trump(&self) -> Option<Suit> {
         self.trump
@@ -423,11 +397,11 @@ impl Game {
             trump,
         })
     }
-    pub fn declaration(&self) -> Option<(u8, Card)> {
+    pub fn declaration(&self) -> Option<(Seat, Card)> {
         self.declaration
     }
-    pub fn hand(&self, seat: u8) -> CardSet {
-        self.hands.get(seat as usize).copied().unwrap_or_default()
+    pub fn hand(&self, seat: Seat) -> CardSet {
+        self.hands.get(seat.index()).copied().unwrap_or_default()
     }
     /// Cards dealt so far this deal.
     pub fn dealt(&self) -> u8 {
@@ -454,16 +428,16 @@ impl Game {
         &self.turned
     }
     /// The seat to act in the exchange and play phases.
-    pub fn turn(&self) -> Option<u8> {
+    pub fn turn(&self) -> Option<Seat> {
         match self.phase {
             Phase::Exchange | Phase::Playing => Some(self.turn),
             _ => None,
         }
     }
-    pub fn trick(&self) -> &[(u8, Card)] {
+    pub fn trick(&self) -> &[(Seat, Card)] {
         &self.trick
     }
-    pub fn last_trick(&self) -> &[(u8, Card)] {
+    pub fn last_trick(&self) -> &[(Seat, Card)] {
         &self.last_trick
     }
     pub fn tricks_played(&self) -> u8 {
@@ -487,7 +461,7 @@ impl Game {
     }
 
     /// The cards `seat` may play now (empty unless it is the seat's turn to play).
-    pub fn legal_cards(&self, seat: u8) -> CardSet {
+    pub fn legal_cards(&self, seat: Seat) -> CardSet {
         match self.order() {
             Some(order) if self.phase == Phase::Playing && seat == self.turn => {
                 order.legal_cards(self.hand(seat), self.trick.first().map(|&(_, c)| c))

@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::game::hooks::HookError;
 
-use super::order::Level;
+use super::order::{Level, SEATS};
+use crate::seat::Seat;
 
 /// The two sides of a deal.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Serialize, Deserialize)]
@@ -31,7 +32,7 @@ pub struct BottomFacts {
     /// Points among the buried cards.
     pub buried_points: u32,
     /// The seat that won the last trick.
-    pub last_trick_winner: u8,
+    pub last_trick_winner: Seat,
     /// The card that won it.
     pub winning_card: crate::cards::Card,
 }
@@ -73,7 +74,7 @@ pub struct MatchFacts {
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Serialize, Deserialize)]
 pub struct NextDealerFacts {
     /// The dealer of the deal just ended.
-    pub dealer: u8,
+    pub dealer: Seat,
     /// True when the 莊家 side went up (kept the deal).
     pub dealer_kept: bool,
 }
@@ -89,7 +90,7 @@ pub trait ShengjiHooks: Send + Sync {
     /// The winning team, if the match ends after this deal.
     fn match_winner(&self, facts: &MatchFacts) -> Result<Option<u8>, HookError>;
     /// The dealer of the next deal (a seat 0..4).
-    fn next_dealer(&self, facts: &NextDealerFacts) -> Result<u8, HookError>;
+    fn next_dealer(&self, facts: &NextDealerFacts) -> Result<Seat, HookError>;
 }
 
 /// How the match ends.
@@ -146,11 +147,10 @@ pub fn standard_upgrade(points: u32) -> Upgrade {
 /// The seed's rotation (「莊家升級時，下一副牌由其對家當莊家。閑家上台時，下一副牌由此副牌的莊家的
 /// 下家當莊家」): the 莊家 side keeps the deal → the dealer's partner deals; the 閑家 take over →
 /// the seat after the dealer.
-pub fn standard_next_dealer(facts: &NextDealerFacts) -> u8 {
-    if facts.dealer_kept {
-        (facts.dealer + 2) % 4
-    } else {
-        (facts.dealer + 1) % 4
+pub fn standard_next_dealer(facts: &NextDealerFacts) -> Seat {
+    match facts.dealer.partner(SEATS) {
+        Some(partner) if facts.dealer_kept => partner,
+        _ => facts.dealer.next(SEATS),
     }
 }
 
@@ -185,7 +185,7 @@ impl ShengjiHooks for StandardHooks {
         })
     }
 
-    fn next_dealer(&self, facts: &NextDealerFacts) -> Result<u8, HookError> {
+    fn next_dealer(&self, facts: &NextDealerFacts) -> Result<Seat, HookError> {
         Ok(standard_next_dealer(facts))
     }
 }

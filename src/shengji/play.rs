@@ -4,27 +4,23 @@
 //! Hook output is validated before it is applied; the caller runs the deal's last card on a copy,
 //! so a failing hook leaves the game unchanged. Pure: no async, wire, script or store types.
 
-use super::game::{DealResult, Event, Game, GameError, Phase, team_of};
+use super::game::{DealResult, Event, Game, GameError, Phase};
 use super::hooks::{
     BottomFacts, HookError, MatchFacts, NextDealerFacts, ShengjiHooks, Side, UpgradeFacts,
 };
-use super::order::{HAND_SIZE, points_of};
+use super::order::{HAND_SIZE, SEATS, points_of};
 use crate::cards::{Card, CardSet};
+use crate::seat::Seat;
 
 /// The most a 摳底 multiplier may be.
 pub const MAX_MULTIPLIER: u32 = 100;
 
 fn bad_hook(hook: &str, message: String) -> GameError {
-    GameError::Hook(HookError {
-        hook: hook.into(),
-        message,
-        location: None,
-        limit: false,
-    })
+    GameError::Hook(HookError::invalid(hook, message))
 }
 
 impl Game {
-    pub(super) fn check_play(&self, seat: u8, card: Card) -> Result<(), GameError> {
+    pub(super) fn check_play(&self, seat: Seat, card: Card) -> Result<(), GameError> {
         Game::check_seat(seat)?;
         if card.id() >= 54 {
             return Err(GameError::NotInDeck(card.id()));
@@ -59,15 +55,15 @@ impl Game {
     pub(super) fn play(
         &mut self,
         hooks: &dyn ShengjiHooks,
-        seat: u8,
+        seat: Seat,
         card: Card,
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
-        self.hands[seat as usize].remove(card);
+        self.hands[seat.index()].remove(card);
         self.trick.push((seat, card));
         events.push(Event::Played { seat, card });
         if self.trick.len() < 4 {
-            self.turn = (seat + 1) % 4;
+            self.turn = seat.next(SEATS);
             return Ok(());
         }
         let order = self
@@ -78,7 +74,7 @@ impl Game {
         let (winner, _) = self.trick[winner_index];
         let set: CardSet = cards.iter().copied().collect();
         let points = points_of(set);
-        let team = team_of(winner) as usize;
+        let team = winner.team() as usize;
         self.won[team] = self.won[team].union(set);
         self.tricks_played += 1;
         self.last_trick = std::mem::take(&mut self.trick);
@@ -89,27 +85,27 @@ impl Game {
         });
         self.turn = winner;
         if self.tricks_played as usize == HAND_SIZE {
-            let winning_card = self.last_trick[winner_index].1;
-            return self.end_deal(hooks, winner, winning_card, events);
+            let last = self.last_trick[winner_index];
+            return self.end_deal(hooks, last, events);
         }
         Ok(())
     }
 
     /// Scores the deal (摳底, upgrade), asks the hooks who deals next and whether the match is
-    /// over, and starts the next deal.
+    /// over, and starts the next deal. `last` is the play that won the last trick.
     fn end_deal(
         &mut self,
         hooks: &dyn ShengjiHooks,
-        last_winner: u8,
-        winning_card: Card,
+        last: (Seat, Card),
         events: &mut Vec<Event>,
     ) -> Result<(), GameError> {
+        let (last_winner, winning_card) = last;
         let dealer = self.dealer.unwrap_or(self.first_seat);
-        let dealer_team = team_of(dealer);
+        let dealer_team = dealer.team();
         let opp_team = 1 - dealer_team;
         let trick_points = [points_of(self.won[0]), points_of(self.won[1])];
         let buried_points = points_of(self.bottom);
-        let multiplier = if team_of(last_winner) == opp_team {
+        let multiplier = if last_winner.team() == opp_team {
             let m = hooks.bottom_multiplier(&BottomFacts {
                 buried_points,
                 last_trick_winner: last_winner,
@@ -164,7 +160,7 @@ impl Game {
                     dealer,
                     dealer_kept,
                 })?;
-                if d >= 4 {
+                if d.number() >= SEATS {
                     return Err(bad_hook(
                         "next_dealer",
                         format!("seat {d} (seats are 0..4)"),

@@ -15,8 +15,9 @@ use rand_chacha::ChaCha8Rng;
 
 use super::game::{Action, Event, Game, GameError, Phase, Setup};
 use super::hooks::ShengjiHooks;
-use super::order::{DECK_POINTS, HAND_SIZE, ONE_DECK, points, points_of};
+use super::order::{DECK_POINTS, HAND_SIZE, ONE_DECK, SEATS, points, points_of};
 use crate::cards::{Card, CardSet};
+use crate::seat::Seat;
 
 /// What a simulation found.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -76,7 +77,7 @@ pub fn random_action(
         Phase::Dealing => {
             if game.declaration().is_none() && rng.random_bool(declare_probability) {
                 let level = game.level().rank();
-                let choice = (0..4u8)
+                let choice = Seat::all(SEATS)
                     .flat_map(|s| {
                         game.hand(s)
                             .of_rank(level)
@@ -116,7 +117,7 @@ pub fn random_action(
 
 /// Checks the state invariants; the error says which failed.
 pub fn check_invariants(game: &Game) -> Result<(), String> {
-    let hands: Vec<CardSet> = (0..4).map(|s| game.hand(s)).collect();
+    let hands: Vec<CardSet> = Seat::all(SEATS).map(|s| game.hand(s)).collect();
     let mut parts = hands.clone();
     match game.phase() {
         Phase::Dealing => parts.push(game.stock()),
@@ -145,17 +146,17 @@ pub fn check_invariants(game: &Game) -> Result<(), String> {
     }
     let sizes: Vec<usize> = hands.iter().map(|h| h.len()).collect();
     let expected: Vec<usize> = match game.phase() {
-        Phase::Dealing => (0..4u8)
+        Phase::Dealing => Seat::all(SEATS)
             .map(|s| {
                 (0..game.dealt().min(48))
-                    .filter(|i| (game.first_seat() + i % 4) % 4 == s)
+                    .filter(|i| (game.first_seat().number() + i % 4) % 4 == s.number())
                     .count()
             })
             .collect(),
-        Phase::Exchange => (0..4u8)
+        Phase::Exchange => Seat::all(SEATS)
             .map(|s| if game.turn() == Some(s) { 18 } else { 12 })
             .collect(),
-        Phase::Playing => (0..4u8)
+        Phase::Playing => Seat::all(SEATS)
             .map(|s| {
                 let in_trick = game.trick().iter().any(|&(t, _)| t == s) as usize;
                 HAND_SIZE - game.tricks_played() as usize - in_trick
@@ -199,7 +200,7 @@ fn illegal_action(game: &Game, rng: &mut impl Rng) -> Option<Action> {
             match off.iter().choose(rng) {
                 Some(card) => Some(Action::Play { seat, card }),
                 None => hand.iter().next().map(|card| Action::Play {
-                    seat: (seat + 1) % 4,
+                    seat: seat.next(SEATS),
                     card,
                 }),
             }

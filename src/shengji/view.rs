@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 
 use super::game::{DealResult, Event, Game, Phase};
 use super::order::Level;
+use super::order::SEATS;
 use crate::cards::{Card, CardSet, Suit};
 pub use crate::game::Viewer;
+use crate::seat::Seat;
 
 /// The state as one viewer may see it.
 #[derive(Clone, PartialEq, Eq, Debug, Serialize, Deserialize)]
@@ -23,11 +25,11 @@ pub struct View {
     pub deal_number: u32,
     pub levels: [Level; 2],
     pub level: Level,
-    pub dealer: Option<u8>,
-    pub first_seat: u8,
+    pub dealer: Option<Seat>,
+    pub first_seat: Seat,
     pub trump: Option<Suit>,
-    pub declaration: Option<(u8, Card)>,
-    pub your_seat: Option<u8>,
+    pub declaration: Option<(Seat, Card)>,
+    pub your_seat: Option<Seat>,
     pub hand: CardSet,
     /// Cards held by each seat.
     pub hand_counts: [u8; 4],
@@ -38,9 +40,9 @@ pub struct View {
     /// The bottom as turned over when nobody declared (public).
     pub turned: Vec<Card>,
     /// The seat to act (exchange and play).
-    pub turn: Option<u8>,
-    pub trick: Vec<(u8, Card)>,
-    pub last_trick: Vec<(u8, Card)>,
+    pub turn: Option<Seat>,
+    pub trick: Vec<(Seat, Card)>,
+    pub last_trick: Vec<(Seat, Card)>,
     pub tricks_played: u8,
     /// Cards won in tricks by each team, and their points.
     pub won: [CardSet; 2],
@@ -48,16 +50,18 @@ pub struct View {
     /// The cards the viewer may play now.
     pub legal: CardSet,
     pub results: Vec<DealResult>,
+    /// The winning team, once the match is over.
     pub winner: Option<u8>,
     /// Every hand: the admin only.
     pub all_hands: Option<[CardSet; 4]>,
 }
 
 impl Game {
-    /// The seat a viewer plays at.
-    fn viewer_seat(viewer: Viewer) -> Option<u8> {
+    /// The seat a viewer plays at (nobody changes seats: a player sits at the seat of its
+    /// number).
+    fn viewer_seat(viewer: Viewer) -> Option<Seat> {
         match viewer {
-            Viewer::Player(p) if p.number() < 4 => Some(p.number()),
+            Viewer::Player(p) if p.number() < SEATS => Some(Seat::new(p.number())),
             _ => None,
         }
     }
@@ -88,7 +92,7 @@ impl Game {
             declaration: self.declaration(),
             your_seat,
             hand,
-            hand_counts: [0, 1, 2, 3].map(|s| self.hand(s).len() as u8),
+            hand_counts: self.hands.map(|h| h.len() as u8),
             stock_count: self.stock().len() as u8,
             bottom: self.sees_bottom(viewer).then(|| self.bottom()),
             turned: self.turned().to_vec(),
@@ -101,7 +105,7 @@ impl Game {
             legal: your_seat.map(|s| self.legal_cards(s)).unwrap_or_default(),
             results: self.results().to_vec(),
             winner: self.winner(),
-            all_hands: (viewer == Viewer::Admin).then(|| [0, 1, 2, 3].map(|s| self.hand(s))),
+            all_hands: (viewer == Viewer::Admin).then_some(self.hands),
         }
     }
 }
@@ -109,7 +113,7 @@ impl Game {
 /// An event as `viewer` may see it: a dealt card only to its seat, the taken and buried bottom
 /// only to the dealer (everything to the admin).
 pub fn event_view(event: &Event, viewer: Viewer) -> Event {
-    let own = |seat: u8| viewer == Viewer::Admin || Game::viewer_seat(viewer) == Some(seat);
+    let own = |seat: Seat| viewer == Viewer::Admin || Game::viewer_seat(viewer) == Some(seat);
     match *event {
         Event::CardDealt { seat, card } => Event::CardDealt {
             seat,

@@ -20,6 +20,7 @@ use super::engine::{self, describe, from_json, to_json};
 use super::family::Family;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
 use super::script::{VariantError, checked_ast, content_hash, contract, hook_err};
+use crate::seat::Seat;
 use crate::shengji::Level;
 use crate::shengji::hooks::{
     BottomFacts, HookError, MatchFacts, NextDealerFacts, ShengjiHooks, Upgrade, UpgradeFacts,
@@ -268,7 +269,7 @@ impl ShengjiHooks for ShengjiScript {
         self.call("match_winner", facts)
     }
 
-    fn next_dealer(&self, facts: &NextDealerFacts) -> Result<u8, HookError> {
+    fn next_dealer(&self, facts: &NextDealerFacts) -> Result<Seat, HookError> {
         self.call("next_dealer", facts)
     }
 }
@@ -365,7 +366,7 @@ fn grid(hooks: &ShengjiScript, limit: usize) -> Result<usize, String> {
         }
         calls += 1;
     }
-    for dealer in 0..4u8 {
+    for dealer in Seat::all(4) {
         for kept in [true, false] {
             let next = hooks
                 .next_dealer(&NextDealerFacts {
@@ -373,7 +374,7 @@ fn grid(hooks: &ShengjiScript, limit: usize) -> Result<usize, String> {
                     dealer_kept: kept,
                 })
                 .map_err(|e| e.to_string())?;
-            if next >= 4 {
+            if next.number() >= 4 {
                 return Err(format!("next_dealer({dealer}, {kept}) gave seat {next}"));
             }
             for after in [
@@ -383,7 +384,7 @@ fn grid(hooks: &ShengjiScript, limit: usize) -> Result<usize, String> {
             ] {
                 let w = hooks
                     .match_winner(&MatchFacts {
-                        dealer_team: dealer % 2,
+                        dealer_team: dealer.team(),
                         level_played: level(13),
                         levels_before: [level(13), level(13)],
                         levels_after: after,
@@ -401,7 +402,7 @@ fn grid(hooks: &ShengjiScript, limit: usize) -> Result<usize, String> {
     let m = hooks
         .bottom_multiplier(&BottomFacts {
             buried_points: 25,
-            last_trick_winner: 1,
+            last_trick_winner: Seat::new(1),
             winning_card: crate::cards::Card::new(53).map_err(|e| e.to_string())?,
         })
         .map_err(|e| e.to_string())?;

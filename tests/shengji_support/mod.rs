@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{Card, CardSet, Rank, Suit};
+use shuangkou::seat::Seat;
 use shuangkou::shengji::order::ONE_DECK;
 use shuangkou::shengji::{
     Action, EffSuit, Event, Game, Level, Phase, Setup, ShengjiHooks, Start, Viewer,
@@ -83,7 +84,7 @@ pub fn started(dealer: u8, levels: [u8; 2], hands: [&str; 4], bottom: &str) -> G
         seed: [1; 32],
         deck: Some(deck(dealer, hands, bottom)),
         start: Some(Start {
-            dealer,
+            dealer: Seat::new(dealer),
             levels: [level(levels[0]), level(levels[1])],
         }),
     };
@@ -92,7 +93,11 @@ pub fn started(dealer: u8, levels: [u8; 2], hands: [&str; 4], bottom: &str) -> G
 
 /// The first seat a new match from this seed deals to (fixed by the seed, not by the deck).
 pub fn seed_seat(seed: [u8; 32]) -> u8 {
-    Game::new(Setup::seeded(seed)).unwrap().0.first_seat()
+    Game::new(Setup::seeded(seed))
+        .unwrap()
+        .0
+        .first_seat()
+        .number()
 }
 
 /// A new match (deal 1 contested) with the hand-built deck.
@@ -120,7 +125,7 @@ pub fn deal_all(game: &mut Game, hooks: &dyn ShengjiHooks, declare: Option<&str>
     }
     if let Some(name) = declare {
         let card = c(name);
-        let seat = (0..4).find(|&s| game.hand(s).contains(card)).unwrap();
+        let seat = Seat::all(4).find(|&s| game.hand(s).contains(card)).unwrap();
         events.extend(ok(game, hooks, Action::Declare { seat, card }));
     }
     events.extend(ok(game, hooks, Action::Deal));
@@ -148,7 +153,7 @@ pub fn visible(g: &Game, viewer: Viewer) -> CardSet {
         v.insert(card);
     }
     if let Viewer::Player(p) = viewer {
-        let s = p.number();
+        let s = Seat::new(p.number());
         v = v.union(g.hand(s));
         let taken = matches!(g.phase(), Phase::Exchange | Phase::Playing);
         if taken && g.dealer() == Some(s) {

@@ -20,9 +20,8 @@ use super::record::ShengjiRecord;
 use super::rejection;
 use crate::cards::{Card, CardSet};
 use crate::game::Viewer;
-use crate::seat::Player;
+use crate::seat::{Player, Seat};
 use crate::service::status::{ApiError, Reason};
-use crate::shengji::game::team_of;
 use crate::shengji::{Action, Event, Game, Phase, ShengjiHooks, View, event_view};
 use crate::store::LogEntry;
 use crate::variants::{Registry, ShengjiScript, ShengjiVariant};
@@ -216,7 +215,7 @@ impl Table {
     /// The winning team: the core's, or the team of the seat that did not leave.
     pub fn winner(&self) -> Option<u8> {
         self.left
-            .map(|s| 1 - team_of(s))
+            .map(|s| 1 - Seat::new(s).team())
             .or_else(|| self.game.winner())
     }
 
@@ -294,12 +293,18 @@ impl Table {
                 ));
             }
             Command::Deal(n) => vec![Action::Deal; n as usize],
-            Command::Declare(card) => vec![Action::Declare { seat: player, card }],
+            Command::Declare(card) => vec![Action::Declare {
+                seat: Seat::new(player),
+                card,
+            }],
             Command::Bury(cards) => vec![Action::Bury {
-                seat: player,
+                seat: Seat::new(player),
                 cards,
             }],
-            Command::Play(card) => vec![Action::Play { seat: player, card }],
+            Command::Play(card) => vec![Action::Play {
+                seat: Seat::new(player),
+                card,
+            }],
         };
         self.prepare_stored(Stored {
             player,
@@ -333,7 +338,7 @@ impl Table {
         let mut left = None;
         let step = match stored.step {
             Step::Leave => {
-                let winner = 1 - team_of(stored.player);
+                let winner = 1 - Seat::new(stored.player).team();
                 events.push(TableEvent::Left {
                     seat: stored.player,
                     winner,
@@ -419,6 +424,7 @@ impl Table {
     /// What `seat` may do now: the engine itself decides each declarable card (a trial on a
     /// copy), so the hints never disagree with SubmitAction.
     pub fn hints(&self, seat: u8) -> Result<Hints, ApiError> {
+        let seat = Seat::new(seat);
         if self.finished() {
             return Err(ApiError::new(Reason::GameOver, "the match is over"));
         }
@@ -471,7 +477,8 @@ impl Table {
             }
             return Ok(None);
         }
-        let Some(seat) = self.game.turn().filter(|&s| self.record.is_bot(s)) else {
+        let turn = self.game.turn().map(Seat::number);
+        let Some(seat) = turn.filter(|&s| self.record.is_bot(s)) else {
             return Ok(None);
         };
         Ok(match decide(seat)? {

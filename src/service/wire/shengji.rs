@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cards::{Card, CardSet, Suit};
 use crate::game::Viewer;
-use crate::seat::Player;
+use crate::seat::{Player, Seat};
 use crate::service::pb::shengji as pb;
 use crate::service::record::Tokens;
 use crate::service::shengji::record::{NewShengji, ShengjiRecord};
@@ -132,7 +132,7 @@ fn levels(l: [Level; 2]) -> pb::Levels {
     }
 }
 
-fn seat_cards(cards: &[(u8, Card)]) -> Vec<pb::SeatCard> {
+fn seat_cards(cards: &[(Seat, Card)]) -> Vec<pb::SeatCard> {
     cards
         .iter()
         .map(|&(seat, card)| pb::SeatCard {
@@ -215,7 +215,7 @@ pub fn state(table: &Table, viewer: Viewer) -> pb::GameState {
     }
 }
 
-fn bottom_cards(seat: u8, cards: Option<CardSet>) -> pb::BottomCards {
+fn bottom_cards(seat: Seat, cards: Option<CardSet>) -> pb::BottomCards {
     pb::BottomCards {
         seat: u32::from(seat),
         cards: ids(cards.unwrap_or_default()),

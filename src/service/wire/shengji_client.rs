@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cards::{Card, CardSet, Suit};
+use crate::seat::Seat;
 use crate::service::pb::shengji as pb;
 use crate::shengji::{Action, Game, Level, Phase, Setup, View};
 use crate::variants::ShengjiVariant;
@@ -19,11 +20,8 @@ fn set(ids: &[u32]) -> Result<CardSet, String> {
     CardSet::from_ids(ids).map_err(|e| e.to_string())
 }
 
-fn seat(id: u32) -> Result<u8, String> {
-    u8::try_from(id)
-        .ok()
-        .filter(|&s| s < 4)
-        .ok_or_else(|| format!("seat {id} out of range"))
+fn seat(id: u32) -> Result<Seat, String> {
+    Seat::checked(id, 4).ok_or_else(|| format!("seat {id} out of range"))
 }
 
 fn level(face: u32) -> Result<Level, String> {
@@ -43,7 +41,7 @@ fn suit(s: i32) -> Option<Suit> {
     }
 }
 
-fn seat_cards(list: &[pb::SeatCard]) -> Result<Vec<(u8, Card)>, String> {
+fn seat_cards(list: &[pb::SeatCard]) -> Result<Vec<(Seat, Card)>, String> {
     list.iter()
         .map(|c| Ok((seat(c.seat)?, card(c.card)?)))
         .collect()
@@ -113,16 +111,20 @@ pub fn request(action: &Action) -> (Option<u8>, pb::submit_action_request::Actio
     use pb::submit_action_request::Action as A;
     match action {
         Action::Deal => (None, A::Deal(pb::Deal { count: 1 })),
-        Action::Declare { seat, card } => {
-            (Some(*seat), A::Declare(pb::Declare { card: card.id() }))
-        }
+        Action::Declare { seat, card } => (
+            Some(seat.number()),
+            A::Declare(pb::Declare { card: card.id() }),
+        ),
         Action::Bury { seat, cards } => (
-            Some(*seat),
+            Some(seat.number()),
             A::Bury(pb::Bury {
                 cards: cards.iter().map(Card::id).collect(),
             }),
         ),
-        Action::Play { seat, card } => (Some(*seat), A::Play(pb::PlayCard { card: card.id() })),
+        Action::Play { seat, card } => (
+            Some(seat.number()),
+            A::Play(pb::PlayCard { card: card.id() }),
+        ),
     }
 }
 
