@@ -267,7 +267,7 @@ pub fn idempotent(rpc: &'static str, outcome: &'static str) {
 }
 
 /// Records a stored snapshot read: `used`, or why it was ignored (`corrupt`, `other_format`,
-/// `gap`, `hash_mismatch`, `not_in_log`, `config`).
+/// `gap`, `hash_mismatch`, `not_in_log`, `resume_failed`).
 pub fn snapshot(outcome: &'static str) {
     counter!(SNAPSHOTS, "outcome" => outcome).increment(1);
 }

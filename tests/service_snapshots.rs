@@ -48,8 +48,7 @@ fn next_action(game: &Game, rng: &mut ChaCha8Rng, n: u64, escapes: bool) -> Opti
     let seat = game.turn()?;
     let player = game.seating()[seat];
     let players = game.players();
-    let other =
-        Player::new(((player.number() + 1 + rng.random_range(0..players - 1)) % players) as u8);
+    let other = Player::new((player.number() + 1 + rng.random_range(0..players - 1)) % players);
     if escapes && rng.random_bool(0.002) {
         return Some(Next::Service(other, Action::Leave));
     }
@@ -124,7 +123,7 @@ async fn play(
                             id: &key,
                             digest: &digest,
                         };
-                        l.prepare(player, action.clone(), at, Some(request))
+                        l.prepare(player, action, at, Some(request))
                     })
                     .await
             }

@@ -199,7 +199,7 @@ impl Session {
                         return Ok(live);
                     }
                     Err(e) => {
-                        crate::metrics::snapshot("config");
+                        crate::metrics::snapshot("resume_failed");
                         tracing::warn!(game = %record.id, error = %e, "snapshot not used");
                     }
                 }
