@@ -65,6 +65,7 @@ pub const STORE_UP: &str = "shuangkou_store_up";
 pub const IDEMPOTENT_REQUESTS: &str = "shuangkou_idempotent_requests_total";
 /// Requests refused for their size before decoding (over the message size limit).
 pub const OVERSIZED_REQUESTS: &str = "shuangkou_oversized_requests_total";
+pub const SNAPSHOTS: &str = "shuangkou_snapshots_total";
 
 /// Latency buckets in seconds, from 50 µs to 10 s.
 const LATENCY_BUCKETS: [f64; 16] = [
@@ -139,6 +140,10 @@ fn describe() {
     describe_counter!(
         OVERSIZED_REQUESTS,
         "Requests refused over the message size limit"
+    );
+    describe_counter!(
+        SNAPSHOTS,
+        "Stored game snapshots read, by outcome (used, or why one was ignored)"
     );
 }
 
@@ -259,6 +264,12 @@ pub fn store_up(store: &'static str, up: bool) {
 /// Records a request whose idempotency key was used before (`replayed` or `conflict`).
 pub fn idempotent(rpc: &'static str, outcome: &'static str) {
     counter!(IDEMPOTENT_REQUESTS, "rpc" => rpc, "outcome" => outcome).increment(1);
+}
+
+/// Records a stored snapshot read: `used`, or why it was ignored (`corrupt`, `other_format`,
+/// `gap`, `hash_mismatch`, `not_in_log`, `resume_failed`).
+pub fn snapshot(outcome: &'static str) {
+    counter!(SNAPSHOTS, "outcome" => outcome).increment(1);
 }
 
 /// Records a request refused over the message size limit.

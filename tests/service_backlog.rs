@@ -26,13 +26,23 @@ struct Table {
 }
 
 async fn table(backlog: usize, seed: u64) -> Table {
+    table_of(backlog, seed, 1).await
+}
+
+/// A table of a `deals`-deal classic match.
+async fn table_of(backlog: usize, seed: u64, deals: u32) -> Table {
     let server = TestServer::start(|c| {
         keyed(c);
         c.backlog_actions = backlog;
     })
     .await;
     let mut client = server.client().await;
-    let game = create(&mut client, ADMIN_KEY, create_req("classic", 1, Some(seed))).await;
+    let game = create(
+        &mut client,
+        ADMIN_KEY,
+        create_req("classic", deals, Some(seed)),
+    )
+    .await;
     Table {
         _server: server,
         client,
@@ -164,6 +174,55 @@ async fn streams_and_retries_older_than_the_backlog_come_from_the_store() {
         .await
         .expect_err("another request under the same key");
     assert_eq!(reason_of(&refused).as_deref(), Some("IDEMPOTENCY_CONFLICT"));
+}
+
+/// A match of several deals: the server writes a snapshot at each deal's end, and a WatchGame
+/// from a seq deep in a later deal (its replay starts at the snapshot before that seq, not at the
+/// creation) streams exactly what the whole-match backlog streams; so does a retry of an old
+/// action of a later deal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_from_a_later_deal_start_at_a_snapshot_and_match_the_whole_backlog() {
+    let seed = test_seed(23);
+    let mut small = table_of(WINDOW, seed, 3).await;
+    let mut big = table_of(100_000, seed, 3).await;
+    let sent = play_both(&mut small, &mut big).await;
+    let actions = sent.len() as u64;
+    let ends: Vec<u64> = sent
+        .iter()
+        .filter(|(_, _, r)| r.deal_result.is_some())
+        .map(|(_, _, r)| r.seq)
+        .collect();
+    assert!(
+        ends.len() >= 3 && ends[1] + 10 < actions,
+        "seed {seed}: three deals ({ends:?} of {actions} actions)"
+    );
+    for (viewer, from) in [
+        (None, ends[0] + 20),
+        (Some(2), ends[1] - 1),
+        (None, ends[1]),
+        (Some(3), ends[1] + 1),
+        (Some(1), ends[1] + 2),
+        (None, actions - 5),
+        (Some(0), actions - 2 * WINDOW as u64),
+    ] {
+        let got = watch(&mut small, viewer, from).await;
+        let want = watch(&mut big, viewer, from).await;
+        assert!(!want.is_empty(), "seed {seed}: from seq {from}");
+        assert_eq!(got, want, "seed {seed}: from seq {from}");
+    }
+    let (p, req, original) = sent
+        .iter()
+        .rev()
+        .skip(3 * WINDOW)
+        .find(|(_, r, _)| !r.pass)
+        .cloned()
+        .expect("a play");
+    let again = submit(&mut small, p, &req).await;
+    assert_eq!(
+        again, original,
+        "seed {seed}: the retry of seq {}",
+        original.seq
+    );
 }
 
 /// `Store::entries_page` reads a range of the log: the same entries as `entries_after`, cut to

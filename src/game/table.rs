@@ -480,6 +480,25 @@ impl Game {
     pub fn results(&self) -> &[DealResult] {
         &self.results.list
     }
+
+    /// A copy of the state without its settled deals (a snapshot stores those apart, a deal's
+    /// result once, not the whole list at every deal: `service::session::snapshot`).
+    pub fn without_results(&self) -> Game {
+        let mut bare = self.clone();
+        bare.results = Results::default();
+        bare
+    }
+
+    /// The state with `results` as its settled deals (the running digest recomputed): the
+    /// inverse of [`Game::without_results`]. The caller checks the state hash it must have.
+    pub fn with_results(mut self, results: Vec<DealResult>) -> Game {
+        let digest = results.iter().fold([0; 32], |acc, r| chain(&acc, r));
+        self.results = Results {
+            list: Arc::new(results),
+            digest,
+        };
+        self
+    }
     pub fn passed_seats(&self) -> Vec<Seat> {
         Seat::all(self.players())
             .filter(|s| self.passed & s.bit() != 0)

@@ -45,12 +45,26 @@ pub struct Backlog {
     remembered: VecDeque<(u64, u64)>,
 }
 
-/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store).
+/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): the
+/// first 8 bytes of SHA-256 over the player number and the key, stable across builds (snapshots
+/// carry fingerprints, `session::snapshot`).
 fn fingerprint(player: Player, request_id: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    (player, request_id).hash(&mut h);
-    h.finish()
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update([player.number()]);
+    h.update(request_id.as_bytes());
+    let d = h.finalize();
+    u64::from_le_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]])
+}
+
+/// What a snapshot keeps of a backlog (`session::snapshot`): the (fingerprint, seq) of the
+/// last [`KEYS_REMEMBERED`] keyed actions, oldest first, and each player's open reconnect
+/// window. The events are not kept: a session resumed from a snapshot replays at least a
+/// backlog's worth of entries after it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Memory {
+    pub keys: Vec<(u64, u64)>,
+    pub window_open: Vec<bool>,
 }
 
 impl Backlog {
@@ -68,6 +82,35 @@ impl Backlog {
             limit: limit.max(1),
             window_open: vec![false; players],
             remembered: VecDeque::new(),
+        }
+    }
+
+    /// A backlog resuming after the action at `seq` from what a snapshot kept of it: no
+    /// events yet (the actions after `seq` are pushed next), the keys and windows as they were.
+    pub fn resume(seq: u64, memory: Memory, players: usize, limit: usize) -> Backlog {
+        let mut window_open = memory.window_open;
+        window_open.resize(players, false);
+        let skip = memory.keys.len().saturating_sub(KEYS_REMEMBERED);
+        Backlog {
+            first: seq + 1,
+            kept: VecDeque::with_capacity(limit.clamp(1, DEFAULT_ACTIONS)),
+            limit: limit.max(1),
+            window_open,
+            remembered: memory.keys.into_iter().skip(skip).collect(),
+        }
+    }
+
+    /// What a snapshot keeps of this backlog ([`Memory`]).
+    pub fn memory(&self) -> Memory {
+        let kept = self.kept.iter().enumerate().filter_map(|(i, k)| {
+            let (player, id, _) = k.request.as_ref()?;
+            Some((fingerprint(*player, id), self.first + i as u64))
+        });
+        let keys: Vec<(u64, u64)> = self.remembered.iter().copied().chain(kept).collect();
+        let skip = keys.len().saturating_sub(KEYS_REMEMBERED);
+        Memory {
+            keys: keys[skip..].to_vec(),
+            window_open: self.window_open.clone(),
         }
     }
 

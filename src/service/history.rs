@@ -2,7 +2,8 @@
 //! log: the events of old actions for a WatchGame from an old seq, the entry of an old action
 //! for an idempotent retry, the whole log for GetReplay.
 //!
-//! The events are re-derived by replaying the log from the creation, a page of entries at a
+//! The events are re-derived by replaying the log from the creation, or from the newest stored
+//! snapshot before the first action wanted (`session::snapshot`: a deal's end), a page of entries at a
 //! time (each read from the store, replayed on a blocking thread and checked against its
 //! recorded state hash), so a reader holds one page and one engine state, never the match: a
 //! stream the client does not read stops after its page, holding O(page) memory.
@@ -10,6 +11,7 @@
 use crate::seat::Player;
 use std::sync::Arc;
 
+use super::session::snapshot;
 use super::status::{ApiError, Reason};
 use super::stored::{Stored, decode, replay_entry};
 use crate::cards::CardSet;
@@ -34,23 +36,60 @@ pub struct Origin {
     pub scheme: HashScheme,
 }
 
-/// A replay of one game's log from its creation, a page at a time.
+/// A replay of one game's log, a page at a time: from its creation, or from the newest stored
+/// snapshot before the first action wanted.
 pub struct History {
     origin: Origin,
     id: String,
     /// The state after the last action replayed; `None` before the creation.
     game: Option<Game>,
+    /// The first action whose events are wanted: the replay may start after the creation, at a
+    /// snapshot before it.
+    wanted: u64,
     done: bool,
 }
 
 impl History {
+    /// A replay from the creation (its first page is the creation's events, seq 0).
     pub fn new(origin: Origin, id: &str) -> History {
+        History::starting_at(origin, id, 0)
+    }
+
+    /// A replay whose pages hold at least the actions from `wanted` on: it starts at the newest
+    /// usable snapshot before `wanted` (proved by the log's state hash at its seq), so a
+    /// reader far behind replays one deal, not the match; from the creation when there is none.
+    pub fn starting_at(origin: Origin, id: &str, wanted: u64) -> History {
         History {
             origin,
             id: id.to_string(),
             game: None,
+            wanted,
             done: false,
         }
+    }
+
+    /// The state at the newest usable snapshot before the action `self.wanted`, if any.
+    async fn snapshot_state(&self, store: &Store) -> Option<Game> {
+        let before = self.wanted.checked_sub(1).filter(|&s| s > 0)?;
+        let snapshots = store.snapshots(&self.id, before).await.ok()?;
+        if snapshots.is_empty() {
+            return None;
+        }
+        let scheme = self.origin.scheme;
+        let resumed = blocking(move || Ok(snapshot::newest(&snapshots, scheme).newest))
+            .await
+            .ok()??;
+        let entry = store
+            .entries_page(&self.id, resumed.seq - 1, 1)
+            .await
+            .ok()?;
+        let recorded = entry.first().and_then(|e| decode(e).ok())?;
+        if recorded.hash != resumed.hash {
+            crate::metrics::snapshot("not_in_log");
+            return None;
+        }
+        crate::metrics::snapshot("used");
+        Some(resumed.game)
     }
 
     /// The state after the last action replayed (the game's rules and seating for the views).
@@ -70,6 +109,9 @@ impl History {
             return Ok(Vec::new());
         }
         let origin = self.origin.clone();
+        if self.game.is_none() {
+            self.game = self.snapshot_state(store).await;
+        }
         let Some(game) = self.game.take() else {
             let (game, events) = blocking(move || {
                 Game::new(
@@ -113,12 +155,14 @@ impl History {
         Ok(actions)
     }
 
-    /// The events of the action at `seq` (accepted at, events), replayed from the creation.
+    /// The events of the action at `seq` (accepted at, events), replayed from the newest
+    /// snapshot before it (else from the creation).
     pub async fn action_at(
         mut self,
         store: &Store,
         seq: u64,
     ) -> Result<(u64, Vec<Event>), ApiError> {
+        self.wanted = seq;
         loop {
             let page = self.next_page(store).await?;
             if page.is_empty() {

@@ -21,6 +21,8 @@ pub struct MemoryStore {
     by_request: Mutex<HashMap<(Option<String>, String), String>>,
     /// The script table: one text per version hash, shared by every record that pins it.
     scripts: Mutex<HashMap<String, Arc<str>>>,
+    /// Snapshots of game states (`store::snapshots`).
+    snapshots: super::snapshots::SnapshotMap,
 }
 
 fn poisoned(op: &'static str) -> StoreError {
@@ -33,6 +35,11 @@ fn poisoned(op: &'static str) -> StoreError {
 impl MemoryStore {
     pub fn new() -> MemoryStore {
         MemoryStore::default()
+    }
+
+    /// The snapshots of game states (`store::snapshots`).
+    pub fn snapshots(&self) -> &super::snapshots::SnapshotMap {
+        &self.snapshots
     }
 
     pub fn create(&self, record: &GameRecord) -> Result<Created, StoreError> {

@@ -24,6 +24,9 @@
 pub mod embedded;
 pub mod memory;
 pub mod redis;
+pub mod snapshots;
+
+pub use snapshots::Snapshot;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -36,6 +36,8 @@ use redis::{Client, Script};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::StreamExt;
 
+mod snapshots;
+
 use super::{AppendOrRead, Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 /// Default retention of finished games.

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::{Games, Shared};
 use crate::service::live_games;
+use crate::service::rebuild;
 use crate::service::record::Record;
 use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};
@@ -130,17 +131,12 @@ impl Games {
         if let Some(g) = self.cache.get(id) {
             return Ok(g);
         }
-        let Some((record, log)) = self.store.load(id).await? else {
+        let (keep, no_timers) = (self.config.backlog_actions, self.config.no_turn_timers);
+        let rebuilt = rebuild::rebuild(&self.store, &self.registry, id, keep, no_timers).await?;
+        let Some(live) = rebuilt else {
             return Err(ApiError::new(Reason::NoSuchGame, format!("no game {id}")));
         };
         self.rebuilds.fetch_add(1, Ordering::Relaxed);
-        let registry = Arc::clone(&self.registry);
-        let no_timers = self.config.no_turn_timers;
-        let live = tokio::task::spawn_blocking(move || {
-            Session::restore(&registry, &record, &log, no_timers)
-        })
-        .await
-        .map_err(|e| ApiError::new(Reason::Unavailable, format!("the rebuild failed: {e}")))??;
         self.adopt(id, live)
     }
 

@@ -99,6 +99,10 @@ impl Games {
         };
         let finished = prepared.finished();
         let submitted = live.accept(prepared);
+        if let Some((seq, snapshot)) = live.take_snapshot() {
+            self.store
+                .put_snapshot_later(&live.record.id, seq, snapshot);
+        }
         if finished {
             self.in_progress
                 .finished(&self.store, &live.record.id, &live.record.variant)

@@ -146,7 +146,10 @@ pub async fn open(
                 Ok(live) if needed(pos) < live.first_kept() => {
                     if behind.is_none() {
                         match live.origin() {
-                            Ok(origin) => behind = Some(History::new(origin, &live.record.id)),
+                            Ok(origin) => {
+                                let (id, wanted) = (&live.record.id, needed(pos));
+                                behind = Some(History::starting_at(origin, id, wanted));
+                            }
                             Err(e) => {
                                 let _ = tx.send(Err(rejected(e))).await;
                                 break;

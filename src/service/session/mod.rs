@@ -12,6 +12,7 @@
 
 mod entry;
 mod metrics;
+pub mod snapshot;
 
 use std::sync::Arc;
 
@@ -45,6 +46,10 @@ pub struct Session {
     notify: broadcast::Sender<u64>,
     /// The bot of each bot seat (人機), by player; `None` for a person.
     bots: Vec<Option<Bot>>,
+    /// The last action accepted ended a deal: its snapshot is due ([`Session::take_snapshot`]).
+    deal_ended: bool,
+    /// Settled deals the stored snapshots hold (the next snapshot carries those after them).
+    snapshot_covered: u32,
 }
 
 fn int_option(v: &ScriptVariant, name: &str) -> Option<i64> {
@@ -138,6 +143,8 @@ impl Session {
             backlog,
             notify,
             bots,
+            deal_ended: false,
+            snapshot_covered: 0,
         })
     }
 
@@ -193,6 +200,43 @@ impl Session {
         }
         let mut live = Session::create(registry, record, no_timers)?;
         for e in log {
+            live.apply_entry(e)?;
+        }
+        Ok(live)
+    }
+
+    /// Rebuilds a game from its stored record, a state its snapshots proved (`snapshot::newest`,
+    /// checked against the log by the caller) and the log entries after it, verifying each
+    /// entry's recorded state hash. `covered`: the settled deals the stored snapshots hold;
+    /// `keep`: the actions the backlog keeps.
+    /// Refused (the caller replays the whole log instead) when the snapshot's configuration is
+    /// not the one this server derives from the record (turn timers on or off, another
+    /// reconnect window), as a full replay would run with the derived one.
+    pub fn resume(
+        registry: &Registry,
+        record: &crate::store::GameRecord,
+        resumed: snapshot::Resumed,
+        covered: u32,
+        log_after: &[LogEntry],
+        keep: usize,
+        no_timers: bool,
+    ) -> Result<Session, ApiError> {
+        let mut live = Session::restore(registry, record, &[], no_timers)?;
+        let derived = GameConfig {
+            deals: resumed.game.config().deals,
+            ..live.game.config().clone()
+        };
+        if *resumed.game.config() != derived {
+            return Err(ApiError::new(
+                Reason::StoreFailed,
+                "the snapshot's configuration is not this server's",
+            ));
+        }
+        let players = live.game.players() as usize;
+        live.backlog = Backlog::resume(resumed.seq, resumed.memory, players, keep);
+        live.game = resumed.game;
+        live.snapshot_covered = covered;
+        for e in log_after {
             live.apply_entry(e)?;
         }
         Ok(live)
@@ -438,6 +482,7 @@ impl Session {
     pub fn accept(&mut self, p: Prepared) -> Submitted {
         self.game = p.game;
         self.record_metrics(&p.events);
+        self.deal_ended = Session::ends_deal(&p.events);
         self.push(p.stored, p.events);
         Submitted {
             seq: self.game.seq(),

@@ -38,6 +38,7 @@ pub mod journal;
 pub mod legacy;
 mod positions;
 mod retention;
+pub mod snapshots;
 mod writer;
 
 use std::collections::HashMap;

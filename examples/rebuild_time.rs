@@ -1,0 +1,201 @@
+//! The rebuild of an evicted long match, before and after per-deal snapshots (issue 21), side by
+//! side in one process, and another game's GetState meanwhile.
+//!
+//! `rebuild_time [DEALS] [SEED] [ROUNDS]` plays one baibian match of DEALS deals (default 1,000)
+//! through the service's commit protocol on a memory store (random legal plays and passes,
+//! seeded; a snapshot is written at each deal's end), then, ROUNDS times (default 5), rebuilds it
+//! as the cache does: `before`, the whole log replayed (`Session::restore`); `after`,
+//! `rebuild::rebuild` (the newest snapshot, then the entries after it). Each round runs four
+//! concurrent rebuilds of one kind on a 2-worker runtime (the replay on blocking threads, as the
+//! cache runs it) while a task reads a second, short game's GetState (`wire::view::state`, the
+//! admin's view under its lock) every millisecond; printed: the median rebuild time of each
+//! kind and their ratio, and the other game's GetState p50 / p99 / max during each kind.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use shuangkou::game::{Action, Game, Viewer};
+use shuangkou::hand::Declared;
+use shuangkou::service::games::{Games, GamesConfig, Shared};
+use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::session::Session;
+use shuangkou::store::Store;
+use shuangkou::variants::Registry;
+
+const KEEP: usize = shuangkou::service::backlog::DEFAULT_ACTIONS;
+
+fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(shuangkou::seat::Player, Action)> {
+    let seat = game.turn()?;
+    let player = game.seating()[seat];
+    let (plays, can_pass) = game.legal_plays(seat);
+    if plays.is_empty() || (can_pass && rng.random_bool(0.4)) {
+        return can_pass.then_some((player, Action::Pass));
+    }
+    let p = &plays[rng.random_range(0..plays.len())];
+    let cards = game.hand(seat).take(p.cards)?;
+    let declared = Some(Declared {
+        kind: p.hand.kind,
+        key: p.hand.key(),
+    });
+    Some((player, Action::Play { cards, declared }))
+}
+
+async fn create(games: &Games, registry: &Registry, id: &str, deals: u32, seed: u64) -> Shared {
+    let compiled = registry.active("baibian").expect("baibian");
+    let new = NewGame {
+        variant: "baibian".into(),
+        deals,
+        seed: format!("{seed:064x}"),
+        ..NewGame::default()
+    };
+    let record = Record::new(&compiled, &new, None, id, &[7; 32], 1)
+        .expect("record")
+        .0;
+    games.create(record, None).await.expect("create");
+    games.load(id).await.expect("load")
+}
+
+async fn play(games: &Games, game: &Shared, seed: u64) -> u64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut n = 0u64;
+    loop {
+        let mut live = games.current(game).await.expect("current");
+        let Some((player, action)) = random_action(live.game(), &mut rng) else {
+            return n;
+        };
+        n += 1;
+        let at = 1 + n;
+        games
+            .commit(&mut live, |l| l.prepare_action(player, action, at))
+            .await
+            .expect("commit");
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let deals: u32 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(21);
+    let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        let registry = Arc::new(Registry::embedded().expect("registry"));
+        let config = GamesConfig {
+            no_turn_timers: true,
+            finished_linger_seconds: 120,
+            backlog_actions: KEEP,
+            max_games: 10,
+            disconnected_turns_immediate: false,
+            auto_bot: shuangkou::bot::styles::spec("heuristic").expect("bot"),
+        };
+        let store = Store::open("memory").await.expect("store");
+        let games = Arc::new(Games::new(config, Arc::clone(&registry), store));
+        let t = Instant::now();
+        let long = create(&games, &registry, "long", deals, seed).await;
+        let actions = play(&games, &long, seed).await;
+        let snapshots = games.store().snapshots("long", u64::MAX).await.expect("snapshots");
+        let bytes: usize = snapshots.iter().map(|s| s.body.len()).sum();
+        println!(
+            "{deals}-deal baibian match (seed {seed}): {actions} actions in {:.1} s; {} snapshots, {bytes} B ({} B each on average)",
+            t.elapsed().as_secs_f64(),
+            snapshots.len(),
+            bytes / snapshots.len().max(1)
+        );
+        let other = create(&games, &registry, "other", 1, seed + 1).await;
+        let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+        let mut others: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
+        for _ in 0..rounds {
+            for (k, label) in ["before", "after"].into_iter().enumerate() {
+                let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let reader = {
+                    let (games, other, stop) = (Arc::clone(&games), Arc::clone(&other), Arc::clone(&stop));
+                    tokio::spawn(async move {
+                        let mut lat = Vec::new();
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            let t = Instant::now();
+                            let live = games.current(&other).await.expect("current");
+                            let st = shuangkou::service::wire::view::state(
+                                live.game(),
+                                &live.record,
+                                Viewer::Admin,
+                                0,
+                                0,
+                            );
+                            drop(live);
+                            std::hint::black_box(st);
+                            lat.push(t.elapsed());
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                        lat
+                    })
+                };
+                let rebuilds: Vec<_> = (0..4)
+                    .map(|_| {
+                        let (games, registry) = (Arc::clone(&games), Arc::clone(&registry));
+                        tokio::spawn(async move {
+                            let t = Instant::now();
+                            let store = games.store();
+                            let live = if k == 0 {
+                                let (record, log) = store.load("long").await.expect("load").expect("game");
+                                tokio::task::spawn_blocking(move || {
+                                    Session::restore(&registry, &record, &log, true)
+                                })
+                                .await
+                                .expect("join")
+                            } else {
+                                shuangkou::service::rebuild::rebuild(store, &registry, "long", KEEP, true)
+                                    .await
+                                    .map(|s| s.expect("game"))
+                            };
+                            let live = live.unwrap_or_else(|e| panic!("{label}: {e}"));
+                            (t.elapsed(), live.game().state_hash())
+                        })
+                    })
+                    .collect();
+                for r in rebuilds {
+                    let (d, hash) = r.await.expect("join");
+                    assert_eq!(hash, long.lock().await.game().state_hash(), "{label}");
+                    times[k].push(d);
+                }
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                others[k].extend(reader.await.expect("join"));
+            }
+        }
+        for (k, label) in ["before (full replay)", "after (snapshot + rest)"].into_iter().enumerate() {
+            times[k].sort();
+            others[k].sort();
+            println!(
+                "{label}: rebuild median {:.2} ms (min {:.2}, max {:.2}; {} rebuilds, 4 at a time); other game's GetState p50 {:.3} / p99 {:.3} / max {:.3} ms ({} reads)",
+                ms(percentile(&times[k], 0.5)),
+                ms(times[k][0]),
+                ms(*times[k].last().expect("times")),
+                times[k].len(),
+                ms(percentile(&others[k], 0.5)),
+                ms(percentile(&others[k], 0.99)),
+                ms(*others[k].last().unwrap_or(&Duration::ZERO)),
+                others[k].len()
+            );
+        }
+        println!(
+            "ratio of the medians, before / after: {:.0}x",
+            percentile(&times[0], 0.5).as_secs_f64() / percentile(&times[1], 0.5).as_secs_f64().max(1e-9)
+        );
+    });
+}

@@ -1,0 +1,213 @@
+//! A live game's snapshot at a deal's end, stored beside its log (`store::snapshots`), so a
+//! rebuild (`service::rebuild`) and a reader from an old seq (`history`) start from the newest
+//! snapshot before where they must be and replay only the entries after it.
+//!
+//! A snapshot is postcard of [`Body`] and its CRC-32: a format number, the engine version, the seq and the
+//! state hash the log recorded there, the engine state without its settled deals, the deals
+//! settled since the previous snapshot this session wrote (`results_from`: how many come
+//! before them), and what the backlog must remember (idempotency key fingerprints, reconnect
+//! windows). The settled deals are split across the snapshots so that a match's snapshots
+//! hold each deal's result once, not the whole list at every deal.
+//!
+//! Reading is [`newest`]: the snapshots, oldest first, chain their results; the first one that
+//! does not decode, is of another format or engine, or leaves a gap in the results ends the
+//! chain, and the newest state of the chain must reproduce its recorded hash. The caller also
+//! checks that hash against the log's entry at that seq, so a snapshot is only ever a shortcut
+//! to a state the log proves. What is ignored is counted (`metrics::snapshot`).
+
+use serde::{Deserialize, Serialize};
+
+use super::Session;
+use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme};
+use crate::service::backlog::Memory;
+use crate::store::Snapshot;
+
+/// The snapshot format written (a snapshot of another format is ignored).
+pub const FORMAT: u16 = 1;
+
+/// A snapshot's content.
+#[derive(Serialize, Deserialize)]
+struct Body {
+    format: u16,
+    engine: String,
+    seq: u64,
+    /// The state hash the log recorded at `seq` (the game's hash scheme).
+    hash: String,
+    /// The engine state without its settled deals ([`Game::without_results`]).
+    game: Game,
+    /// How many settled deals come before `results`.
+    results_from: u32,
+    results: Vec<DealResult>,
+    memory: Memory,
+}
+
+/// A state read back from the snapshots.
+pub struct Resumed {
+    pub seq: u64,
+    /// The state hash the snapshot recorded (the caller checks it against the log's).
+    pub hash: String,
+    pub game: Game,
+    pub memory: Memory,
+}
+
+/// What reading the snapshots of a game gave.
+pub struct Chain {
+    /// The newest usable state, if any.
+    pub newest: Option<Resumed>,
+    /// How many settled deals the chain covers (a session writes the results after them).
+    pub covered: u32,
+}
+
+/// Encodes the snapshot of `game` (after its action `seq`, with state hash `hash`), carrying the
+/// results from `results_from` on.
+fn encode(game: &Game, hash: &str, results_from: u32, memory: Memory) -> Option<Vec<u8>> {
+    let results = game.results().get(results_from as usize..)?.to_vec();
+    let body = Body {
+        format: FORMAT,
+        engine: ENGINE_VERSION.to_string(),
+        seq: game.seq(),
+        hash: hash.to_string(),
+        game: game.without_results(),
+        results_from,
+        results,
+        memory,
+    };
+    let mut bytes = postcard::to_stdvec(&body).ok()?;
+    let sum = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(&sum.to_le_bytes());
+    Some(bytes)
+}
+
+/// A snapshot's body, if its checksum holds (the state is checked by its hash, the backlog's
+/// memory by this only).
+fn decode(bytes: &[u8]) -> Option<Body> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
+    let sum = u32::from_le_bytes(sum.try_into().ok()?);
+    if crc32fast::hash(body) != sum {
+        return None;
+    }
+    postcard::from_bytes(body).ok()
+}
+
+/// The newest state the snapshots (oldest first) prove, for a game hashed with `scheme`.
+pub fn newest(snapshots: &[Snapshot], scheme: HashScheme) -> Chain {
+    let mut results: Vec<DealResult> = Vec::new();
+    let mut last: Option<Body> = None;
+    for s in snapshots {
+        let body = match decode(&s.body) {
+            Some(b) if b.format == FORMAT && b.engine == ENGINE_VERSION && b.seq == s.seq => b,
+            Some(_) => {
+                crate::metrics::snapshot("other_format");
+                break;
+            }
+            None => {
+                crate::metrics::snapshot("corrupt");
+                break;
+            }
+        };
+        if body.results_from as usize > results.len() {
+            // An earlier snapshot is missing (lost: a snapshot is not durable).
+            crate::metrics::snapshot("gap");
+            break;
+        }
+        results.truncate(body.results_from as usize);
+        results.extend(body.results.iter().cloned());
+        last = Some(body);
+    }
+    let chained = results.len() as u32;
+    let newest = last.and_then(|body| {
+        let game = body.game.with_results(results);
+        if game.seq() != body.seq || game.state_hash_with(scheme) != body.hash {
+            crate::metrics::snapshot("hash_mismatch");
+            return None;
+        }
+        Some(Resumed {
+            seq: body.seq,
+            hash: body.hash,
+            game,
+            memory: body.memory,
+        })
+    });
+    let covered = if newest.is_some() { chained } else { 0 };
+    Chain { newest, covered }
+}
+
+impl Session {
+    /// The snapshot to store after the action just accepted, if it ended a deal: (seq,
+    /// bytes). Once per accepted deal end (a second call gives `None`).
+    pub fn take_snapshot(&mut self) -> Option<(u64, Vec<u8>)> {
+        if !std::mem::take(&mut self.deal_ended) {
+            return None;
+        }
+        let hash = self.game.state_hash_with(self.record.hash_scheme);
+        let body = encode(
+            &self.game,
+            &hash,
+            self.snapshot_covered,
+            self.backlog.memory(),
+        )?;
+        self.snapshot_covered = self.game.results().len() as u32;
+        Some((self.game.seq(), body))
+    }
+
+    /// True when `events` end a deal (a snapshot is due).
+    pub(super) fn ends_deal(events: &[Event]) -> bool {
+        events.iter().any(|e| matches!(e, Event::DealEnded(_)))
+    }
+}
+
+impl Session {
+    /// Rebuilds a game from its stored record and log, starting from the newest state its
+    /// `snapshots` (oldest first) prove when one is usable: at least `keep` entries before the
+    /// log's end (the backlog of `keep` actions is then replayed, as full as a full replay's),
+    /// its hash the one the log recorded at its seq, resumed on this server's configuration.
+    /// Otherwise the whole log is replayed ([`Session::restore`]). Either way every entry
+    /// replayed is checked against its recorded state hash. The session keeps `keep` actions.
+    pub fn restore_from(
+        registry: &crate::variants::Registry,
+        record: &crate::store::GameRecord,
+        log: &[crate::store::LogEntry],
+        snapshots: &[Snapshot],
+        keep: usize,
+        no_timers: bool,
+    ) -> Result<Session, crate::service::status::ApiError> {
+        let scheme = crate::service::record::Record::decode(&record.body)?.hash_scheme;
+        let before = (log.len() as u64).saturating_sub(keep as u64);
+        let usable = snapshots.partition_point(|s| s.seq <= before);
+        let chain = newest(&snapshots[..usable], scheme);
+        if let Some(resumed) = chain.newest {
+            let at = usize::try_from(resumed.seq).unwrap_or(usize::MAX);
+            let in_log = at >= 1
+                && log
+                    .get(at - 1)
+                    .and_then(|e| crate::service::stored::decode(e).ok())
+                    .is_some_and(|s| s.hash == resumed.hash);
+            if !in_log {
+                crate::metrics::snapshot("not_in_log");
+            } else {
+                match Session::resume(
+                    registry,
+                    record,
+                    resumed,
+                    chain.covered,
+                    &log[at..],
+                    keep,
+                    no_timers,
+                ) {
+                    Ok(live) => {
+                        crate::metrics::snapshot("used");
+                        return Ok(live);
+                    }
+                    Err(e) => {
+                        crate::metrics::snapshot("resume_failed");
+                        tracing::warn!(game = %record.id, error = %e, "snapshot not used");
+                    }
+                }
+            }
+        }
+        let mut live = Session::restore(registry, record, log, no_timers)?;
+        live.keep_actions(keep);
+        live.snapshot_covered = chain.covered;
+        Ok(live)
+    }
+}
