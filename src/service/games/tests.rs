@@ -8,6 +8,7 @@ use super::*;
 use crate::service::clock::now_ms;
 use crate::service::record::{NewGame, Record};
 use crate::store::Created;
+use crate::variants::Registry;
 
 /// The `games_active` gauge's value, as the service moved it (a recorder of that one gauge).
 #[derive(Default)]

@@ -1,6 +1,7 @@
 //! The `ShengjiEngine` service (`shengji.v1`): each rpc authorizes with the shared credentials
 //! (`access`), converts the request (`wire::shengji`), acts on one table under its lock through
-//! `Tables` (the commit protocol), and converts the reply. Every rpc runs through the shared
+//! `Tables` (the shared owner of live games, `service::games`, serving 升級: the commit
+//! protocol), and converts the reply. Every rpc runs through the shared
 //! prologue and epilogue ([`super::unary`]); rejections carry the shared reasons, or a 升級
 //! rule's name, in ErrorInfo domain `shengji.v1`.
 
@@ -17,8 +18,8 @@ use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
+use crate::service::shengji::family::{self, SharedTable};
 use crate::service::shengji::record::ShengjiRecord;
-use crate::service::shengji::tables::SharedTable;
 use crate::service::shengji::{DOMAIN, RULE};
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire::shengji as wire;
@@ -348,7 +349,8 @@ async fn submit(
             "the server is shutting down; retry elsewhere",
         ));
     }
-    let mut live = tables.current(&table).await?;
+    // The compare-and-append is the catch-up (`commit_cached`): one store round trip per action.
+    let mut live = tables.locked(&table).await;
     let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
     if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
         return wire::submitted(&live, seq, player);
@@ -356,7 +358,7 @@ async fn submit(
     let now = now_ms();
     let expected = req.expected_seq;
     let committed = tables
-        .commit(&mut live, |t| {
+        .commit_cached(&mut live, |t| {
             if expected != 0 && expected != t.seq() {
                 return Err(ApiError::new(
                     Reason::StaleSeq,
@@ -371,7 +373,7 @@ async fn submit(
         Ok(seq) => {
             // The bots act after the request that gives them the turn; the reply is this
             // request's (its seq and events), with the state after the bots.
-            if let Err(e) = tables.run_bots(&mut live).await {
+            if let Err(e) = family::run_bots(tables, &mut live).await {
                 tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
             }
             wire::submitted(&live, seq, player)

@@ -1,0 +1,191 @@
+//! 升級's game family: a [`Table`] as the shared owner of live games (`service::games`) holds it,
+//! and what the schedule hands back for 升級 games: bot seats' turns (the rule bot, decided from
+//! the seat's view) and turn deadlines (托管, [`LiveGame::auto_entry`]).
+//!
+//! The record's script text stays in its body (the store's script table serves Shuangkou's). The
+//! turn timer, reconnect window and presence methods keep the trait's defaults (nothing
+//! scheduled, nothing logged) until the table keeps turn timers and presence.
+
+use std::sync::Arc;
+
+use super::record::{GAME, ShengjiRecord};
+use super::table::{Prepared, Table};
+use crate::seat::Player;
+use crate::service::clock::now_ms;
+use crate::service::games::{DueTurn, Games, LiveGame, Shared};
+use crate::service::status::{ApiError, Reason};
+use crate::store::{GameRecord, LogEntry};
+use crate::variants::{Registry, ShengjiVariant};
+
+/// The live 升級 games.
+pub type Tables = Games<Table>;
+
+/// A table shared between the rpcs acting on it; one lock per game.
+pub type SharedTable = Shared<Table>;
+
+/// Milliseconds before a bot turn whose commit failed on the store is tried again.
+const RETRY_MS: u64 = 1_000;
+
+/// Most bot actions one call of [`run_bots`] commits (a deal's worth).
+const MAX_BOT_ACTIONS: usize = 64;
+
+impl LiveGame for Table {
+    type Registry = Registry<ShengjiVariant>;
+    type Record = ShengjiRecord;
+    type Prepared = Prepared;
+    type Submitted = u64;
+
+    const METRIC_LABEL: Option<&'static str> = Some(GAME);
+    const LOG_NAME: &'static str = "升級 ";
+
+    fn create(
+        registry: &Registry<ShengjiVariant>,
+        record: ShengjiRecord,
+        _no_timers: bool,
+    ) -> Result<Table, ApiError> {
+        Table::create(registry, record)
+    }
+
+    fn stored_record(
+        record: ShengjiRecord,
+        request_id: Option<String>,
+    ) -> Result<GameRecord, ApiError> {
+        Ok(GameRecord {
+            id: record.base.id.clone(),
+            platform: record.base.platform.clone(),
+            request_id,
+            body: record.encode()?,
+            // The script text stays in the record's body (the script table serves Shuangkou's).
+            script: None,
+        })
+    }
+
+    fn restore(
+        registry: &Registry<ShengjiVariant>,
+        record: &GameRecord,
+        log: &[LogEntry],
+        _no_timers: bool,
+    ) -> Result<Table, ApiError> {
+        Table::restore(registry, &record.body, log)
+    }
+
+    fn id(&self) -> &str {
+        &self.record.base.id
+    }
+
+    fn variant(&self) -> &str {
+        &self.record.base.variant
+    }
+
+    fn seq(&self) -> u64 {
+        Table::seq(self)
+    }
+
+    fn finished(&self) -> bool {
+        Table::finished(self)
+    }
+
+    fn apply_entry(&mut self, entry: &LogEntry) -> Result<(), ApiError> {
+        Table::apply_entry(self, entry)
+    }
+
+    fn accept(&mut self, prepared: Prepared) -> u64 {
+        Table::accept(self, prepared)
+    }
+
+    fn notify(&self) {
+        Table::notify(self)
+    }
+
+    fn log_entry(prepared: &Prepared) -> &LogEntry {
+        &prepared.log
+    }
+
+    fn finishes(prepared: &Prepared) -> bool {
+        prepared.finished()
+    }
+
+    fn request_of(prepared: &Prepared) -> Option<(Player, &str)> {
+        prepared
+            .request()
+            .map(|(seat, rid)| (Player::new(seat), rid))
+    }
+
+    fn has_request(&self, player: Player, request_id: &str) -> bool {
+        self.request_seq(player.number(), request_id).is_some()
+    }
+
+    fn bot_to_act(&self) -> Option<Player> {
+        let (seat, _) = self.bot_action().ok().flatten()?;
+        Some(Player::new(seat))
+    }
+}
+
+/// The next bot seat's action, prepared, if a bot seat may act now.
+fn bot_entry(table: &Table, now: u64) -> Option<Result<Prepared, ApiError>> {
+    match table.bot_action() {
+        Ok(Some((seat, command))) => Some(table.prepare(seat, command, now, None)),
+        Ok(None) => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// Lets the bot seats act, each action committed on its own, until a player must act (at most a
+/// deal's worth of actions per call); for the caller that holds the table (SubmitAction replies
+/// with the state after the bots).
+pub async fn run_bots(tables: &Tables, live: &mut Table) -> Result<(), ApiError> {
+    for _ in 0..MAX_BOT_ACTIONS {
+        let now = now_ms();
+        if !tables.commit_next(live, |t| bot_entry(t, now)).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Plays a turn the schedule found due for a 升級 game; failures are logged (the game is
+/// unchanged), a bot turn not acknowledged by the store is tried again shortly.
+pub async fn play_due(tables: &Tables, turn: DueTurn) {
+    let now = now_ms();
+    let (id, result) = match turn {
+        DueTurn::Deadline(id) => {
+            let away = tables.away_turns_immediate();
+            let due = |t: &Table| {
+                let due = t.deadline_passed(now) || (t.turn_is_away() && away);
+                if due { t.auto_entry(now) } else { None }
+            };
+            let r = commit_due(tables, &id, due).await;
+            (id, r)
+        }
+        DueTurn::Bot(id, seq) => {
+            let r = commit_due(tables, &id, |t| {
+                if t.seq() == seq {
+                    bot_entry(t, now)
+                } else {
+                    None
+                }
+            })
+            .await;
+            if let Err(e) = &r
+                && matches!(e.reason, Reason::StoreFailed | Reason::Unavailable)
+            {
+                tables.retry_bot_turn(Arc::clone(&id), seq, RETRY_MS);
+            }
+            (id, r)
+        }
+    };
+    if let Err(e) = result {
+        tracing::warn!(game = %id, error = %e, "automatic 升級 action failed");
+    }
+}
+
+async fn commit_due(
+    tables: &Tables,
+    id: &str,
+    next: impl Fn(&Table) -> Option<Result<Prepared, ApiError>>,
+) -> Result<(), ApiError> {
+    let Some(table) = tables.cached(id) else {
+        return Ok(());
+    };
+    tables.commit_due(&table, next).await.map(drop)
+}
