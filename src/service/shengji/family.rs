@@ -189,3 +189,99 @@ async fn commit_due(
     };
     tables.commit_due(&table, next).await.map(drop)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cards::CardSet;
+    use crate::service::games::GamesConfig;
+    use crate::service::shengji::record::NewShengji;
+    use crate::service::shengji::table::Command;
+    use crate::shengji::Phase;
+    use crate::store::Store;
+
+    fn tables(store: Store) -> Tables {
+        let registry = Registry::<ShengjiVariant>::embedded_family().unwrap();
+        let config = GamesConfig {
+            no_turn_timers: true,
+            finished_linger_seconds: 0,
+            backlog_actions: crate::service::backlog::DEFAULT_ACTIONS,
+            max_games: 4,
+            disconnected_turns_immediate: false,
+            auto_bot: crate::bot::styles::spec("heuristic").unwrap(),
+        };
+        Games::new(config, Arc::new(registry), store)
+    }
+
+    /// Seat 0's next request in a hand-played match: deal, bury its first six cards, play its
+    /// first legal card.
+    fn seat0_command(t: &Table) -> Command {
+        let g = t.game();
+        match g.phase() {
+            Phase::Dealing => Command::Deal(54),
+            Phase::Exchange => Command::Bury(g.hand(0).iter().take(6).collect::<CardSet>()),
+            _ => Command::Play(g.legal_cards(0).iter().next().unwrap()),
+        }
+    }
+
+    /// A 升級 table with three bot seats, served by the shared owner of live games: the bot
+    /// seats act only through the schedule (`run_due` → `play_due`, no inline loop), seat 0 acts
+    /// whenever the schedule is quiet, and the match ends; the finished game then leaves the
+    /// cache at its eviction (the store still has it), counted out of the games in progress.
+    #[test]
+    fn the_schedule_plays_a_shengji_tables_bot_seats_and_evicts_it() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let tables = tables(Store::open("memory").await.unwrap());
+            let compiled = tables.registry().active("shengji").unwrap();
+            let new = NewShengji {
+                variant: "shengji".into(),
+                seed: "11".repeat(32),
+                bot_seats: vec![1, 2, 3],
+                ..NewShengji::default()
+            };
+            let (record, _) =
+                ShengjiRecord::new(&compiled, &new, None, "s1", &[7; 32], now_ms()).unwrap();
+            tables.create(record, None).await.unwrap();
+            assert!(!tables.full());
+            let table = tables.cached("s1").unwrap();
+            let mut seat0_requests = 0u64;
+            for _ in 0..20_000 {
+                for turn in tables.run_due(u64::MAX).await {
+                    play_due(&tables, turn).await;
+                }
+                let mut live = tables.current(&table).await.unwrap();
+                if live.finished() {
+                    break;
+                }
+                if live.bot_to_act().is_some() {
+                    continue;
+                }
+                let g = live.game();
+                let waits_for_0 = g.phase() == Phase::Dealing || g.turn() == Some(0);
+                assert!(waits_for_0, "the bot seats have acted: seat 0 is to act");
+                let command = seat0_command(&live);
+                let now = now_ms();
+                tables
+                    .commit(&mut live, |t| t.prepare(0, command, now, None))
+                    .await
+                    .unwrap();
+                seat0_requests += 1;
+            }
+            let live = table.lock().await;
+            assert!(live.finished(), "the match ends");
+            assert!(
+                live.seq() > seat0_requests,
+                "the bot seats acted through the schedule"
+            );
+            assert!(live.replay_steps().iter().any(|s| s.player == 2));
+            drop(live);
+            assert!(tables.run_due(u64::MAX).await.is_empty());
+            assert!(tables.cached("s1").is_none(), "evicted once finished");
+            assert!(tables.load("s1").await.unwrap().lock().await.finished());
+        });
+    }
+}
