@@ -10,6 +10,7 @@
 //! presence is served with those defaults.
 
 use crate::seat::Player;
+use crate::service::record::Record;
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry};
 
@@ -61,8 +62,14 @@ pub trait LiveGame: Send + Sized + 'static {
         no_timers: bool,
     ) -> Result<Self, ApiError>;
 
-    fn id(&self) -> &str;
-    fn variant(&self) -> &str;
+    /// The creation record both families share (id, variant, platform, tokens' digests).
+    fn record(&self) -> &Record;
+    fn id(&self) -> &str {
+        &self.record().id
+    }
+    fn variant(&self) -> &str {
+        &self.record().variant
+    }
     /// Actions accepted so far.
     fn seq(&self) -> u64;
     fn finished(&self) -> bool;
@@ -133,3 +140,35 @@ pub trait LiveGame: Send + Sized + 'static {
         None
     }
 }
+
+/// The [`LiveGame`] methods a family's type has as inherent methods of the same name and
+/// signature (`seq`, `finished`, `apply_entry`, `accept`, `notify`), for its `impl LiveGame`.
+macro_rules! inherent_live_game_methods {
+    () => {
+        fn seq(&self) -> u64 {
+            Self::seq(self)
+        }
+        fn finished(&self) -> bool {
+            Self::finished(self)
+        }
+        fn apply_entry(
+            &mut self,
+            entry: &$crate::store::LogEntry,
+        ) -> Result<(), $crate::service::status::ApiError> {
+            Self::apply_entry(self, entry)
+        }
+        fn accept(&mut self, prepared: Self::Prepared) -> Self::Submitted {
+            Self::accept(self, prepared)
+        }
+        fn notify(&self) {
+            Self::notify(self)
+        }
+        fn log_entry(prepared: &Self::Prepared) -> &$crate::store::LogEntry {
+            &prepared.log
+        }
+        fn finishes(prepared: &Self::Prepared) -> bool {
+            prepared.finished()
+        }
+    };
+}
+pub(crate) use inherent_live_game_methods;

@@ -59,6 +59,22 @@ pub struct GamesConfig {
     pub auto_bot: BotSpec,
 }
 
+#[cfg(test)]
+impl GamesConfig {
+    /// The configuration of the unit tests: no turn timers, at most `max_games` in progress,
+    /// finished games cached `linger_seconds`.
+    pub(crate) fn for_tests(max_games: usize, linger_seconds: u64) -> GamesConfig {
+        GamesConfig {
+            no_turn_timers: true,
+            finished_linger_seconds: linger_seconds,
+            backlog_actions: crate::service::backlog::DEFAULT_ACTIONS,
+            max_games,
+            disconnected_turns_immediate: false,
+            auto_bot: crate::bot::styles::spec("heuristic").expect("a known bot"),
+        }
+    }
+}
+
 /// The live games of one family.
 pub struct Games<G: LiveGame = Session> {
     config: GamesConfig,

@@ -11,6 +11,9 @@ use super::{Games, LiveGame, PresenceStep, Shared};
 use crate::service::clock::now_ms;
 use crate::service::status::{ApiError, Reason};
 
+/// Milliseconds before a bot turn whose commit failed on the store is tried again.
+const BOT_RETRY_MS: u64 = 1_000;
+
 /// Due time (Unix ms), what, which game; a min-heap.
 pub(super) type Schedule = BinaryHeap<Reverse<(u64, Due, Arc<str>)>>;
 
@@ -91,6 +94,16 @@ impl<G: LiveGame> Games<G> {
                 Due::Bot(seq),
                 id,
             )));
+        }
+    }
+
+    /// Tries a bot seat's turn at `seq` again shortly when `result` says the store did not
+    /// acknowledge it (the bot must not stall the game).
+    pub fn retry_unacknowledged<T>(&self, id: &Arc<str>, seq: u64, result: &Result<T, ApiError>) {
+        if let Err(e) = result
+            && matches!(e.reason, Reason::StoreFailed | Reason::Unavailable)
+        {
+            self.retry_bot_turn(Arc::clone(id), seq, BOT_RETRY_MS);
         }
     }
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::family::{LiveGame, PresenceStep};
+use super::family::{LiveGame, PresenceStep, inherent_live_game_methods};
 use crate::game::Action;
 use crate::seat::Player;
 use crate::service::record::Record;
@@ -53,41 +53,11 @@ impl LiveGame for Session {
         Session::restore(registry, record, log, no_timers)
     }
 
-    fn id(&self) -> &str {
-        &self.record.id
+    fn record(&self) -> &Record {
+        &self.record
     }
 
-    fn variant(&self) -> &str {
-        &self.record.variant
-    }
-
-    fn seq(&self) -> u64 {
-        Session::seq(self)
-    }
-
-    fn finished(&self) -> bool {
-        Session::finished(self)
-    }
-
-    fn apply_entry(&mut self, entry: &LogEntry) -> Result<(), ApiError> {
-        Session::apply_entry(self, entry)
-    }
-
-    fn accept(&mut self, prepared: Prepared) -> Submitted {
-        Session::accept(self, prepared)
-    }
-
-    fn notify(&self) {
-        Session::notify(self)
-    }
-
-    fn log_entry(prepared: &Prepared) -> &LogEntry {
-        &prepared.log
-    }
-
-    fn finishes(prepared: &Prepared) -> bool {
-        prepared.finished()
-    }
+    inherent_live_game_methods!();
 
     fn request_of(prepared: &Prepared) -> Option<(Player, &str)> {
         prepared.request()

@@ -57,7 +57,8 @@ impl GameApi {
         game_id: &str,
         refusal: &'static str,
     ) -> Result<(Shared, Player), ApiError> {
-        let (game, viewer) = access::authorize(self.app.games(), caller, game_id).await?;
+        let (game, viewer) =
+            access::authorize(self.app.games(), caller, game_id, access::SHUANGKOU_TOKENS).await?;
         Ok((game, access::player(viewer, refusal)?))
     }
 
@@ -78,7 +79,8 @@ impl GameApi {
         req: pb::GetStateRequest,
     ) -> Result<pb::GetStateResponse, ApiError> {
         let games = self.app.games();
-        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
+        let (game, viewer) =
+            access::authorize(games, &caller, &req.game_id, access::SHUANGKOU_TOKENS).await?;
         let live = games.current(&game).await?;
         let mut state = wire::state(
             live.game(),

@@ -12,9 +12,9 @@ use tokio_stream::Stream;
 use tonic::{Request, Response, Status};
 
 use super::Subject;
-use super::wakeup::Wakeups;
+use super::wakeup::{Counted, Wakeups, send_all, settle};
 use crate::game::Viewer;
-use crate::service::access::{self, Caller};
+use crate::service::access::{self, Caller, TokenRules};
 use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
@@ -100,6 +100,13 @@ where
     }
 }
 
+/// `shengji.v1`'s token rules: the token's own game is looked up first; a token that does not
+/// verify (or names no game) is UNAUTHENTICATED.
+const TOKENS: TokenRules = TokenRules {
+    game_first: false,
+    bad_token: || ApiError::new(Reason::Unauthenticated, "unknown or expired token"),
+};
+
 /// The table a request is about and how the caller sees it: the token verified against the game
 /// it names (an unknown token is UNAUTHENTICATED on any game; a genuine one for another game is
 /// PERMISSION_DENIED), or the admin key.
@@ -108,28 +115,7 @@ async fn authorize(
     caller: &Caller,
     game_id: &str,
 ) -> Result<(SharedTable, Viewer), ApiError> {
-    if game_id.is_empty() {
-        return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-    }
-    let tables = app.shengji();
-    let Some(token) = access::game_token(caller)? else {
-        return Ok((tables.load(game_id).await?, Viewer::Admin));
-    };
-    let unknown = || ApiError::new(Reason::Unauthenticated, "unknown or expired token");
-    let table = tables
-        .load(&token.game_id)
-        .await
-        .map_err(|e| match e.reason {
-            Reason::NoSuchGame => unknown(),
-            _ => e,
-        })?;
-    if !table.lock().await.record.base.verify(token) {
-        return Err(unknown());
-    }
-    if token.game_id != game_id {
-        return Err(access::another_game());
-    }
-    Ok((table, access::viewer(token.role)))
+    access::authorize(app.shengji(), caller, game_id, TOKENS).await
 }
 
 /// The table and the caller's seat, which it must have.
@@ -397,6 +383,7 @@ async fn watch(
     req: pb::WatchGameRequest,
 ) -> Result<EventStream, ApiError> {
     let (table, viewer) = authorize(&app, &caller, &req.game_id).await?;
+    let guard = app.shengji_presence().open(&req.game_id, viewer)?;
     let notify = table.lock().await.subscribe();
     let mut wakeups = Wakeups::new(
         notify,
@@ -406,8 +393,10 @@ async fn watch(
     );
     let mut next = (req.from_seq > 0).then_some(req.from_seq);
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
-    crate::metrics::watch_streams(1.0);
+    let counted = Counted::new();
     tokio::spawn(async move {
+        // Held while the stream lives: the player is connected (presence), the stream counted.
+        let _guard = (guard, counted);
         loop {
             let batch: Vec<pb::GameEvent> = match app.shengji().current(&table).await {
                 Err(_) => Vec::new(),
@@ -416,25 +405,20 @@ async fn watch(
                     .map(|(seq, at, e)| wire::event(seq, at, e, viewer))
                     .collect(),
             };
-            for ev in batch {
+            let sent = send_all(&tx, batch, |ev| {
                 next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
-                if tx.send(Ok(ev)).await.is_err() {
-                    crate::metrics::watch_streams(-1.0);
-                    return;
-                }
+            })
+            .await;
+            if !sent {
+                return;
             }
-            let done = {
-                let live = table.lock().await;
-                live.finished() && next.unwrap_or(0) >= live.seq()
-            };
-            if done {
+            if settle(app.shengji(), &table, viewer, next.unwrap_or(0)).await {
                 break;
             }
             if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
                 break;
             }
         }
-        crate::metrics::watch_streams(-1.0);
     });
     Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
 }

@@ -6,14 +6,14 @@
 //! turn timer, reconnect window and presence methods keep the trait's defaults (nothing
 //! scheduled, nothing logged) until the table keeps turn timers and presence.
 
-use std::sync::Arc;
-
 use super::record::{GAME, ShengjiRecord};
 use super::table::{Prepared, Table};
 use crate::seat::Player;
 use crate::service::clock::now_ms;
+use crate::service::games::family::inherent_live_game_methods;
 use crate::service::games::{DueTurn, Games, LiveGame, Shared};
-use crate::service::status::{ApiError, Reason};
+use crate::service::record::Record;
+use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry};
 use crate::variants::{Registry, ShengjiVariant};
 
@@ -22,9 +22,6 @@ pub type Tables = Games<Table>;
 
 /// A table shared between the rpcs acting on it; one lock per game.
 pub type SharedTable = Shared<Table>;
-
-/// Milliseconds before a bot turn whose commit failed on the store is tried again.
-const RETRY_MS: u64 = 1_000;
 
 /// Most bot actions one call of [`run_bots`] commits (a deal's worth).
 const MAX_BOT_ACTIONS: usize = 64;
@@ -69,41 +66,11 @@ impl LiveGame for Table {
         Table::restore(registry, &record.body, log)
     }
 
-    fn id(&self) -> &str {
-        &self.record.base.id
+    fn record(&self) -> &Record {
+        &self.record.base
     }
 
-    fn variant(&self) -> &str {
-        &self.record.base.variant
-    }
-
-    fn seq(&self) -> u64 {
-        Table::seq(self)
-    }
-
-    fn finished(&self) -> bool {
-        Table::finished(self)
-    }
-
-    fn apply_entry(&mut self, entry: &LogEntry) -> Result<(), ApiError> {
-        Table::apply_entry(self, entry)
-    }
-
-    fn accept(&mut self, prepared: Prepared) -> u64 {
-        Table::accept(self, prepared)
-    }
-
-    fn notify(&self) {
-        Table::notify(self)
-    }
-
-    fn log_entry(prepared: &Prepared) -> &LogEntry {
-        &prepared.log
-    }
-
-    fn finishes(prepared: &Prepared) -> bool {
-        prepared.finished()
-    }
+    inherent_live_game_methods!();
 
     fn request_of(prepared: &Prepared) -> Option<(Player, &str)> {
         prepared
@@ -166,11 +133,7 @@ pub async fn play_due(tables: &Tables, turn: DueTurn) {
                 }
             })
             .await;
-            if let Err(e) = &r
-                && matches!(e.reason, Reason::StoreFailed | Reason::Unavailable)
-            {
-                tables.retry_bot_turn(Arc::clone(&id), seq, RETRY_MS);
-            }
+            tables.retry_unacknowledged(&id, seq, &r);
             (id, r)
         }
     };
@@ -192,6 +155,8 @@ async fn commit_due(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
     use crate::cards::CardSet;
     use crate::service::games::GamesConfig;
@@ -202,14 +167,7 @@ mod tests {
 
     fn tables(store: Store) -> Tables {
         let registry = Registry::<ShengjiVariant>::embedded_family().unwrap();
-        let config = GamesConfig {
-            no_turn_timers: true,
-            finished_linger_seconds: 0,
-            backlog_actions: crate::service::backlog::DEFAULT_ACTIONS,
-            max_games: 4,
-            disconnected_turns_immediate: false,
-            auto_bot: crate::bot::styles::spec("heuristic").unwrap(),
-        };
+        let config = GamesConfig::for_tests(4, 0);
         Games::new(config, Arc::new(registry), store)
     }
 
