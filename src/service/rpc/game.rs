@@ -19,7 +19,6 @@ use crate::service::record::{Record, check_request_id, idempotency_conflict, req
 use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire;
-use crate::store::Created;
 
 /// The `GameEngine` service.
 pub struct GameApi {
@@ -340,12 +339,10 @@ impl GameApi {
             app.token_key(),
             now_ms(),
         )?;
-        let request_id = (!req.request_id.is_empty()).then(|| req.request_id.clone());
-        match app.games().create(record.clone(), request_id).await? {
-            Created::New => Ok(wire::created(&tokens, &record)),
-            Created::Existing(existing) => {
+        match super::create_or_existing(app.games(), record.clone(), &req.request_id).await? {
+            None => Ok(wire::created(&tokens, &record)),
+            Some(game) => {
                 // The same request again: the same game and the same (derived) tokens.
-                let game = app.games().load(&existing).await?;
                 let live = game.lock().await;
                 if live
                     .record
