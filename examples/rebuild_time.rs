@@ -160,7 +160,7 @@ fn main() {
                                 .await
                                 .expect("join")
                             } else {
-                                shuangkou::service::rebuild::rebuild(store, &registry, "long", KEEP, true)
+                                shuangkou::service::games::rebuild::rebuild::<Session>(store, &registry, "long", KEEP, true)
                                     .await
                                     .map(|s| s.expect("game"))
                             };

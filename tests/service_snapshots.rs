@@ -232,10 +232,12 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
                 "seed {seed}: {} actions wrote no snapshot",
                 log.len()
             );
-            let rebuilt = shuangkou::service::rebuild::rebuild(store, &registry, &id, KEEP, true)
-                .await
-                .unwrap()
-                .unwrap();
+            let rebuilt = shuangkou::service::games::rebuild::rebuild::<Session>(
+                store, &registry, &id, KEEP, true,
+            )
+            .await
+            .unwrap()
+            .unwrap();
             let (mut full, mut rebuilt) = (full, rebuilt);
             full.keep_actions(KEEP);
             rebuilt.keep_actions(KEEP);

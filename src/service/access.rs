@@ -6,12 +6,10 @@
 //! `presence` (a seat call of a disconnected player reconnects it) and `status`; never on the
 //! wire types.
 
-use std::sync::Arc;
-
 use tonic::metadata::MetadataMap;
 
 use super::auth::{self, GameToken, Keys, Role};
-use super::games::{Games, Shared};
+use super::games::{Games, LiveGame, Shared};
 use super::presence;
 use super::status::{ApiError, Reason};
 use crate::game::Viewer;
@@ -112,56 +110,81 @@ pub fn player(viewer: Viewer, refusal: &'static str) -> Result<Player, ApiError>
     }
 }
 
-/// Resolves the game a request is about and how the caller sees it.
+/// How a game family refuses a token (its API's contract).
+#[derive(Clone, Copy, Debug)]
+pub struct TokenRules {
+    /// An unknown game is NOT_FOUND/NO_SUCH_GAME whatever the credential (the game is looked up
+    /// before the token); otherwise the token's own game is looked up first.
+    pub game_first: bool,
+    /// The refusal of a token that does not verify (forged, expired, or for no game).
+    pub bad_token: fn() -> ApiError,
+}
+
+/// `shuangkou.v1`'s: the game first, a bad token INVALID_TOKEN.
+pub const SHUANGKOU_TOKENS: TokenRules = TokenRules {
+    game_first: true,
+    bad_token: invalid_token,
+};
+
+/// Resolves the game a request is about and how the caller sees it (both games, each with its
+/// [`TokenRules`]).
 ///
-/// An unknown game is NOT_FOUND/NO_SUCH_GAME whatever the credential (game ids are 96 random
-/// bits: knowing that one does not exist tells nothing). Then a game token is verified against
-/// the game it names: a forged or expired one is INVALID_TOKEN whatever game it is used on, and
-/// only a genuine token for another game is PERMISSION_DENIED.
-pub async fn authorize(
-    games: &Games,
+/// Shuangkou's: an unknown game is NOT_FOUND/NO_SUCH_GAME whatever the credential (game ids are
+/// 96 random bits: knowing that one does not exist tells nothing). Then a game token is verified
+/// against the game it names: a forged or expired one is refused whatever game it is used on,
+/// and only a genuine token for another game is PERMISSION_DENIED. A seat call of a disconnected
+/// player is its return (presence).
+pub async fn authorize<G: LiveGame>(
+    games: &Games<G>,
     caller: &Caller,
     game_id: &str,
-) -> Result<(Shared, Viewer), ApiError> {
+    rules: TokenRules,
+) -> Result<(Shared<G>, Viewer), ApiError> {
     if game_id.is_empty() {
         return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
     }
-    let game = games.load(game_id).await?;
+    let game = match rules.game_first {
+        true => Some(games.load(game_id).await?),
+        false => None,
+    };
     let Some(token) = game_token(caller)? else {
+        let game = match game {
+            Some(game) => game,
+            None => games.load(game_id).await?,
+        };
         return Ok((game, Viewer::Admin));
     };
-    let own = if token.game_id == game_id {
-        Arc::clone(&game)
-    } else {
-        games
+    let own = match game.filter(|_| token.game_id == game_id) {
+        Some(game) => game,
+        None => games
             .load(&token.game_id)
             .await
             .map_err(|e| match e.reason {
-                Reason::NoSuchGame => invalid_token(),
+                Reason::NoSuchGame => (rules.bad_token)(),
                 _ => e,
-            })?
+            })?,
     };
     let (ok, away) = {
         let live = own.lock().await;
         let away = match token.role {
-            Role::Player(p) => live.game().is_disconnected(p).then_some(p),
+            Role::Player(p) => live.is_disconnected(p).then_some(p),
             Role::Spectator => None,
         };
-        (live.record.verify(token), away)
+        (live.record().verify(token), away)
     };
     if !ok {
-        return Err(invalid_token());
+        return Err((rules.bad_token)());
     }
     if token.game_id != game_id {
         return Err(another_game());
     }
     // A seat call of a disconnected player is its return (docs/OPERATIONS.md, presence).
     if let Some(p) = away
-        && let Err(e) = presence::reconnect(games, &game, p).await
+        && let Err(e) = presence::reconnect(games, &own, p).await
     {
         tracing::warn!(game = %game_id, player = p.number(), error = %e, "logging a reconnect failed");
     }
-    Ok((game, viewer(token.role)))
+    Ok((own, viewer(token.role)))
 }
 
 /// The game token of a caller acting in a game (both games): `None` for the admin key (every

@@ -17,7 +17,8 @@ use tokio::sync::watch;
 use super::auth::Keys;
 use super::games::{Games, GamesConfig};
 use super::presence::{Presence, PresenceConfig};
-use super::shengji::tables::{Tables, store_spec};
+use super::shengji::family::{self as shengji_family, Tables};
+use super::shengji::store::store_spec;
 use super::timers;
 use crate::config::{DisconnectedTurns, ServeConfig};
 use crate::store::{Store, StoreKind};
@@ -30,8 +31,9 @@ pub struct App {
     token_key: [u8; 32],
     games: Games,
     presence: Arc<Presence>,
-    /// The 升級 games (`shengji.v1`).
-    shengji: Tables,
+    /// The 升級 games (`shengji.v1`) and their presence.
+    shengji: Arc<Tables>,
+    shengji_presence: Arc<Presence>,
     _watcher: Option<DirWatcher>,
     _shengji_watcher: Option<DirWatcher>,
     draining: AtomicBool,
@@ -92,24 +94,23 @@ impl App {
         let watcher = watch_dir(&registry, config.variants_dir.is_some())?;
         let auto_bot = crate::bot::styles::spec(&config.auto_policy)
             .map_err(|e| format!("--auto-policy: {e}"))?;
-        let games = Games::new(
-            GamesConfig {
-                auto_bot,
-                no_turn_timers: config.no_turn_timers,
-                finished_linger_seconds: config.finished_linger_seconds,
-                backlog_actions: config.backlog_actions,
-                max_games: config.max_games,
-                disconnected_turns_immediate: config.disconnected_turns
-                    == DisconnectedTurns::Immediate,
-            },
-            registry,
-            store,
-        );
-        let presence = Presence::new(PresenceConfig {
+        let games_config = GamesConfig {
+            auto_bot,
+            no_turn_timers: config.no_turn_timers,
+            finished_linger_seconds: config.finished_linger_seconds,
+            backlog_actions: config.backlog_actions,
+            max_games: config.max_games,
+            disconnected_turns_immediate: config.disconnected_turns == DisconnectedTurns::Immediate,
+        };
+        let games = Games::new(games_config, registry, store);
+        let presence_config = PresenceConfig {
             grace_ms: config.presence_grace_ms,
             max_streams_per_token: config.max_watch_streams_per_token.max(1),
-        });
-        let (shengji, shengji_watcher) = open_shengji(&config).await?;
+        };
+        let presence = Presence::new(presence_config);
+        let (shengji, shengji_watcher) = open_shengji(&config, games_config).await?;
+        // One task runs both schedules: a 升級 bot turn wakes it too.
+        let shengji = shengji.waking(games.wake());
         let (close_streams, _) = watch::channel(false);
         let app = Arc::new(App {
             config,
@@ -117,7 +118,8 @@ impl App {
             token_key,
             games,
             presence,
-            shengji,
+            shengji: Arc::new(shengji),
+            shengji_presence: Presence::new(presence_config),
             _watcher: watcher,
             _shengji_watcher: shengji_watcher,
             draining: AtomicBool::new(false),
@@ -131,6 +133,23 @@ impl App {
     /// The 升級 games.
     pub fn shengji(&self) -> &Tables {
         &self.shengji
+    }
+
+    /// The 升級 games' presence (their WatchGame streams).
+    pub fn shengji_presence(&self) -> &Arc<Presence> {
+        &self.shengji_presence
+    }
+
+    /// The due work of the 升級 games (the schedule, then presence): bot seats' turns and turn
+    /// deadlines, each played in its own task, reconnect windows, evictions, disconnects.
+    /// What is due for the 升級 games at `now` (the schedule's task runs it each round after
+    /// Shuangkou's): their turns, each played in its own task, and their presence.
+    async fn run_shengji_due(&self, now: u64) {
+        for turn in self.shengji.run_due(now).await {
+            let tables = Arc::clone(&self.shengji);
+            tokio::spawn(async move { shengji_family::play_due(&tables, turn).await });
+        }
+        self.shengji_presence.run_due(&self.shengji, now).await;
     }
 
     pub fn config(&self) -> &ServeConfig {
@@ -224,12 +243,20 @@ impl timers::Host for App {
 
     async fn run_other_due(&self, now: u64) {
         self.presence.run_due(&self.games, now).await;
+        self.run_shengji_due(now).await;
+    }
+
+    fn next_other_due(&self) -> Option<u64> {
+        self.shengji.next_due()
     }
 }
 
 /// The 升級 side: its registry (the `shengji` scripts of the variants directory, or the embedded
 /// one when the directory has none) with its watcher, and its games in their own store.
-async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher>), String> {
+async fn open_shengji(
+    config: &ServeConfig,
+    games_config: GamesConfig,
+) -> Result<(Tables, Option<DirWatcher>), String> {
     use crate::variants::{Registry, ShengjiVariant};
     let dir_config = RegistryConfig {
         dir: config.variants_dir.clone(),
@@ -254,13 +281,7 @@ async fn open_shengji(config: &ServeConfig) -> Result<(Tables, Option<DirWatcher
     let store = Store::open_with(&spec, config.store_settings())
         .await
         .map_err(|e| format!("升級 store {spec}: {e}"))?;
-    let tables = Tables::new(
-        registry,
-        store,
-        config.max_games,
-        config.finished_linger_seconds,
-    );
-    Ok((tables, watcher))
+    Ok((Tables::new(games_config, registry, store), watcher))
 }
 
 /// The directory watcher of a registry (any game family), when it serves a directory.

@@ -1,6 +1,6 @@
-//! What the owners of live games of both families share (`games` for Shuangkou,
-//! `shengji::tables` for 升級): the cache of live games by id (a rebuilt copy adopted once), the count of games in progress with its `games_active` gauge
-//! (moved in one place), the commit protocol's two refusals (the game moved on; the append was
+//! The pieces of the owner of live games (`games`, one per game family) that know no family: the
+//! cache of live games by id (a rebuilt copy adopted once), the count of games in progress with
+//! its `games_active` gauge (moved in one place), the commit protocol's two refusals (the game moved on; the append was
 //! not acknowledged) and its epilogue when an action finishes a game (counted out, the
 //! `games_finished` counter, archived in the store).
 //!

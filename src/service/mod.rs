@@ -33,7 +33,6 @@ pub mod history;
 pub mod live_games;
 pub mod pb;
 pub mod presence;
-pub mod rebuild;
 pub mod record;
 pub mod replay;
 pub mod rpc;

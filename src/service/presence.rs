@@ -14,16 +14,19 @@
 //! that still holds a stream on it logs the reconnect (WatchGame calls [`reconnect`] after every
 //! batch). The number of streams per token is bounded here too.
 //!
-//! Depends on `games` (the commit protocol), `session`, `status` and the clock.
+//! One `Presence` per game family: its streams and its players' graces; what is logged is the
+//! family's ([`LiveGame::presence_entry`]).
+//!
+//! Depends on `games` (the commit protocol and the game-family trait), `status` and the clock.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::clock::now_ms;
-use super::games::{Games, Shared};
+use super::games::{Games, LiveGame, PresenceStep, Shared};
 use super::status::{ApiError, Reason};
-use crate::game::{Action, Viewer};
+use crate::game::Viewer;
 use crate::seat::Player;
 
 /// What presence needs from the configuration.
@@ -139,7 +142,7 @@ impl Presence {
 
     /// Logs the disconnect of every player whose last stream closed a grace ago and has not
     /// come back (on this process). Games already over are left alone.
-    pub async fn run_due(&self, games: &Games, now: u64) {
+    pub async fn run_due<G: LiveGame>(&self, games: &Games<G>, now: u64) {
         for (id, player) in self.take_due(now) {
             if self.holds(&id, player) {
                 continue;
@@ -147,11 +150,8 @@ impl Presence {
             let Some(game) = games.cached(&id) else {
                 continue;
             };
-            let away = |l: &super::session::Session| {
-                let gone = !l.finished() && !l.game().is_disconnected(player);
-                gone.then_some((player, Action::Disconnect))
-            };
-            match games.commit_due(&game, now, away).await {
+            let away = |l: &G| l.presence_entry(player, PresenceStep::Disconnect, now);
+            match games.commit_due(&game, away).await {
                 Ok(true) => {
                     tracing::info!(game = %id, player = player.number(), "player disconnected")
                 }
@@ -166,12 +166,14 @@ impl Presence {
 
 /// Logs the reconnect of `player` if the game has it disconnected (a new stream, a seat call,
 /// or a stream this process holds while another replica logged the disconnect).
-pub async fn reconnect(games: &Games, game: &Shared, player: Player) -> Result<(), ApiError> {
-    let back = |l: &super::session::Session| {
-        let away = !l.finished() && l.game().is_disconnected(player);
-        away.then_some((player, Action::Reconnect))
-    };
-    if games.commit_due(game, now_ms(), back).await? {
+pub async fn reconnect<G: LiveGame>(
+    games: &Games<G>,
+    game: &Shared<G>,
+    player: Player,
+) -> Result<(), ApiError> {
+    let now = now_ms();
+    let back = |l: &G| l.presence_entry(player, PresenceStep::Reconnect, now);
+    if games.commit_due(game, back).await? {
         tracing::info!(player = player.number(), "player reconnected");
     }
     Ok(())

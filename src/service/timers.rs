@@ -27,8 +27,13 @@ pub trait Host: Send + Sync + 'static {
     fn games(&self) -> &Games;
     /// True while the service drains: nothing due is started.
     fn draining(&self) -> bool;
-    /// What else is due each round, after the games' entries (presence: disconnects).
+    /// What else is due each round, after the games' entries (presence: disconnects; the other
+    /// game family's schedule).
     fn run_other_due(&self, now: u64) -> impl Future<Output = ()> + Send;
+    /// When the earliest entry of another schedule run by [`Host::run_other_due`] comes due.
+    fn next_other_due(&self) -> Option<u64> {
+        None
+    }
     /// Plays a due turn (the service: [`bots::play_due`]).
     fn play(&self, turn: DueTurn) -> impl Future<Output = ()> + Send {
         bots::play_due(self.games(), turn)
@@ -73,7 +78,11 @@ pub fn start<H: Host>(host: Arc<H>, settings: Settings) -> JoinHandle<()> {
             let sleep = if host.draining() {
                 settings.max_sleep
             } else {
-                until_due(games.next_due(), now_ms(), settings.max_sleep)
+                let next = match (games.next_due(), host.next_other_due()) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                until_due(next, now_ms(), settings.max_sleep)
             };
             tokio::select! {
                 _ = tokio::time::sleep(sleep) => {}

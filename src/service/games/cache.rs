@@ -5,18 +5,15 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::{Games, Shared};
+use super::{Games, LiveGame, Shared, rebuild};
 use crate::service::live_games;
-use crate::service::rebuild;
-use crate::service::record::Record;
-use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};
-use crate::store::{Created, GameRecord, PinnedScript};
+use crate::store::Created;
 
 /// Games read from the store per step of a recovery (then replayed on every core).
 const RECOVER_CHUNK: usize = 4096;
 
-impl Games {
+impl<G: LiveGame> Games<G> {
     /// Rebuilds every unfinished game from the store (replaying and verifying its log): read in
     /// chunks, replayed on every core (the replay is the CPU of a restart).
     pub async fn recover(&self) -> Result<(), String> {
@@ -24,7 +21,7 @@ impl Games {
             .store
             .unfinished()
             .await
-            .map_err(|e| format!("cannot list unfinished games: {e}"))?;
+            .map_err(|e| format!("cannot list unfinished {}games: {e}", G::LOG_NAME))?;
         let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut ok = 0usize;
         for chunk in ids.chunks(RECOVER_CHUNK) {
@@ -33,20 +30,22 @@ impl Games {
                 match game {
                     Ok(Some(game)) => stored.push(game),
                     Ok(None) => {
-                        tracing::error!(game = %id, "cannot recover game: not in the store")
+                        tracing::error!(game = %id, family = G::LOG_NAME, "cannot recover game: not in the store")
                     }
-                    Err(e) => tracing::error!(game = %id, error = %e, "cannot recover game"),
+                    Err(e) => {
+                        tracing::error!(game = %id, family = G::LOG_NAME, error = %e, "cannot recover game")
+                    }
                 }
             }
             let per = stored.len().div_ceil(workers).max(1);
-            let restored: Vec<(String, Result<Session, ApiError>)> = std::thread::scope(|scope| {
+            let restored: Vec<(String, Result<G, ApiError>)> = std::thread::scope(|scope| {
                 let handles: Vec<_> = stored
                     .chunks(per)
                     .map(|part| {
                         scope.spawn(move || {
                             part.iter()
                                 .map(|(record, log)| {
-                                    let live = Session::restore(
+                                    let live = G::restore(
                                         &self.registry,
                                         record,
                                         log,
@@ -74,14 +73,14 @@ impl Games {
                 let live = match live {
                     Ok(live) => live,
                     Err(e) => {
-                        tracing::error!(game = %id, error = %e, "cannot recover game");
+                        tracing::error!(game = %id, family = G::LOG_NAME, error = %e, "cannot recover game");
                         continue;
                     }
                 };
                 ok += 1;
                 let finished = live.finished();
                 if let Err(e) = self.adopt(&id, live) {
-                    tracing::error!(game = %id, error = %e, "cannot recover game");
+                    tracing::error!(game = %id, family = G::LOG_NAME, error = %e, "cannot recover game");
                 }
                 // Finished, but the process stopped between its last append and archiving it:
                 // archive it now, or it is rebuilt at every start.
@@ -91,7 +90,11 @@ impl Games {
             }
         }
         if ok > 0 {
-            tracing::info!(games = ok, "recovered unfinished games");
+            tracing::info!(
+                games = ok,
+                family = G::LOG_NAME,
+                "recovered unfinished games"
+            );
         }
         Ok(())
     }
@@ -99,14 +102,14 @@ impl Games {
     // ---- the cache ----
 
     /// The live game `id` if this process holds it.
-    pub fn cached(&self, id: &str) -> Option<Shared> {
+    pub fn cached(&self, id: &str) -> Option<Shared<G>> {
         self.cache.get(id)
     }
 
     /// The live game `id`, from the cache or rebuilt from the store (replayed and verified).
     /// One rebuild per game at a time, shared by the readers that wait for it, and run on a
     /// blocking thread: a long match's replay never occupies an async worker.
-    pub async fn load(&self, id: &str) -> Result<Shared, ApiError> {
+    pub async fn load(&self, id: &str) -> Result<Shared<G>, ApiError> {
         if let Some(g) = self.cache.get(id) {
             return Ok(g);
         }
@@ -127,12 +130,13 @@ impl Games {
     }
 
     /// Rebuilds game `id` from the store (the replay on a blocking thread) and caches it.
-    async fn rebuild(&self, id: &str) -> Result<Shared, ApiError> {
+    async fn rebuild(&self, id: &str) -> Result<Shared<G>, ApiError> {
         if let Some(g) = self.cache.get(id) {
             return Ok(g);
         }
         let (keep, no_timers) = (self.config.backlog_actions, self.config.no_turn_timers);
-        let rebuilt = rebuild::rebuild(&self.store, &self.registry, id, keep, no_timers).await?;
+        let rebuilt =
+            rebuild::rebuild::<G>(&self.store, &self.registry, id, keep, no_timers).await?;
         let Some(live) = rebuilt else {
             return Err(ApiError::new(Reason::NoSuchGame, format!("no game {id}")));
         };
@@ -142,10 +146,10 @@ impl Games {
 
     /// Caches a game rebuilt from the store (the copy already cached wins, if another task
     /// rebuilt it meanwhile) and counts it if in progress.
-    fn adopt(&self, id: &str, mut live: Session) -> Result<Shared, ApiError> {
+    fn adopt(&self, id: &str, mut live: G) -> Result<Shared<G>, ApiError> {
         live.keep_actions(self.config.backlog_actions);
         let finished = live.finished();
-        let variant = live.record.variant.clone();
+        let variant = live.variant().to_string();
         // Scheduled before it is shared (a duplicate entry, if another task loads it too, is
         // harmless: entries are checked when due).
         self.schedule_next(&live);
@@ -162,32 +166,19 @@ impl Games {
     /// engine refuses is never stored.
     pub async fn create(
         &self,
-        record: Record,
+        record: G::Record,
         request_id: Option<String>,
     ) -> Result<Created, ApiError> {
-        let mut live = Session::create(&self.registry, record.clone(), self.config.no_turn_timers)?;
+        let mut live = G::create(&self.registry, record.clone(), self.config.no_turn_timers)?;
         live.keep_actions(self.config.backlog_actions);
-        // The script text goes to the store's script table (once per version), not into the
-        // record's body (≈ 17 KB per game otherwise).
-        let mut record = record;
-        let text = std::mem::take(&mut record.script);
-        let stored = GameRecord {
-            id: record.id.clone(),
-            platform: record.platform.clone(),
-            request_id,
-            body: record.encode()?,
-            script: Some(PinnedScript {
-                hash: record.version,
-                text: Arc::from(text),
-            }),
-        };
+        let stored = G::stored_record(record, request_id)?;
         let created = self.store.create(&stored).await?;
         if created == Created::New {
-            let variant = live.record.variant.clone();
+            let variant = live.variant().to_string();
             self.schedule_next(&live);
             self.cache.insert(&stored.id, live);
             self.in_progress.created(&variant);
-            tracing::info!(game = %stored.id, variant = %variant, "game created");
+            tracing::info!(game = %stored.id, variant = %variant, "{}game created", G::LOG_NAME);
         }
         Ok(created)
     }

@@ -6,17 +6,16 @@
 
 use tokio::sync::MutexGuard;
 
-use super::{Games, Shared};
+use super::{Games, LiveGame, Shared};
 use crate::service::live_games;
-use crate::service::session::{Prepared, Session, Submitted};
 use crate::service::status::ApiError;
 use crate::store::{AppendOrRead, LogEntry};
 
-impl Games {
+impl<G: LiveGame> Games<G> {
     /// Locks a game, caught up with the store first (shared stores), so a read on any replica
     /// shows every action acknowledged anywhere (or fails, never stale), and an action is
     /// prepared on the current state.
-    pub async fn current<'a>(&self, game: &'a Shared) -> Result<MutexGuard<'a, Session>, ApiError> {
+    pub async fn current<'a>(&self, game: &'a Shared<G>) -> Result<MutexGuard<'a, G>, ApiError> {
         let mut live = game.lock().await;
         self.catch_up(&mut live).await?;
         Ok(live)
@@ -25,7 +24,7 @@ impl Games {
     /// Locks a game without reading the store, for an action committed with
     /// [`Games::commit_cached`], whose compare-and-append is the catch-up: one store round trip
     /// per action when the copy is current, on a shared store too.
-    pub async fn locked<'a>(&self, game: &'a Shared) -> MutexGuard<'a, Session> {
+    pub async fn locked<'a>(&self, game: &'a Shared<G>) -> MutexGuard<'a, G> {
         game.lock().await
     }
 
@@ -36,9 +35,9 @@ impl Games {
     /// refused as a stale seq.
     pub async fn commit(
         &self,
-        live: &mut Session,
-        prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
-    ) -> Result<Submitted, ApiError> {
+        live: &mut G,
+        prepare: impl FnMut(&G) -> Result<G::Prepared, ApiError>,
+    ) -> Result<G::Submitted, ApiError> {
         self.commit_with(live, prepare, false).await
     }
 
@@ -49,19 +48,19 @@ impl Games {
     /// an error): an action whose request id the catch-up brought in is never prepared again.
     pub async fn commit_cached(
         &self,
-        live: &mut Session,
-        prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
-    ) -> Result<Submitted, ApiError> {
+        live: &mut G,
+        prepare: impl FnMut(&G) -> Result<G::Prepared, ApiError>,
+    ) -> Result<G::Submitted, ApiError> {
         let behind = self.store.is_shared();
         self.commit_with(live, prepare, behind).await
     }
 
     async fn commit_with(
         &self,
-        live: &mut Session,
-        mut prepare: impl FnMut(&Session) -> Result<Prepared, ApiError>,
+        live: &mut G,
+        mut prepare: impl FnMut(&G) -> Result<G::Prepared, ApiError>,
         mut may_be_behind: bool,
-    ) -> Result<Submitted, ApiError> {
+    ) -> Result<G::Submitted, ApiError> {
         let prepared = loop {
             let prepared = match prepare(live) {
                 Ok(p) => p,
@@ -76,7 +75,7 @@ impl Games {
             };
             match self
                 .store
-                .append_or_read(&live.record.id, &prepared.log)
+                .append_or_read(live.id(), G::log_entry(&prepared))
                 .await
             {
                 Ok(AppendOrRead::Appended) => break prepared,
@@ -85,27 +84,25 @@ impl Games {
                     // (a failed commit that did reach the disk) this copy is behind, and without
                     // this every later append would conflict again.
                     self.apply_entries(live, &entries)?;
-                    let repeated = prepared
-                        .request()
-                        .is_some_and(|(p, rid)| live.request_seq(p, rid).is_some());
+                    let repeated =
+                        G::request_of(&prepared).is_some_and(|(p, rid)| live.has_request(p, rid));
                     if may_be_behind && !entries.is_empty() && !repeated {
                         may_be_behind = false;
                         continue;
                     }
                     return Err(live_games::stale(current));
                 }
-                Err(e) => return Err(live_games::not_stored(&live.record.id, &e)),
+                Err(e) => return Err(live_games::not_stored(live.id(), &e)),
             }
         };
-        let finished = prepared.finished();
+        let finished = G::finishes(&prepared);
         let submitted = live.accept(prepared);
         if let Some((seq, snapshot)) = live.take_snapshot() {
-            self.store
-                .put_snapshot_later(&live.record.id, seq, snapshot);
+            self.store.put_snapshot_later(live.id(), seq, snapshot);
         }
         if finished {
             self.in_progress
-                .finished(&self.store, &live.record.id, &live.record.variant)
+                .finished(&self.store, live.id(), live.variant())
                 .await;
         }
         self.schedule_next(live);
@@ -115,7 +112,7 @@ impl Games {
 
     /// Applies the log entries another replica appended since this copy's seq (shared stores;
     /// with an unshared store this process is the only writer and the copy is current).
-    pub async fn catch_up(&self, live: &mut Session) -> Result<(), ApiError> {
+    pub async fn catch_up(&self, live: &mut G) -> Result<(), ApiError> {
         if !self.store.is_shared() {
             return Ok(());
         }
@@ -123,17 +120,14 @@ impl Games {
     }
 
     /// Applies the log entries after this copy's seq, whatever the store; true if there were any.
-    async fn refresh(&self, live: &mut Session) -> Result<bool, ApiError> {
-        let entries = self
-            .store
-            .entries_after(&live.record.id, live.seq())
-            .await?;
+    async fn refresh(&self, live: &mut G) -> Result<bool, ApiError> {
+        let entries = self.store.entries_after(live.id(), live.seq()).await?;
         self.apply_entries(live, &entries)?;
         Ok(!entries.is_empty())
     }
 
     /// Applies log entries read from the store (those at or before this copy's seq are skipped).
-    fn apply_entries(&self, live: &mut Session, entries: &[LogEntry]) -> Result<(), ApiError> {
+    fn apply_entries(&self, live: &mut G, entries: &[LogEntry]) -> Result<(), ApiError> {
         if entries.is_empty() {
             return Ok(());
         }
@@ -144,7 +138,7 @@ impl Games {
         if !was_finished && live.finished() {
             // Finished by another replica (or by an append whose reply was lost): no longer
             // counts against this process's limit of games in progress.
-            self.in_progress.count_out(&live.record.variant);
+            self.in_progress.count_out(live.variant());
         }
         self.schedule_next(live);
         Ok(())

@@ -1,19 +1,26 @@
-//! The live games of this process, and the only owner of them: the cache of sessions, the count
-//! of games in progress (and its `games_active` gauge, both moved in one place), the schedule of
-//! turn deadlines (托管, also of disconnected seats), reconnect windows (derived from the log, so
-//! they survive restarts) and evictions, recovery at start, and the commit protocol.
+//! The live games of this process, and the only owner of them, for both game families (one
+//! [`Games`] per family: `Games<Session>` for Shuangkou, `Games<Table>` for 升級): the cache of
+//! live games, the count of games in progress (and its `games_active` gauge, both moved in one
+//! place), the schedule of turn deadlines (托管, also of disconnected seats), bot seats' turns,
+//! reconnect windows (derived from the log, so they survive restarts) and evictions, recovery at
+//! start, and the commit protocol.
 //!
 //! - this file: the owner ([`Games`]), its configuration and the count of games in progress;
-//! - [`cache`]: the cache of sessions, one rebuild per game at a time, creation, recovery;
+//! - [`family`]: what the owner needs from a game family ([`LiveGame`]);
+//! - [`shuangkou`]: Shuangkou's family (a `Session`); 升級's is `shengji::family`;
+//! - [`cache`]: the cache of games, one rebuild per game at a time, creation, recovery;
 //! - [`schedule`]: turn deadlines, bot turns, reconnect windows and evictions, earliest first;
 //! - [`commit`]: the commit protocol (one store read per play).
 //!
-//! Depends on `session`, `record`, `status`, the store and the variant registry; never on the
-//! wire types or the rpc modules.
+//! Depends on `session` (Shuangkou's family), `record`, `status`, the store and the variant
+//! registry; never on the wire types or the rpc modules.
 
 mod cache;
 mod commit;
+pub mod family;
+pub mod rebuild;
 mod schedule;
+mod shuangkou;
 #[cfg(test)]
 mod tests;
 
@@ -27,13 +34,13 @@ use super::live_games::{InProgress, LiveCache};
 use super::session::Session;
 use crate::bot::BotSpec;
 use crate::store::Store;
-use crate::variants::Registry;
 
+pub use family::{LiveGame, PresenceStep};
 pub use schedule::DueTurn;
 use schedule::Schedule;
 
 /// A game shared between the rpcs acting on it; one lock per game.
-pub type Shared = Arc<AsyncMutex<Session>>;
+pub type Shared<G = Session> = Arc<AsyncMutex<G>>;
 
 /// What the cache needs from the configuration.
 #[derive(Clone, Copy, Debug)]
@@ -53,12 +60,28 @@ pub struct GamesConfig {
     pub auto_bot: BotSpec,
 }
 
-/// The live games.
-pub struct Games {
+#[cfg(test)]
+impl GamesConfig {
+    /// The configuration of the unit tests: no turn timers, at most `max_games` in progress,
+    /// finished games cached `linger_seconds`.
+    pub(crate) fn for_tests(max_games: usize, linger_seconds: u64) -> GamesConfig {
+        GamesConfig {
+            no_turn_timers: true,
+            finished_linger_seconds: linger_seconds,
+            backlog_actions: crate::service::backlog::DEFAULT_ACTIONS,
+            max_games,
+            disconnected_turns_immediate: false,
+            auto_bot: crate::bot::styles::spec("heuristic").expect("a known bot"),
+        }
+    }
+}
+
+/// The live games of one family.
+pub struct Games<G: LiveGame = Session> {
     config: GamesConfig,
-    registry: Arc<Registry>,
+    registry: Arc<G::Registry>,
     store: Store,
-    cache: LiveCache<Session>,
+    cache: LiveCache<G>,
     /// Games in progress in the cache, with their gauge.
     in_progress: InProgress,
     /// What the background task must do and when: turn deadlines (托管) and the eviction of
@@ -66,35 +89,47 @@ pub struct Games {
     /// game when they come due (a deadline met by a play in time is simply skipped), so the task
     /// never scans every game.
     schedule: Mutex<Schedule>,
-    /// Wakes the schedule's task early (a bot seat to act with no delay).
-    wake: tokio::sync::Notify,
+    /// Wakes the schedule's task early (a bot seat to act with no delay); shared by the families
+    /// whose schedules one task runs ([`Games::waking`]).
+    wake: Arc<tokio::sync::Notify>,
     /// Rebuilds under way, by game: one per game at a time; readers that arrive meanwhile await
     /// the same one (the entry is dropped once the game is in the cache).
-    loading: Mutex<HashMap<String, Arc<OnceCell<Shared>>>>,
+    loading: Mutex<HashMap<String, Arc<OnceCell<Shared<G>>>>>,
     /// Games rebuilt from the store so far.
     rebuilds: AtomicU64,
 }
 
-impl Games {
-    pub fn new(config: GamesConfig, registry: Arc<Registry>, store: Store) -> Games {
+impl<G: LiveGame> Games<G> {
+    pub fn new(config: GamesConfig, registry: Arc<G::Registry>, store: Store) -> Games<G> {
         Games {
             config,
             registry,
             store,
             cache: LiveCache::default(),
-            in_progress: InProgress::new(None, config.max_games),
+            in_progress: InProgress::new(G::METRIC_LABEL, config.max_games),
             schedule: Mutex::new(BinaryHeap::new()),
-            wake: tokio::sync::Notify::new(),
+            wake: Arc::new(tokio::sync::Notify::new()),
             loading: Mutex::new(HashMap::new()),
             rebuilds: AtomicU64::new(0),
         }
+    }
+
+    /// These games wake the schedule's task through `wake` (another family's, so one task
+    /// waiting on either runs both schedules).
+    pub fn waking(self, wake: Arc<tokio::sync::Notify>) -> Games<G> {
+        Games { wake, ..self }
+    }
+
+    /// What wakes the schedule's task of these games.
+    pub fn wake(&self) -> Arc<tokio::sync::Notify> {
+        Arc::clone(&self.wake)
     }
 
     pub fn store(&self) -> &Store {
         &self.store
     }
 
-    pub fn registry(&self) -> &Arc<Registry> {
+    pub fn registry(&self) -> &Arc<G::Registry> {
         &self.registry
     }
 

@@ -7,10 +7,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use super::{Games, Shared};
+use super::{Games, LiveGame, PresenceStep, Shared};
 use crate::service::clock::now_ms;
-use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};
+
+/// Milliseconds before a bot turn whose commit failed on the store is tried again.
+const BOT_RETRY_MS: u64 = 1_000;
 
 /// Due time (Unix ms), what, which game; a min-heap.
 pub(super) type Schedule = BinaryHeap<Reverse<(u64, Due, Arc<str>)>>;
@@ -38,11 +40,11 @@ pub enum DueTurn {
     Bot(Arc<str>, u64),
 }
 
-impl Games {
+impl<G: LiveGame> Games<G> {
     /// Schedules what comes next for a game after a change: its turn deadline (when turn timers
     /// are on) and a bot seat's turn (after the game's bot delay), or its eviction from the cache
     /// once it has finished.
-    pub(super) fn schedule_next(&self, live: &Session) {
+    pub(super) fn schedule_next(&self, live: &G) {
         let now = now_ms();
         let mut due = Vec::with_capacity(2);
         if live.finished() {
@@ -52,12 +54,12 @@ impl Games {
             if live.turn_is_away() && self.away_turns_immediate() {
                 due.push((now, Due::Turn));
             } else if !self.config.no_turn_timers
-                && let Some(d) = live.game().deadline()
+                && let Some(d) = live.deadline()
             {
                 due.push((d, Due::Turn));
             }
             if live.bot_to_act().is_some() {
-                let delay = u64::from(live.record.bot_delay_ms);
+                let delay = live.bot_delay_ms();
                 due.push((now.saturating_add(delay), Due::Bot(live.seq())));
             }
         }
@@ -79,7 +81,7 @@ impl Games {
             let head = q.peek().map(|Reverse((at, _, _))| *at);
             wake |= due.iter().any(|&(at, _)| head.is_none_or(|h| at < h));
             for (at, what) in due {
-                q.push(Reverse((at, what, Arc::from(live.record.id.as_str()))));
+                q.push(Reverse((at, what, Arc::from(live.id()))));
             }
         }
         if wake {
@@ -106,8 +108,17 @@ impl Games {
         q.peek().map(|Reverse((at, _, _))| *at)
     }
 
-    /// Resolves when a bot turn, or an entry earlier than every other, was scheduled (the
-    /// schedule's task then runs early).
+    /// Tries a bot seat's turn at `seq` again shortly when `result` says the store did not
+    /// acknowledge it (the bot must not stall the game).
+    pub fn retry_unacknowledged<T>(&self, id: &Arc<str>, seq: u64, result: &Result<T, ApiError>) {
+        if let Err(e) = result
+            && matches!(e.reason, Reason::StoreFailed | Reason::Unavailable)
+        {
+            self.retry_bot_turn(Arc::clone(id), seq, BOT_RETRY_MS);
+        }
+    }
+
+    /// Resolves when a bot turn was scheduled (the schedule's task then runs early).
     pub async fn woken(&self) {
         self.wake.notified().await;
     }
@@ -118,26 +129,19 @@ impl Games {
         self.config.disconnected_turns_immediate || self.config.no_turn_timers
     }
 
-    /// Logs what `next` says a game needs now (a player and the service's action for it;
-    /// `None`: nothing). A concurrent append by another replica (STALE) re-reads the game and
-    /// asks `next` again, so a decision is taken once whichever replica takes it. True when
-    /// something was logged here.
+    /// Logs what `next` says a game needs now (the service's action, prepared; `None`:
+    /// nothing). A concurrent append by another replica (STALE) re-reads the game and asks
+    /// `next` again, so a decision is taken once whichever replica takes it. True when something
+    /// was logged here.
     pub async fn commit_due(
         &self,
-        game: &Shared,
-        now: u64,
-        next: impl Fn(&Session) -> Option<(crate::seat::Player, crate::game::Action)>,
+        game: &Shared<G>,
+        next: impl Fn(&G) -> Option<Result<G::Prepared, ApiError>>,
     ) -> Result<bool, ApiError> {
         for _ in 0..3 {
             let mut live = self.current(game).await?;
-            let Some((player, action)) = next(&live) else {
-                return Ok(false);
-            };
-            match self
-                .commit(&mut live, |l| l.prepare_action(player, action, now))
-                .await
-            {
-                Ok(_) => return Ok(true),
+            match self.commit_next(&mut live, &next).await {
+                Ok(logged) => return Ok(logged),
                 Err(e) if e.reason == Reason::StaleSeq => continue,
                 Err(e) => return Err(e),
             }
@@ -145,15 +149,29 @@ impl Games {
         Ok(false)
     }
 
-    /// Logs `ReconnectExpired` for every reconnect window of the game that ran out by `now`.
-    async fn expire_windows(&self, game: &Shared, now: u64) -> Result<(), ApiError> {
-        let expired = |l: &Session| {
-            l.open_windows()
-                .into_iter()
-                .find(|&(_, at)| at <= now)
-                .map(|(p, _)| (p, crate::game::Action::ReconnectExpired))
+    /// Logs what `next` says a game the caller holds (caught up, from [`Games::current`]) needs
+    /// now; false when nothing.
+    pub async fn commit_next(
+        &self,
+        live: &mut G,
+        next: impl Fn(&G) -> Option<Result<G::Prepared, ApiError>>,
+    ) -> Result<bool, ApiError> {
+        let Some(first) = next(live) else {
+            return Ok(false);
         };
-        while self.commit_due(game, now, expired).await? {}
+        // `commit` (never behind: the game is caught up) prepares exactly once.
+        let mut first = Some(first);
+        let prepare = |l: &G| first.take().or_else(|| next(l)).unwrap_or_else(nothing_due);
+        self.commit(live, prepare).await.map(|_| true)
+    }
+
+    /// Logs `ReconnectExpired` for every reconnect window of the game that ran out by `now`.
+    async fn expire_windows(&self, game: &Shared<G>, now: u64) -> Result<(), ApiError> {
+        let expired = |l: &G| {
+            let (player, _) = l.open_windows().into_iter().find(|&(_, at)| at <= now)?;
+            l.presence_entry(player, PresenceStep::Expire, now)
+        };
+        while self.commit_due(game, expired).await? {}
         Ok(())
     }
 
@@ -203,4 +221,10 @@ impl Games {
         }
         turns
     }
+}
+
+/// The refusal of a due action that is no longer due (never reached: `commit_next` prepares
+/// once).
+fn nothing_due<P>() -> Result<P, ApiError> {
+    Err(ApiError::new(Reason::StaleSeq, "nothing is due any more"))
 }

@@ -8,6 +8,7 @@ use super::*;
 use crate::service::clock::now_ms;
 use crate::service::record::{NewGame, Record};
 use crate::store::Created;
+use crate::variants::Registry;
 
 /// The `games_active` gauge's value, as the service moved it (a recorder of that one gauge).
 #[derive(Default)]
@@ -47,14 +48,7 @@ impl metrics::Recorder for ActiveGauge {
 }
 
 fn games(registry: &Arc<Registry>, store: Store) -> Games {
-    let config = GamesConfig {
-        no_turn_timers: true,
-        finished_linger_seconds: 120,
-        backlog_actions: crate::service::backlog::DEFAULT_ACTIONS,
-        max_games: 1,
-        disconnected_turns_immediate: false,
-        auto_bot: crate::bot::styles::spec("heuristic").unwrap(),
-    };
+    let config = GamesConfig::for_tests(1, 120);
     Games::new(config, Arc::clone(registry), store)
 }
 

@@ -19,7 +19,6 @@ use crate::service::record::{Record, check_request_id, idempotency_conflict, req
 use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire;
-use crate::store::Created;
 
 /// The `GameEngine` service.
 pub struct GameApi {
@@ -57,7 +56,8 @@ impl GameApi {
         game_id: &str,
         refusal: &'static str,
     ) -> Result<(Shared, Player), ApiError> {
-        let (game, viewer) = access::authorize(self.app.games(), caller, game_id).await?;
+        let (game, viewer) =
+            access::authorize(self.app.games(), caller, game_id, access::SHUANGKOU_TOKENS).await?;
         Ok((game, access::player(viewer, refusal)?))
     }
 
@@ -78,7 +78,8 @@ impl GameApi {
         req: pb::GetStateRequest,
     ) -> Result<pb::GetStateResponse, ApiError> {
         let games = self.app.games();
-        let (game, viewer) = access::authorize(games, &caller, &req.game_id).await?;
+        let (game, viewer) =
+            access::authorize(games, &caller, &req.game_id, access::SHUANGKOU_TOKENS).await?;
         let live = games.current(&game).await?;
         let mut state = wire::state(
             live.game(),
@@ -338,12 +339,10 @@ impl GameApi {
             app.token_key(),
             now_ms(),
         )?;
-        let request_id = (!req.request_id.is_empty()).then(|| req.request_id.clone());
-        match app.games().create(record.clone(), request_id).await? {
-            Created::New => Ok(wire::created(&tokens, &record)),
-            Created::Existing(existing) => {
+        match super::create_or_existing(app.games(), record.clone(), &req.request_id).await? {
+            None => Ok(wire::created(&tokens, &record)),
+            Some(game) => {
                 // The same request again: the same game and the same (derived) tokens.
-                let game = app.games().load(&existing).await?;
                 let live = game.lock().await;
                 if live
                     .record

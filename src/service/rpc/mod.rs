@@ -14,12 +14,17 @@
 //! The top of the service's dependencies: nothing else in the service imports these modules
 //! but `server`.
 
-/// Implements a tonic service trait whose every rpc is [`unary`] over a method of the same
+/// Implements a tonic service trait whose every rpc is [`unary_in`] over a method of the same
 /// name on the service type: `rpc(Request) -> Response = "Method" => handler;`, where
-/// `handler(&self, Caller, Request) -> Result<Response, ApiError>`. Extra trait items (stream
-/// types) go in the braces after the trait.
+/// `handler(&self, Caller, Request) -> Result<Response, ApiError>`. The request and response
+/// types are those of the `pb` module in scope where it is used; `status = f` names the API's
+/// status of a rejection (default: `shuangkou.v1`'s). Extra trait items (stream types) go in the
+/// braces after the trait.
 macro_rules! rpcs {
-    ($tr:path => $ty:ty { $($extra:tt)* }
+    ($tr:path => $ty:ty { $($extra:tt)* } $($rest:tt)*) => {
+        rpcs!($tr => $ty, status = tonic::Status::from, { $($extra)* } $($rest)*);
+    };
+    ($tr:path => $ty:ty, status = $status:expr, { $($extra:tt)* }
      $($rpc:ident($req:ident) -> $resp:ident = $method:literal => $handler:ident;)*) => {
         #[tonic::async_trait]
         impl $tr for $ty {
@@ -27,18 +32,22 @@ macro_rules! rpcs {
             $(
                 async fn $rpc(
                     &self,
-                    request: tonic::Request<crate::service::pb::$req>,
+                    request: tonic::Request<pb::$req>,
                 ) -> Result<tonic::Response<rpcs!(@resp $resp)>, tonic::Status> {
-                    crate::service::rpc::unary(&self.app, $method, request, |caller, req| {
-                        self.$handler(caller, req)
-                    })
+                    crate::service::rpc::unary_in(
+                        &self.app,
+                        $method,
+                        request,
+                        |caller, req| self.$handler(caller, req),
+                        $status,
+                    )
                     .await
                 }
             )*
         }
     };
     (@resp WatchGameStream) => { Self::WatchGameStream };
-    (@resp $resp:ident) => { crate::service::pb::$resp };
+    (@resp $resp:ident) => { pb::$resp };
 }
 
 pub mod admin;
@@ -58,8 +67,10 @@ use tracing::Instrument;
 
 use super::access::{self, Caller};
 use super::app::App;
+use super::games::{Games, LiveGame, Shared};
 use super::pb;
 use super::status::{ApiError, Reason};
+use crate::store::Created;
 use crate::variants::{Family, Registry};
 
 /// The encoded descriptor set of `proto/` (for server reflection).
@@ -178,12 +189,42 @@ fn new_game_id(
     ))
 }
 
+/// The end both games' CreateGame share: stores the new game (`Ok(None)`), or finds the game
+/// the same idempotent request (`request_id`) created before.
+async fn create_or_existing<G: LiveGame>(
+    games: &Games<G>,
+    record: G::Record,
+    request_id: &str,
+) -> Result<Option<Shared<G>>, ApiError> {
+    let request_id = (!request_id.is_empty()).then(|| request_id.to_string());
+    match games.create(record, request_id).await? {
+        Created::New => Ok(None),
+        Created::Existing(existing) => games.load(&existing).await.map(Some),
+    }
+}
+
 /// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.
 pub async fn unary<Req, T, Fut>(
     app: &App,
     method: &'static str,
     request: Request<Req>,
     handle: impl FnOnce(Caller, Req) -> Fut,
+) -> Result<Response<T>, Status>
+where
+    Req: Subject,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    unary_in(app, method, request, handle, Status::from).await
+}
+
+/// [`unary`] with the API's own status of a rejection (`status`: `shengji.v1`'s names a 升級
+/// rule).
+pub async fn unary_in<Req, T, Fut>(
+    app: &App,
+    method: &'static str,
+    request: Request<Req>,
+    handle: impl FnOnce(Caller, Req) -> Fut,
+    status: fn(ApiError) -> Status,
 ) -> Result<Response<T>, Status>
 where
     Req: Subject,
@@ -199,7 +240,10 @@ where
         Err(e) => code_name(e.reason.code()),
     };
     crate::metrics::rpc(method, code, start.elapsed().as_secs_f64());
-    r.map(Response::new).map_err(rejected)
+    r.map(Response::new).map_err(|e| {
+        crate::metrics::rejection(e.reason.name());
+        status(e)
+    })
 }
 
 /// A rejection as a status, counted by reason.

@@ -1,6 +1,7 @@
 //! The `ShengjiEngine` service (`shengji.v1`): each rpc authorizes with the shared credentials
 //! (`access`), converts the request (`wire::shengji`), acts on one table under its lock through
-//! `Tables` (the commit protocol), and converts the reply. Every rpc runs through the shared
+//! `Tables` (the shared owner of live games, `service::games`, serving 升級: the commit
+//! protocol), and converts the reply. Every rpc runs through the shared
 //! prologue and epilogue ([`super::unary`]); rejections carry the shared reasons, or a 升級
 //! rule's name, in ErrorInfo domain `shengji.v1`.
 
@@ -8,21 +9,20 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use tokio_stream::Stream;
-use tonic::{Request, Response, Status};
+use tonic::Status;
 
 use super::Subject;
-use super::wakeup::Wakeups;
+use super::wakeup::{Counted, Wakeups, send_all, settle};
 use crate::game::Viewer;
-use crate::service::access::{self, Caller};
+use crate::service::access::{self, Caller, TokenRules};
 use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
+use crate::service::shengji::family::{self, SharedTable};
 use crate::service::shengji::record::ShengjiRecord;
-use crate::service::shengji::tables::SharedTable;
 use crate::service::shengji::{DOMAIN, RULE};
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire::shengji as wire;
-use crate::store::Created;
 use crate::variants::Family;
 
 /// The service name reported by health.
@@ -71,33 +71,12 @@ pub fn status(e: ApiError) -> Status {
     crate::service::status::status_in(&e, DOMAIN, rule.unwrap_or(e.reason.name()))
 }
 
-/// Runs one rpc through the shared prologue (caller, span, metrics), with the 升級 status.
-async fn run<Req: Subject, T, Fut>(
-    app: &App,
-    method: &'static str,
-    request: Request<Req>,
-    handle: impl FnOnce(Caller, Req) -> Fut,
-) -> Result<Response<T>, Status>
-where
-    Fut: std::future::Future<Output = Result<T, ApiError>>,
-{
-    let mut rule: Option<ApiError> = None;
-    let r = super::unary(app, method, request, |caller, req| {
-        let fut = handle(caller, req);
-        async {
-            let r = fut.await;
-            if let Err(e) = &r {
-                rule = Some(e.clone());
-            }
-            r
-        }
-    })
-    .await;
-    match (r, rule) {
-        (Err(_), Some(e)) => Err(status(e)),
-        (r, _) => r,
-    }
-}
+/// `shengji.v1`'s token rules: the token's own game is looked up first; a token that does not
+/// verify (or names no game) is UNAUTHENTICATED.
+const TOKENS: TokenRules = TokenRules {
+    game_first: false,
+    bad_token: || ApiError::new(Reason::Unauthenticated, "unknown or expired token"),
+};
 
 /// The table a request is about and how the caller sees it: the token verified against the game
 /// it names (an unknown token is UNAUTHENTICATED on any game; a genuine one for another game is
@@ -107,28 +86,7 @@ async fn authorize(
     caller: &Caller,
     game_id: &str,
 ) -> Result<(SharedTable, Viewer), ApiError> {
-    if game_id.is_empty() {
-        return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-    }
-    let tables = app.shengji();
-    let Some(token) = access::game_token(caller)? else {
-        return Ok((tables.load(game_id).await?, Viewer::Admin));
-    };
-    let unknown = || ApiError::new(Reason::Unauthenticated, "unknown or expired token");
-    let table = tables
-        .load(&token.game_id)
-        .await
-        .map_err(|e| match e.reason {
-            Reason::NoSuchGame => unknown(),
-            _ => e,
-        })?;
-    if !table.lock().await.record.base.verify(token) {
-        return Err(unknown());
-    }
-    if token.game_id != game_id {
-        return Err(access::another_game());
-    }
-    Ok((table, access::viewer(token.role)))
+    access::authorize(app.shengji(), caller, game_id, TOKENS).await
 }
 
 /// The table and the caller's seat, which it must have.
@@ -142,297 +100,245 @@ async fn seat(
     Ok((table, access::player(viewer, refusal)?.number()))
 }
 
-#[tonic::async_trait]
-impl pb::shengji_engine_server::ShengjiEngine for ShengjiApi {
-    type WatchGameStream = EventStream;
+rpcs! {
+    pb::shengji_engine_server::ShengjiEngine => ShengjiApi, status = status, {
+        type WatchGameStream = EventStream;
+    }
+    create_game(CreateGameRequest) -> CreateGameResponse = "shengji.CreateGame" => create;
+    submit_action(SubmitActionRequest) -> SubmitActionResponse = "shengji.SubmitAction" => submit;
+    get_state(GetStateRequest) -> GetStateResponse = "shengji.GetState" => state;
+    watch_game(WatchGameRequest) -> WatchGameStream = "shengji.WatchGame" => watch;
+    get_hints(GetHintsRequest) -> GetHintsResponse = "shengji.GetHints" => hints;
+    leave_game(LeaveGameRequest) -> LeaveGameResponse = "shengji.LeaveGame" => leave;
+    get_replay(GetReplayRequest) -> GetReplayResponse = "shengji.GetReplay" => replay;
+}
 
-    async fn create_game(
+impl ShengjiApi {
+    async fn state(
         &self,
-        request: Request<pb::CreateGameRequest>,
-    ) -> Result<Response<pb::CreateGameResponse>, Status> {
-        run(&self.app, "shengji.CreateGame", request, |c, r| {
-            create(&self.app, c, r)
+        caller: Caller,
+        req: pb::GetStateRequest,
+    ) -> Result<pb::GetStateResponse, ApiError> {
+        let (table, viewer) = authorize(&self.app, &caller, &req.game_id).await?;
+        let live = self.app.shengji().current(&table).await?;
+        Ok(pb::GetStateResponse {
+            state: Some(wire::state(&live, viewer)),
         })
-        .await
     }
 
-    async fn submit_action(
+    async fn hints(
         &self,
-        request: Request<pb::SubmitActionRequest>,
-    ) -> Result<Response<pb::SubmitActionResponse>, Status> {
-        run(&self.app, "shengji.SubmitAction", request, |c, r| {
-            submit(&self.app, c, r)
+        caller: Caller,
+        req: pb::GetHintsRequest,
+    ) -> Result<pb::GetHintsResponse, ApiError> {
+        let (table, p) = seat(&self.app, &caller, &req.game_id, "hints need a seat token").await?;
+        let live = self.app.shengji().current(&table).await?;
+        Ok(wire::hints(&live.hints(p)?))
+    }
+
+    async fn leave(
+        &self,
+        caller: Caller,
+        req: pb::LeaveGameRequest,
+    ) -> Result<pb::LeaveGameResponse, ApiError> {
+        let tables = self.app.shengji();
+        let refusal = "leaving needs a seat token";
+        let (table, p) = seat(&self.app, &caller, &req.game_id, refusal).await?;
+        let mut live = tables.current(&table).await?;
+        let now = now_ms();
+        let seq = tables
+            .commit(&mut live, |t| t.prepare_leave(p, now))
+            .await?;
+        Ok(pb::LeaveGameResponse {
+            seq,
+            finished: live.finished(),
         })
-        .await
     }
 
-    async fn get_state(
+    async fn replay(
         &self,
-        request: Request<pb::GetStateRequest>,
-    ) -> Result<Response<pb::GetStateResponse>, Status> {
-        run(
-            &self.app,
-            "shengji.GetState",
-            request,
-            |caller, req| async move {
-                let (table, viewer) = authorize(&self.app, &caller, &req.game_id).await?;
-                let live = self.app.shengji().current(&table).await?;
-                Ok(pb::GetStateResponse {
-                    state: Some(wire::state(&live, viewer)),
-                })
-            },
-        )
-        .await
+        caller: Caller,
+        req: pb::GetReplayRequest,
+    ) -> Result<pb::GetReplayResponse, ApiError> {
+        if req.game_id.is_empty() {
+            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+        }
+        let tables = self.app.shengji();
+        let table = tables.load(&req.game_id).await?;
+        let live = tables.current(&table).await?;
+        let r = &live.record.base;
+        access::replay(
+            &caller,
+            r.platform.as_deref(),
+            live.finished(),
+            &req.game_id,
+        )?;
+        let script = tables
+            .registry()
+            .get(&r.variant, &r.version)
+            .map(|v| v.source().to_string())
+            .unwrap_or_default();
+        Ok(wire::replay(&live, script))
     }
 
-    async fn watch_game(
+    async fn create(
         &self,
-        request: Request<pb::WatchGameRequest>,
-    ) -> Result<Response<EventStream>, Status> {
-        run(&self.app, "shengji.WatchGame", request, |caller, req| {
-            watch(Arc::clone(&self.app), caller, req)
-        })
-        .await
+        caller: Caller,
+        req: pb::CreateGameRequest,
+    ) -> Result<pb::CreateGameResponse, ApiError> {
+        let app = &*self.app;
+        let tables = app.shengji();
+        let full = tables
+            .full()
+            .then(|| "this process holds its maximum of 升級 games".to_string());
+        let (platform, admin) = super::may_create(app, &caller, full)?;
+        let req = wire::new_game(req)?;
+        let compiled = super::active_variant(tables.registry(), &req.variant, "升級 ")?;
+        super::admin_only(
+            !req.seed.is_empty() || req.deck.is_some(),
+            admin,
+            "seed and deck",
+        )?;
+        let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "shengji:")?;
+        let (record, tokens) = ShengjiRecord::new(
+            &compiled,
+            &req,
+            platform,
+            &game_id,
+            app.token_key(),
+            now_ms(),
+        )?;
+        match super::create_or_existing(tables, record.clone(), &req.request_id).await? {
+            None => Ok(wire::created(&tokens, &record)),
+            Some(table) => {
+                let live = table.lock().await;
+                let again = live.record.base.tokens_again(app.token_key())?;
+                Ok(wire::created(&again, &live.record))
+            }
+        }
     }
 
-    async fn get_hints(
+    async fn submit(
         &self,
-        request: Request<pb::GetHintsRequest>,
-    ) -> Result<Response<pb::GetHintsResponse>, Status> {
-        run(
-            &self.app,
-            "shengji.GetHints",
-            request,
-            |caller, req| async move {
-                let (table, p) =
-                    seat(&self.app, &caller, &req.game_id, "hints need a seat token").await?;
-                let live = self.app.shengji().current(&table).await?;
-                Ok(wire::hints(&live.hints(p)?))
-            },
-        )
-        .await
-    }
-
-    async fn leave_game(
-        &self,
-        request: Request<pb::LeaveGameRequest>,
-    ) -> Result<Response<pb::LeaveGameResponse>, Status> {
-        run(
-            &self.app,
-            "shengji.LeaveGame",
-            request,
-            |caller, req| async move {
-                let tables = self.app.shengji();
-                let (table, p) = seat(
-                    &self.app,
-                    &caller,
-                    &req.game_id,
-                    "leaving needs a seat token",
-                )
-                .await?;
-                let mut live = tables.current(&table).await?;
-                let now = now_ms();
-                let seq = tables
-                    .commit(&mut live, |t| t.prepare_leave(p, now))
-                    .await?;
-                Ok(pb::LeaveGameResponse {
-                    seq,
-                    finished: live.finished(),
-                })
-            },
-        )
-        .await
-    }
-
-    async fn get_replay(
-        &self,
-        request: Request<pb::GetReplayRequest>,
-    ) -> Result<Response<pb::GetReplayResponse>, Status> {
-        run(
-            &self.app,
-            "shengji.GetReplay",
-            request,
-            |caller, req| async move {
-                if req.game_id.is_empty() {
-                    return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+        caller: Caller,
+        req: pb::SubmitActionRequest,
+    ) -> Result<pb::SubmitActionResponse, ApiError> {
+        let app = &*self.app;
+        let tables = app.shengji();
+        let (table, player) = seat(app, &caller, &req.game_id, "acting needs a seat token").await?;
+        if req.seat != u32::from(player) {
+            return Err(ApiError::new(
+                Reason::PermissionDenied,
+                format!("the token is for seat {player}, not {}", req.seat),
+            ));
+        }
+        if live_is_bot(&table, player).await {
+            return Err(ApiError::new(
+                Reason::PermissionDenied,
+                format!("seat {player} is played by the server's bot"),
+            ));
+        }
+        if req.request_id.len() > 128 {
+            return Err(ApiError::new(
+                Reason::BadRequest,
+                "request_id is at most 128 bytes",
+            ));
+        }
+        let command = wire::command(&req)?;
+        if app.draining() {
+            return Err(ApiError::new(
+                Reason::Unavailable,
+                "the server is shutting down; retry elsewhere",
+            ));
+        }
+        // The compare-and-append is the catch-up (`commit_cached`): one store round trip per action.
+        let mut live = tables.locked(&table).await;
+        let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
+        if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
+            return wire::submitted(&live, seq, player);
+        }
+        let now = now_ms();
+        let expected = req.expected_seq;
+        let committed = tables
+            .commit_cached(&mut live, |t| {
+                if expected != 0 && expected != t.seq() {
+                    return Err(ApiError::new(
+                        Reason::StaleSeq,
+                        format!("expected seq {expected} but the game is at {}", t.seq()),
+                    )
+                    .with("current_seq", t.seq().to_string()));
                 }
-                let tables = self.app.shengji();
-                let table = tables.load(&req.game_id).await?;
-                let live = tables.current(&table).await?;
-                let r = &live.record.base;
-                access::replay(
-                    &caller,
-                    r.platform.as_deref(),
-                    live.finished(),
-                    &req.game_id,
-                )?;
-                let script = tables
-                    .registry()
-                    .get(&r.variant, &r.version)
-                    .map(|v| v.source().to_string())
-                    .unwrap_or_default();
-                Ok(wire::replay(&live, script))
+                t.prepare(player, command, now, rid)
+            })
+            .await;
+        match committed {
+            Ok(seq) => {
+                // The bots act after the request that gives them the turn; the reply is this
+                // request's (its seq and events), with the state after the bots.
+                if let Err(e) = family::run_bots(tables, &mut live).await {
+                    tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
+                }
+                wire::submitted(&live, seq, player)
+            }
+            Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
+                Some(seq) => wire::submitted(&live, seq, player),
+                None => Err(e),
             },
-        )
-        .await
-    }
-}
-
-async fn create(
-    app: &App,
-    caller: Caller,
-    req: pb::CreateGameRequest,
-) -> Result<pb::CreateGameResponse, ApiError> {
-    let tables = app.shengji();
-    let full = tables
-        .full()
-        .then(|| "this process holds its maximum of 升級 games".to_string());
-    let (platform, admin) = super::may_create(app, &caller, full)?;
-    let req = wire::new_game(req)?;
-    let compiled = super::active_variant(tables.registry(), &req.variant, "升級 ")?;
-    super::admin_only(
-        !req.seed.is_empty() || req.deck.is_some(),
-        admin,
-        "seed and deck",
-    )?;
-    let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "shengji:")?;
-    let (record, tokens) = ShengjiRecord::new(
-        &compiled,
-        &req,
-        platform,
-        &game_id,
-        app.token_key(),
-        now_ms(),
-    )?;
-    let request_id = (!req.request_id.is_empty()).then(|| req.request_id.clone());
-    match tables.create(record.clone(), request_id).await? {
-        Created::New => Ok(wire::created(&tokens, &record)),
-        Created::Existing(existing) => {
-            let table = tables.load(&existing).await?;
-            let live = table.lock().await;
-            let again = live.record.base.tokens_again(app.token_key())?;
-            Ok(wire::created(&again, &live.record))
         }
     }
 }
 
-async fn submit(
-    app: &App,
-    caller: Caller,
-    req: pb::SubmitActionRequest,
-) -> Result<pb::SubmitActionResponse, ApiError> {
-    let tables = app.shengji();
-    let (table, player) = seat(app, &caller, &req.game_id, "acting needs a seat token").await?;
-    if req.seat != u32::from(player) {
-        return Err(ApiError::new(
-            Reason::PermissionDenied,
-            format!("the token is for seat {player}, not {}", req.seat),
-        ));
-    }
-    if live_is_bot(&table, player).await {
-        return Err(ApiError::new(
-            Reason::PermissionDenied,
-            format!("seat {player} is played by the server's bot"),
-        ));
-    }
-    if req.request_id.len() > 128 {
-        return Err(ApiError::new(
-            Reason::BadRequest,
-            "request_id is at most 128 bytes",
-        ));
-    }
-    let command = wire::command(&req)?;
-    if app.draining() {
-        return Err(ApiError::new(
-            Reason::Unavailable,
-            "the server is shutting down; retry elsewhere",
-        ));
-    }
-    let mut live = tables.current(&table).await?;
-    let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-    if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
-        return wire::submitted(&live, seq, player);
-    }
-    let now = now_ms();
-    let expected = req.expected_seq;
-    let committed = tables
-        .commit(&mut live, |t| {
-            if expected != 0 && expected != t.seq() {
-                return Err(ApiError::new(
-                    Reason::StaleSeq,
-                    format!("expected seq {expected} but the game is at {}", t.seq()),
-                )
-                .with("current_seq", t.seq().to_string()));
+/// Opens the event stream of a table for `caller`, from `req.from_seq` on, until the match is
+/// over, the client goes away or the server drains.
+impl ShengjiApi {
+    async fn watch(
+        &self,
+        caller: Caller,
+        req: pb::WatchGameRequest,
+    ) -> Result<EventStream, ApiError> {
+        let app = Arc::clone(&self.app);
+        let (table, viewer) = authorize(&app, &caller, &req.game_id).await?;
+        let guard = app.shengji_presence().open(&req.game_id, viewer)?;
+        let notify = table.lock().await.subscribe();
+        let mut wakeups = Wakeups::new(
+            notify,
+            app.shengji().store(),
+            &req.game_id,
+            app.streams_closing(),
+        );
+        let mut next = (req.from_seq > 0).then_some(req.from_seq);
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
+        let counted = Counted::new();
+        tokio::spawn(async move {
+            // Held while the stream lives: the player is connected (presence), the stream counted.
+            let _guard = (guard, counted);
+            loop {
+                let batch: Vec<pb::GameEvent> = match app.shengji().current(&table).await {
+                    Err(_) => Vec::new(),
+                    Ok(live) => live
+                        .events_after(next)
+                        .map(|(seq, at, e)| wire::event(seq, at, e, viewer))
+                        .collect(),
+                };
+                let sent = send_all(&tx, batch, |ev| {
+                    next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
+                })
+                .await;
+                if !sent {
+                    return;
+                }
+                if settle(app.shengji(), &table, viewer, next.unwrap_or(0)).await {
+                    break;
+                }
+                if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
+                    break;
+                }
             }
-            t.prepare(player, command, now, rid)
-        })
-        .await;
-    match committed {
-        Ok(seq) => {
-            // The bots act after the request that gives them the turn; the reply is this
-            // request's (its seq and events), with the state after the bots.
-            if let Err(e) = tables.run_bots(&mut live).await {
-                tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
-            }
-            wire::submitted(&live, seq, player)
-        }
-        Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
-            Some(seq) => wire::submitted(&live, seq, player),
-            None => Err(e),
-        },
+        });
+        Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
     }
 }
 
 async fn live_is_bot(table: &SharedTable, seat: u8) -> bool {
     table.lock().await.record.is_bot(seat)
-}
-
-/// Opens the event stream of a table for `caller`, from `req.from_seq` on, until the match is
-/// over, the client goes away or the server drains.
-async fn watch(
-    app: Arc<App>,
-    caller: Caller,
-    req: pb::WatchGameRequest,
-) -> Result<EventStream, ApiError> {
-    let (table, viewer) = authorize(&app, &caller, &req.game_id).await?;
-    let notify = table.lock().await.subscribe();
-    let mut wakeups = Wakeups::new(
-        notify,
-        app.shengji().store(),
-        &req.game_id,
-        app.streams_closing(),
-    );
-    let mut next = (req.from_seq > 0).then_some(req.from_seq);
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
-    crate::metrics::watch_streams(1.0);
-    tokio::spawn(async move {
-        loop {
-            let batch: Vec<pb::GameEvent> = match app.shengji().current(&table).await {
-                Err(_) => Vec::new(),
-                Ok(live) => live
-                    .events_after(next)
-                    .map(|(seq, at, e)| wire::event(seq, at, e, viewer))
-                    .collect(),
-            };
-            for ev in batch {
-                next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
-                if tx.send(Ok(ev)).await.is_err() {
-                    crate::metrics::watch_streams(-1.0);
-                    return;
-                }
-            }
-            let done = {
-                let live = table.lock().await;
-                live.finished() && next.unwrap_or(0) >= live.seq()
-            };
-            if done {
-                break;
-            }
-            if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
-                break;
-            }
-        }
-        crate::metrics::watch_streams(-1.0);
-    });
-    Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
 }

@@ -1,13 +1,20 @@
 //! What a WatchGame stream of either game waits for between two batches: this process's
 //! notifier of the game, the store's feed (plays on other replicas), a poll of a shared store
 //! without a feed, the server draining, or the client going away. One piece for both games'
-//! watch loops (`watch` for `shuangkou.v1`, `shengji` for `shengji.v1`).
+//! watch loops (`watch` for `shuangkou.v1`, `shengji` for `shengji.v1`), with what both do
+//! around a batch: the stream counted in its gauge ([`Counted`]), a batch sent in order
+//! ([`send_all`]), and after it the holder's presence and the end of the match ([`settle`]).
 
 use std::time::Duration;
 
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::{mpsc, watch};
 
+use tonic::Status;
+
+use crate::game::Viewer;
+use crate::service::games::{Games, LiveGame, Shared};
+use crate::service::presence;
 use crate::service::status::{ApiError, Reason};
 use crate::store::Store;
 
@@ -102,4 +109,61 @@ impl Wakeups {
             _ = tx.closed() => Woken::Gone,
         }
     }
+}
+
+/// A WatchGame stream, counted in the `watch_streams` gauge while it lives.
+pub struct Counted(());
+
+impl Counted {
+    pub fn new() -> Counted {
+        crate::metrics::watch_streams(1.0);
+        Counted(())
+    }
+}
+
+impl Default for Counted {
+    fn default() -> Self {
+        Counted::new()
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        crate::metrics::watch_streams(-1.0);
+    }
+}
+
+/// Sends a batch of events in order, telling `sent` of each first; false when the client went
+/// away.
+pub async fn send_all<E>(
+    tx: &mpsc::Sender<Result<E, Status>>,
+    batch: Vec<E>,
+    mut sent: impl FnMut(&E),
+) -> bool {
+    for ev in batch {
+        sent(&ev);
+        if tx.send(Ok(ev)).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// After a batch: the player holding the stream is connected (a disconnect logged by another
+/// replica, or in the grace race, is undone); true when the stream is done: the match is over
+/// and every action up to `seen` was sent.
+pub async fn settle<G: LiveGame>(
+    games: &Games<G>,
+    game: &Shared<G>,
+    viewer: Viewer,
+    seen: u64,
+) -> bool {
+    if let Viewer::Player(p) = viewer
+        && game.lock().await.is_disconnected(p)
+        && let Err(e) = presence::reconnect(games, game, p).await
+    {
+        tracing::warn!(player = p.number(), error = %e, "logging a reconnect failed");
+    }
+    let live = game.lock().await;
+    live.finished() && seen >= live.seq()
 }

@@ -8,7 +8,7 @@
 //! pace bounds what the server holds for it.
 //!
 //! A seat token's stream keeps its player connected (`presence`): the stream holds a
-//! [`presence::StreamGuard`] while it lives, and after every batch a player the game has as
+//! [`crate::service::presence::StreamGuard`] while it lives, and after every batch a player the game has as
 //! disconnected (a disconnect logged by another replica) is reconnected.
 
 use std::pin::Pin;
@@ -18,13 +18,12 @@ use tokio_stream::Stream;
 use tonic::Status;
 
 use super::rejected;
-use super::wakeup::Wakeups;
+use super::wakeup::{Counted, Wakeups, send_all, settle};
 use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::history::History;
 use crate::service::pb;
-use crate::service::presence;
 use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire;
@@ -120,7 +119,8 @@ pub async fn open(
     caller: Caller,
     req: pb::WatchGameRequest,
 ) -> Result<EventStream, ApiError> {
-    let (game, viewer) = access::authorize(app.games(), &caller, &req.game_id).await?;
+    let (game, viewer) =
+        access::authorize(app.games(), &caller, &req.game_id, access::SHUANGKOU_TOKENS).await?;
     let guard = app.presence().open(&req.game_id, viewer)?;
     let (notify, mut pos) = {
         let live = app.games().current(&game).await?;
@@ -133,16 +133,16 @@ pub async fn open(
         app.streams_closing(),
     );
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
-    crate::metrics::watch_streams(1.0);
+    let counted = Counted::new();
     tokio::spawn(async move {
-        // Held while the stream lives: the player is connected (presence).
-        let _guard = guard;
+        // Held while the stream lives: the player is connected (presence), the stream counted.
+        let _guard = (guard, counted);
         // The replay of the store's log while the stream is behind the backlog.
         let mut behind: Option<History> = None;
         loop {
             // Send everything after `pos`, then wait for news.
-            let (batch, away) = match app.games().current(&game).await {
-                Err(_) => (Vec::new(), None),
+            let batch = match app.games().current(&game).await {
+                Err(_) => Vec::new(),
                 Ok(live) if needed(pos) < live.first_kept() => {
                     if behind.is_none() {
                         match live.origin() {
@@ -156,15 +156,11 @@ pub async fn open(
                             }
                         }
                     }
-                    (Vec::new(), None)
+                    Vec::new()
                 }
                 Ok(live) => {
                     behind = None;
-                    let away = match viewer {
-                        Viewer::Player(p) if live.game().is_disconnected(p) => Some(p),
-                        _ => None,
-                    };
-                    (after(&live, pos, viewer), away)
+                    after(&live, pos, viewer)
                 }
             };
             if let Some(h) = behind.as_mut() {
@@ -179,10 +175,7 @@ pub async fn open(
                 }
                 match catch_up(h, &app, pos, viewer, &tx).await {
                     Ok(Some(p)) => pos = p,
-                    Ok(None) => {
-                        crate::metrics::watch_streams(-1.0);
-                        return;
-                    }
+                    Ok(None) => return,
                     Err(e) => {
                         let _ = tx.send(Err(rejected(e))).await;
                         break;
@@ -190,30 +183,22 @@ pub async fn open(
                 }
                 continue;
             }
-            for ev in batch {
+            let sent = send_all(&tx, batch, |ev| {
                 let index = wire::parse_cursor(&ev.cursor).map_or(0, |(_, i)| i);
                 pos = Some((ev.seq, index));
-                if tx.send(Ok(ev)).await.is_err() {
-                    crate::metrics::watch_streams(-1.0);
-                    return;
-                }
+            })
+            .await;
+            if !sent {
+                return;
             }
-            // The player holds this stream: a disconnect logged elsewhere (or in the grace
-            // race) is undone.
-            if let Some(p) = away
-                && let Err(e) = presence::reconnect(app.games(), &game, p).await
-            {
-                tracing::warn!(player = p.number(), error = %e, "logging a reconnect failed");
-            }
-            let finished = game.lock().await.finished_at(pos.map_or(0, |(seq, _)| seq));
-            if finished {
+            let seen = pos.map_or(0, |(seq, _)| seq);
+            if settle(app.games(), &game, viewer, seen).await {
                 break;
             }
             if !wakeups.wait(&tx, |e| Err(rejected(e)), "cursor").await {
                 break;
             }
         }
-        crate::metrics::watch_streams(-1.0);
     });
     Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
 }

@@ -6,14 +6,17 @@
 //!
 //! - [`record`]: the creation record (Shuangkou's, plus the preset deck);
 //! - [`table`]: one game's domain state (core match, log, events, idempotency keys);
-//! - [`tables`]: the live games of this process and the commit protocol.
+//! - [`family`]: a table as the shared owner of live games (`service::games`: the cache, the
+//!   schedule, the commit protocol) holds it, and its bot seats' turns;
+//! - [`store`]: the separate store of the 升級 games.
 //!
 //! The protobuf side is in `wire::shengji` and `rpc::shengji`. Depends on the core
 //! (`crate::shengji`), the variant host and the store; never on the wire types.
 
+pub mod family;
 pub mod record;
+pub mod store;
 pub mod table;
-pub mod tables;
 
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::GameError;

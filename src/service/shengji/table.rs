@@ -5,7 +5,7 @@
 //! Built from a creation record plus the stored log by replay, verifying the state hash recorded
 //! after every core action, so a game rebuilt after a restart is exactly the one acknowledged. A
 //! request is prepared on a copy of the match ([`Prepared`]) and made current only once the store
-//! has it (`tables` runs that protocol). One request is one log entry and one seq, even when it
+//! has it (`games` runs that protocol). One request is one log entry and one seq, even when it
 //! is several core actions (dealing 12 cards).
 //!
 //! Domain values only: no protobuf type, no store access, no cache.
@@ -91,6 +91,12 @@ pub struct Prepared {
 impl Prepared {
     pub fn finished(&self) -> bool {
         self.left.is_some() || self.game.phase() == Phase::Finished
+    }
+
+    /// The seat and request id of the request, if it came with one.
+    pub fn request(&self) -> Option<(u8, &str)> {
+        let rid = self.stored.request_id.as_deref()?;
+        Some((self.stored.player, rid))
     }
 }
 

@@ -1,24 +1,23 @@
 //! A game rebuilt from the store: its record, its log and the snapshots before the last
 //! backlog's worth of entries (`store::snapshots`), read here; the replay (from the newest usable
-//! snapshot, else from the creation: `Session::restore_from`) on a blocking thread, so a long
+//! snapshot, else from the creation: `LiveGame::restore_from_snapshots`) on a blocking thread, so a long
 //! match's rebuild never occupies an async worker.
 
 use std::sync::Arc;
 
-use super::session::Session;
-use super::status::{ApiError, Reason};
+use super::LiveGame;
+use crate::service::status::{ApiError, Reason};
 use crate::store::Store;
-use crate::variants::Registry;
 
 /// Game `id` rebuilt from `store` (`None`: no such game). `keep`: the actions the session's
 /// backlog keeps (the snapshot is taken from before them, so the rebuilt backlog is full).
-pub async fn rebuild(
+pub async fn rebuild<G: LiveGame>(
     store: &Store,
-    registry: &Arc<Registry>,
+    registry: &Arc<G::Registry>,
     id: &str,
     keep: usize,
     no_timers: bool,
-) -> Result<Option<Session>, ApiError> {
+) -> Result<Option<G>, ApiError> {
     let Some((record, log)) = store.load(id).await? else {
         return Ok(None);
     };
@@ -32,7 +31,7 @@ pub async fn rebuild(
     };
     let registry = Arc::clone(registry);
     tokio::task::spawn_blocking(move || {
-        Session::restore_from(&registry, &record, &log, &snapshots, keep, no_timers)
+        G::restore_from_snapshots(&registry, &record, &log, &snapshots, keep, no_timers)
     })
     .await
     .map_err(|e| ApiError::new(Reason::Unavailable, format!("the rebuild failed: {e}")))?

@@ -1,0 +1,248 @@
+//! 升級's game family: a [`Table`] as the shared owner of live games (`service::games`) holds it,
+//! and what the schedule hands back for 升級 games: bot seats' turns (the rule bot, decided from
+//! the seat's view) and turn deadlines (托管, [`LiveGame::auto_entry`]).
+//!
+//! The record's script text stays in its body (the store's script table serves Shuangkou's). The
+//! turn timer, reconnect window and presence methods keep the trait's defaults (nothing
+//! scheduled, nothing logged) until the table keeps turn timers and presence.
+
+use super::record::{GAME, ShengjiRecord};
+use super::table::{Prepared, Table};
+use crate::seat::Player;
+use crate::service::clock::now_ms;
+use crate::service::games::family::inherent_live_game_methods;
+use crate::service::games::{DueTurn, Games, LiveGame, Shared};
+use crate::service::record::Record;
+use crate::service::status::ApiError;
+use crate::store::{GameRecord, LogEntry};
+use crate::variants::{Registry, ShengjiVariant};
+
+/// The live 升級 games.
+pub type Tables = Games<Table>;
+
+/// A table shared between the rpcs acting on it; one lock per game.
+pub type SharedTable = Shared<Table>;
+
+/// Most bot actions one call of [`run_bots`] commits (a deal's worth).
+const MAX_BOT_ACTIONS: usize = 64;
+
+impl LiveGame for Table {
+    type Registry = Registry<ShengjiVariant>;
+    type Record = ShengjiRecord;
+    type Prepared = Prepared;
+    type Submitted = u64;
+
+    const METRIC_LABEL: Option<&'static str> = Some(GAME);
+    const LOG_NAME: &'static str = "升級 ";
+
+    fn create(
+        registry: &Registry<ShengjiVariant>,
+        record: ShengjiRecord,
+        _no_timers: bool,
+    ) -> Result<Table, ApiError> {
+        Table::create(registry, record)
+    }
+
+    fn stored_record(
+        record: ShengjiRecord,
+        request_id: Option<String>,
+    ) -> Result<GameRecord, ApiError> {
+        Ok(GameRecord {
+            id: record.base.id.clone(),
+            platform: record.base.platform.clone(),
+            request_id,
+            body: record.encode()?,
+            // The script text stays in the record's body (the script table serves Shuangkou's).
+            script: None,
+        })
+    }
+
+    fn restore(
+        registry: &Registry<ShengjiVariant>,
+        record: &GameRecord,
+        log: &[LogEntry],
+        _no_timers: bool,
+    ) -> Result<Table, ApiError> {
+        Table::restore(registry, &record.body, log)
+    }
+
+    fn record(&self) -> &Record {
+        &self.record.base
+    }
+
+    inherent_live_game_methods!();
+
+    fn request_of(prepared: &Prepared) -> Option<(Player, &str)> {
+        prepared
+            .request()
+            .map(|(seat, rid)| (Player::new(seat), rid))
+    }
+
+    fn has_request(&self, player: Player, request_id: &str) -> bool {
+        self.request_seq(player.number(), request_id).is_some()
+    }
+
+    fn bot_to_act(&self) -> Option<Player> {
+        let (seat, _) = self.bot_action().ok().flatten()?;
+        Some(Player::new(seat))
+    }
+}
+
+/// The next bot seat's action, prepared, if a bot seat may act now.
+fn bot_entry(table: &Table, now: u64) -> Option<Result<Prepared, ApiError>> {
+    match table.bot_action() {
+        Ok(Some((seat, command))) => Some(table.prepare(seat, command, now, None)),
+        Ok(None) => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// Lets the bot seats act, each action committed on its own, until a player must act (at most a
+/// deal's worth of actions per call); for the caller that holds the table (SubmitAction replies
+/// with the state after the bots).
+pub async fn run_bots(tables: &Tables, live: &mut Table) -> Result<(), ApiError> {
+    for _ in 0..MAX_BOT_ACTIONS {
+        let now = now_ms();
+        if !tables.commit_next(live, |t| bot_entry(t, now)).await? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Plays a turn the schedule found due for a 升級 game; failures are logged (the game is
+/// unchanged), a bot turn not acknowledged by the store is tried again shortly.
+pub async fn play_due(tables: &Tables, turn: DueTurn) {
+    let now = now_ms();
+    let (id, result) = match turn {
+        DueTurn::Deadline(id) => {
+            let away = tables.away_turns_immediate();
+            let due = |t: &Table| {
+                let due = t.deadline_passed(now) || (t.turn_is_away() && away);
+                if due { t.auto_entry(now) } else { None }
+            };
+            let r = commit_due(tables, &id, due).await;
+            (id, r)
+        }
+        DueTurn::Bot(id, seq) => {
+            let r = commit_due(tables, &id, |t| {
+                if t.seq() == seq {
+                    bot_entry(t, now)
+                } else {
+                    None
+                }
+            })
+            .await;
+            tables.retry_unacknowledged(&id, seq, &r);
+            (id, r)
+        }
+    };
+    if let Err(e) = result {
+        tracing::warn!(game = %id, error = %e, "automatic 升級 action failed");
+    }
+}
+
+async fn commit_due(
+    tables: &Tables,
+    id: &str,
+    next: impl Fn(&Table) -> Option<Result<Prepared, ApiError>>,
+) -> Result<(), ApiError> {
+    let Some(table) = tables.cached(id) else {
+        return Ok(());
+    };
+    tables.commit_due(&table, next).await.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::cards::CardSet;
+    use crate::seat::Seat;
+    use crate::service::games::GamesConfig;
+    use crate::service::shengji::record::NewShengji;
+    use crate::service::shengji::table::Command;
+    use crate::shengji::Phase;
+    use crate::store::Store;
+
+    fn tables(store: Store) -> Tables {
+        let registry = Registry::<ShengjiVariant>::embedded_family().unwrap();
+        let config = GamesConfig::for_tests(4, 0);
+        Games::new(config, Arc::new(registry), store)
+    }
+
+    /// Seat 0's next request in a hand-played match: deal, bury its first six cards, play its
+    /// first legal card.
+    fn seat0_command(t: &Table) -> Command {
+        let g = t.game();
+        match g.phase() {
+            Phase::Dealing => Command::Deal(54),
+            Phase::Exchange => {
+                Command::Bury(g.hand(Seat::new(0)).iter().take(6).collect::<CardSet>())
+            }
+            _ => Command::Play(g.legal_cards(Seat::new(0)).iter().next().unwrap()),
+        }
+    }
+
+    /// A 升級 table with three bot seats, served by the shared owner of live games: the bot
+    /// seats act only through the schedule (`run_due` → `play_due`, no inline loop), seat 0 acts
+    /// whenever the schedule is quiet, and the match ends; the finished game then leaves the
+    /// cache at its eviction (the store still has it), counted out of the games in progress.
+    #[test]
+    fn the_schedule_plays_a_shengji_tables_bot_seats_and_evicts_it() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let tables = tables(Store::open("memory").await.unwrap());
+            let compiled = tables.registry().active("shengji").unwrap();
+            let new = NewShengji {
+                variant: "shengji".into(),
+                seed: "11".repeat(32),
+                bot_seats: vec![1, 2, 3],
+                ..NewShengji::default()
+            };
+            let (record, _) =
+                ShengjiRecord::new(&compiled, &new, None, "s1", &[7; 32], now_ms()).unwrap();
+            tables.create(record, None).await.unwrap();
+            assert!(!tables.full());
+            let table = tables.cached("s1").unwrap();
+            let mut seat0_requests = 0u64;
+            for _ in 0..20_000 {
+                for turn in tables.run_due(u64::MAX).await {
+                    play_due(&tables, turn).await;
+                }
+                let mut live = tables.current(&table).await.unwrap();
+                if live.finished() {
+                    break;
+                }
+                if live.bot_to_act().is_some() {
+                    continue;
+                }
+                let g = live.game();
+                let waits_for_0 = g.phase() == Phase::Dealing || g.turn() == Some(Seat::new(0));
+                assert!(waits_for_0, "the bot seats have acted: seat 0 is to act");
+                let command = seat0_command(&live);
+                let now = now_ms();
+                tables
+                    .commit(&mut live, |t| t.prepare(0, command, now, None))
+                    .await
+                    .unwrap();
+                seat0_requests += 1;
+            }
+            let live = table.lock().await;
+            assert!(live.finished(), "the match ends");
+            assert!(
+                live.seq() > seat0_requests,
+                "the bot seats acted through the schedule"
+            );
+            assert!(live.replay_steps().iter().any(|s| s.player == 2));
+            drop(live);
+            assert!(tables.run_due(u64::MAX).await.is_empty());
+            assert!(tables.cached("s1").is_none(), "evicted once finished");
+            assert!(tables.load("s1").await.unwrap().lock().await.finished());
+        });
+    }
+}
