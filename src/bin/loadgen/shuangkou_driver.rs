@@ -24,6 +24,10 @@ use crate::shuangkou_game::Run;
 use crate::stats::{Done, Rpc, Stats};
 use crate::verify::Finished;
 
+/// A play chosen: its cards and declared reading or `None` to pass, and (local hints) the hand
+/// it makes, which becomes the trick's top.
+type Choice = (Option<(Vec<u32>, pb::Declared)>, Option<Hand>);
+
 /// One worker: its client, its seeded bot and its statistics.
 pub struct Worker {
     pub index: usize,
@@ -193,6 +197,84 @@ impl Worker {
         Some(())
     }
 
+    /// The `--policy` bot's choice among every legal play of `GetHints` (in one page).
+    async fn server_choice(&mut self, run: &Run, player: u8) -> Option<Choice> {
+        let a = &self.shared.args;
+        let (policy, pass_p) = (a.policy, a.pass_probability);
+        // Every legal play in one page, as the policies choose among all of them.
+        let req = pb::GetHintsRequest {
+            game_id: run.id.clone(),
+            limit: 500,
+            suggest: policy == Policy::Suggest,
+            ..Default::default()
+        };
+        let auth = run.auth.get(player as usize);
+        let h = self
+            .stats
+            .timed(Rpc::Hints, self.client.get_hints(with_auth(req, auth)))
+            .await?;
+        if !h.your_turn {
+            self.stats.desyncs += 1;
+            self.stats.error(
+                "bot",
+                "Desync".into(),
+                "GetHints says it is not this seat's turn",
+            );
+            return None;
+        }
+        let pass = match (&h.suggested, policy) {
+            (Some(s), Policy::Suggest) => s.pass,
+            _ => {
+                h.can_pass
+                    && (h.plays.is_empty()
+                        || (policy == Policy::Random && self.rng.random_bool(pass_p)))
+            }
+        };
+        if pass {
+            Some((None, None))
+        } else {
+            let suggested = h.suggested.as_ref().and_then(|s| s.play.as_ref());
+            let p = match policy {
+                Policy::Suggest => suggested?,
+                Policy::Greedy => h.plays.first()?,
+                Policy::Random => h
+                    .plays
+                    .get(self.rng.random_range(0..h.plays.len().max(1)))?,
+            };
+            let declared = pb::Declared {
+                r#type: p.r#type,
+                key: p.key.clone(),
+            };
+            Some((Some((p.cards.clone(), declared)), None))
+        }
+    }
+
+    /// The `--policy` bot's choice among the legal plays enumerated from the tracked hand.
+    async fn local_choice(&mut self, run: &mut Run, player: u8) -> Option<Choice> {
+        let a = &self.shared.args;
+        let (policy, pass_p) = (a.policy, a.pass_probability);
+        if run.hands.get(player as usize).copied().flatten().is_none() {
+            self.sync(run, player).await?;
+        }
+        let hand = run.hands.get(player as usize).copied().flatten()?;
+        let plays =
+            shuangkou::moves::legal_plays(hand.rank_counts(), run.top.as_ref(), &self.shared.rules);
+        let can_pass = run.top.is_some();
+        let pass = can_pass
+            && (plays.is_empty() || (policy == Policy::Random && self.rng.random_bool(pass_p)));
+        if pass {
+            Some((None, None))
+        } else {
+            let i = match policy {
+                Policy::Greedy | Policy::Suggest => 0,
+                Policy::Random => self.rng.random_range(0..plays.len().max(1)),
+            };
+            let p = plays.get(i)?;
+            let cards = hand.take(p.cards)?;
+            Some((Some((cards.ids(), declared_of(&p.hand))), Some(p.hand)))
+        }
+    }
+
     /// Chooses and submits the action of the seat to act. `None`: the game failed (recorded).
     async fn turn(&mut self, run: &mut Run) -> Option<()> {
         let seat = run.turn;
@@ -200,122 +282,34 @@ impl Worker {
         if player >= run.first_bot {
             return self.await_bots(run).await;
         }
-        let a = &self.shared.args;
-        let (policy, hints, pass_p, no_ids) =
-            (a.policy, a.hints, a.pass_probability, a.no_request_ids);
-        // The choice: (cards, declared) or None to pass; the chosen interpretation (local).
-        let (choice, chosen): (Option<(Vec<u32>, pb::Declared)>, Option<Hand>) = match hints {
-            Hints::Server => {
-                // Every legal play in one page, as the policies choose among all of them.
-                let req = pb::GetHintsRequest {
-                    game_id: run.id.clone(),
-                    limit: 500,
-                    suggest: policy == Policy::Suggest,
-                    ..Default::default()
-                };
-                let h = self
-                    .stats
-                    .timed(
-                        Rpc::Hints,
-                        self.client
-                            .get_hints(with_auth(req, run.auth.get(player as usize))),
-                    )
-                    .await?;
-                if !h.your_turn {
-                    self.stats.desyncs += 1;
-                    self.stats.error(
-                        "bot",
-                        "Desync".into(),
-                        "GetHints says it is not this seat's turn",
-                    );
-                    return None;
-                }
-                let pass = match (&h.suggested, policy) {
-                    (Some(s), Policy::Suggest) => s.pass,
-                    _ => {
-                        h.can_pass
-                            && (h.plays.is_empty()
-                                || (policy == Policy::Random && self.rng.random_bool(pass_p)))
-                    }
-                };
-                if pass {
-                    (None, None)
-                } else {
-                    let suggested = h.suggested.as_ref().and_then(|s| s.play.as_ref());
-                    let p = match policy {
-                        Policy::Suggest => suggested?,
-                        Policy::Greedy => h.plays.first()?,
-                        Policy::Random => h
-                            .plays
-                            .get(self.rng.random_range(0..h.plays.len().max(1)))?,
-                    };
-                    let declared = pb::Declared {
-                        r#type: p.r#type,
-                        key: p.key.clone(),
-                    };
-                    (Some((p.cards.clone(), declared)), None)
-                }
-            }
-            Hints::Local => {
-                if run.hands.get(player as usize).copied().flatten().is_none() {
-                    self.sync(run, player).await?;
-                }
-                let hand = run.hands.get(player as usize).copied().flatten()?;
-                let plays = shuangkou::moves::legal_plays(
-                    hand.rank_counts(),
-                    run.top.as_ref(),
-                    &self.shared.rules,
-                );
-                let can_pass = run.top.is_some();
-                let pass = can_pass
-                    && (plays.is_empty()
-                        || (policy == Policy::Random && self.rng.random_bool(pass_p)));
-                if pass {
-                    (None, None)
-                } else {
-                    let i = match policy {
-                        Policy::Greedy | Policy::Suggest => 0,
-                        Policy::Random => self.rng.random_range(0..plays.len().max(1)),
-                    };
-                    let p = plays.get(i)?;
-                    let cards = hand.take(p.cards)?;
-                    (Some((cards.ids(), declared_of(&p.hand))), Some(p.hand))
-                }
-            }
+        let (choice, chosen) = match self.shared.args.hints {
+            Hints::Server => self.server_choice(run, player).await?,
+            Hints::Local => self.local_choice(run, player).await?,
         };
-        let request_id = if no_ids {
+        let request_id = if self.shared.args.no_request_ids {
             String::new()
         } else {
             self.requests += 1;
             format!("w{}-{}", self.index, self.requests)
         };
         let played: Option<CardSet> = choice.as_ref().and_then(|(c, _)| CardSet::from_ids(c).ok());
-        let req = match choice {
-            Some((cards, declared)) => pb::SubmitPlayRequest {
-                game_id: run.id.clone(),
-                seat: None,
-                cards,
-                pass: false,
-                declared: Some(declared),
-                expected_seq: Some(run.seq),
-                request_id,
-            },
-            None => pb::SubmitPlayRequest {
-                game_id: run.id.clone(),
-                seat: None,
-                pass: true,
-                expected_seq: Some(run.seq),
-                request_id,
-                ..Default::default()
-            },
+        let (cards, declared) = match choice {
+            Some((cards, declared)) => (cards, Some(declared)),
+            None => (Vec::new(), None),
         };
+        let req = pb::SubmitPlayRequest {
+            game_id: run.id.clone(),
+            seat: None,
+            pass: declared.is_none(),
+            cards,
+            declared,
+            expected_seq: Some(run.seq),
+            request_id,
+        };
+        let auth = run.auth.get(player as usize);
         let resp = self
             .stats
-            .timed(
-                Rpc::Submit,
-                self.client
-                    .submit_play(with_auth(req, run.auth.get(player as usize))),
-            )
+            .timed(Rpc::Submit, self.client.submit_play(with_auth(req, auth)))
             .await?;
         run.seq = resp.seq;
         run.plays += 1;
