@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rhai::{AST, Array, Dynamic, Map};
+use rhai::{AST, Array, Dynamic, FuncArgs, Map};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -212,6 +212,18 @@ pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError
     }
 }
 
+/// Calls the script function `name` of `ast` while compiling or checking the script `origin`
+/// (its text `source`): a failure is the variant's [`VariantError::Hook`].
+pub(super) fn call_hook(
+    ast: &AST,
+    origin: &str,
+    source: &str,
+    name: &str,
+    args: impl FuncArgs,
+) -> Result<Dynamic, VariantError> {
+    engine::call(ast, origin, Some(source), name, name, args).map_err(|e| hook_err(origin, e))
+}
+
 pub(super) fn hook_err(origin: &str, error: HookError) -> VariantError {
     VariantError::Hook {
         origin: origin.to_string(),
@@ -239,8 +251,7 @@ impl CompiledVariant {
     ) -> Result<CompiledVariant, VariantError> {
         let ast = checked_ast(origin, source, &REQUIRED_FUNCTIONS)?;
         let ast = Arc::new(ast);
-        let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ())
-            .map_err(|e| hook_err(origin, e))?;
+        let meta_v = call_hook(&ast, origin, source, "meta", ())?;
         let meta = parse_meta(&meta_v).map_err(|m| contract(origin, format!("meta(): {m}")))?;
         if let Some(id) = expected_id
             && id != meta.id
@@ -250,8 +261,7 @@ impl CompiledVariant {
                 format!("meta().id is {:?} but the file is named {id}.rhai", meta.id),
             ));
         }
-        let specs_v = engine::call(&ast, origin, Some(source), "options", "options", ())
-            .map_err(|e| hook_err(origin, e))?;
+        let specs_v = call_hook(&ast, origin, source, "options", ())?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         let mut compiled = CompiledVariant {
             origin: origin.to_string(),
@@ -273,15 +283,7 @@ impl CompiledVariant {
     fn eval_rules(&self, values: &OptionValues) -> Result<(Rules, SumRule), VariantError> {
         let origin = &self.origin;
         let opts = Dynamic::from_map(values.to_map());
-        let v = engine::call(
-            &self.ast,
-            origin,
-            Some(&self.source),
-            "rules",
-            "rules",
-            (opts.clone(),),
-        )
-        .map_err(|e| hook_err(origin, e))?;
+        let v = call_hook(&self.ast, origin, &self.source, "rules", (opts.clone(),))?;
         let json =
             to_json(&v).map_err(|m| contract(origin, format!("rules(opts) returned {m}")))?;
         let rules: Rules = serde_json::from_value(json)
@@ -298,15 +300,7 @@ impl CompiledVariant {
                 ),
             ));
         }
-        let s = engine::call(
-            &self.ast,
-            origin,
-            Some(&self.source),
-            "sum_rule",
-            "sum_rule",
-            (opts,),
-        )
-        .map_err(|e| hook_err(origin, e))?;
+        let s = call_hook(&self.ast, origin, &self.source, "sum_rule", (opts,))?;
         let sum_rule = match s.clone().into_immutable_string().ok().as_deref() {
             Some("zero") => SumRule::Zero,
             Some("zero_before_rake") => SumRule::ZeroBeforeRake,

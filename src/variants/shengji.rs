@@ -19,7 +19,7 @@ use super::check::{CheckReport, parse_examples_of};
 use super::engine::{self, describe, from_json, to_json};
 use super::family::Family;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
-use super::script::{VariantError, checked_ast, content_hash, contract, hook_err};
+use super::script::{VariantError, call_hook, checked_ast, content_hash, contract};
 use crate::shengji::Level;
 use crate::shengji::hooks::{
     BottomFacts, HookError, MatchFacts, NextDealerFacts, ShengjiHooks, Upgrade, UpgradeFacts,
@@ -83,8 +83,7 @@ impl ShengjiVariant {
         expected_id: Option<&str>,
     ) -> Result<ShengjiVariant, VariantError> {
         let ast = checked_ast(origin, source, &SHENGJI_FUNCTIONS)?;
-        let meta = engine::call(&ast, origin, Some(source), "meta", "meta", ())
-            .map_err(|e| hook_err(origin, e))?;
+        let meta = call_hook(&ast, origin, source, "meta", ())?;
         let meta_map = meta
             .read_lock::<rhai::Map>()
             .ok_or_else(|| contract(origin, format!("meta() returned {}", describe(&meta))))?
@@ -102,8 +101,7 @@ impl ShengjiVariant {
                 format!("meta().id is {id:?} but the file is named {expected}.rhai"),
             ));
         }
-        let specs_v = engine::call(&ast, origin, Some(source), "options", "options", ())
-            .map_err(|e| hook_err(origin, e))?;
+        let specs_v = call_hook(&ast, origin, source, "options", ())?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         if !specs
             .iter()
@@ -300,15 +298,7 @@ fn run_hook(
 /// set of the examples, whose results must be in range.
 pub fn check(compiled: &Arc<ShengjiVariant>, random: usize) -> Result<CheckReport, VariantError> {
     let origin = compiled.origin.clone();
-    let ex_v = engine::call(
-        &compiled.ast,
-        &origin,
-        Some(&compiled.source),
-        "examples",
-        "examples",
-        (),
-    )
-    .map_err(|e| hook_err(&origin, e))?;
+    let ex_v = call_hook(&compiled.ast, &origin, &compiled.source, "examples", ())?;
     let examples = parse_examples_of(&ex_v, &HOOKS).map_err(|m| contract(&origin, m))?;
     let mut report = CheckReport::default();
     let mut option_sets = vec![BTreeMap::new()];
