@@ -511,9 +511,12 @@ pub fn to_centi(value: &Dynamic) -> Result<Centi, String> {
     ))
 }
 
+/// A test of a value's type (`Dynamic::is_map`…).
+type IsType = fn(&Dynamic) -> bool;
+
 /// The names [`describe`] gives the script types, in the order they are tested; any other type
 /// goes by Rhai's name.
-const TYPE_NAMES: [(fn(&Dynamic) -> bool, &str); 7] = [
+const TYPE_NAMES: [(IsType, &str); 7] = [
     (Dynamic::is_unit, "()"),
     (Dynamic::is_map, "map"),
     (Dynamic::is_array, "array"),
