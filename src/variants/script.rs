@@ -212,6 +212,32 @@ pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError
     }
 }
 
+/// Compiles `source` with its contract's `functions` checked and calls its `meta()`.
+pub(super) fn compile_meta(
+    origin: &str,
+    source: &str,
+    functions: &[(&str, &[&str])],
+) -> Result<(AST, Dynamic), VariantError> {
+    let ast = checked_ast(origin, source, functions)?;
+    let meta = call_hook(&ast, origin, source, "meta", ())?;
+    Ok((ast, meta))
+}
+
+/// `meta().id` must be the file's stem `expected` (when the script comes from a file).
+pub(super) fn named_as_file(
+    origin: &str,
+    id: &str,
+    expected: Option<&str>,
+) -> Result<(), VariantError> {
+    match expected {
+        Some(file) if file != id => Err(contract(
+            origin,
+            format!("meta().id is {id:?} but the file is named {file}.rhai"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Calls the script function `name` of `ast` while compiling or checking the script `origin`
 /// (its text `source`): a failure is the variant's [`VariantError::Hook`].
 pub(super) fn call_hook(
@@ -249,18 +275,10 @@ impl CompiledVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<CompiledVariant, VariantError> {
-        let ast = checked_ast(origin, source, &REQUIRED_FUNCTIONS)?;
+        let (ast, meta_v) = compile_meta(origin, source, &REQUIRED_FUNCTIONS)?;
         let ast = Arc::new(ast);
-        let meta_v = call_hook(&ast, origin, source, "meta", ())?;
         let meta = parse_meta(&meta_v).map_err(|m| contract(origin, format!("meta(): {m}")))?;
-        if let Some(id) = expected_id
-            && id != meta.id
-        {
-            return Err(contract(
-                origin,
-                format!("meta().id is {:?} but the file is named {id}.rhai", meta.id),
-            ));
-        }
+        named_as_file(origin, &meta.id, expected_id)?;
         let specs_v = call_hook(&ast, origin, source, "options", ())?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         let mut compiled = CompiledVariant {

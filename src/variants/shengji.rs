@@ -19,7 +19,7 @@ use super::check::{CheckReport, parse_examples_of};
 use super::engine::{self, describe, from_json, to_json};
 use super::family::Family;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
-use super::script::{VariantError, call_hook, checked_ast, content_hash, contract};
+use super::script::{VariantError, call_hook, compile_meta, content_hash, contract, named_as_file};
 use crate::shengji::Level;
 use crate::shengji::hooks::{
     BottomFacts, HookError, MatchFacts, NextDealerFacts, ShengjiHooks, Upgrade, UpgradeFacts,
@@ -82,8 +82,7 @@ impl ShengjiVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<ShengjiVariant, VariantError> {
-        let ast = checked_ast(origin, source, &SHENGJI_FUNCTIONS)?;
-        let meta = call_hook(&ast, origin, source, "meta", ())?;
+        let (ast, meta) = compile_meta(origin, source, &SHENGJI_FUNCTIONS)?;
         let meta_map = meta
             .read_lock::<rhai::Map>()
             .ok_or_else(|| contract(origin, format!("meta() returned {}", describe(&meta))))?
@@ -93,14 +92,7 @@ impl ShengjiVariant {
         if field("game")? != "shengji" {
             return Err(contract(origin, "meta().game must be \"shengji\""));
         }
-        if let Some(expected) = expected_id
-            && expected != id
-        {
-            return Err(contract(
-                origin,
-                format!("meta().id is {id:?} but the file is named {expected}.rhai"),
-            ));
-        }
+        named_as_file(origin, &id, expected_id)?;
         let specs_v = call_hook(&ast, origin, source, "options", ())?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         if !specs
