@@ -1032,4 +1032,32 @@ mod tests {
             "{e}"
         );
     }
+
+    /// Both families refuse a file whose stem is not the script's `meta().id`, and take it when
+    /// it is (or when the script comes from no file).
+    #[test]
+    fn a_script_must_be_named_after_its_meta_id() {
+        let classic = classic_with_meta("");
+        let shengji = super::super::SHENGJI_EMBEDDED[0].1;
+        let refused = |r: Result<(), VariantError>, id: &str| match r {
+            Err(VariantError::Contract { message, .. }) => assert_eq!(
+                message,
+                format!("meta().id is {id:?} but the file is named other.rhai")
+            ),
+            other => panic!("expected a contract error for {id}, got {other:?}"),
+        };
+        refused(
+            CompiledVariant::compile("other.rhai", &classic, Some("other")).map(|_| ()),
+            "classic",
+        );
+        refused(
+            super::super::ShengjiVariant::compile("other.rhai", shengji, Some("other")).map(|_| ()),
+            "shengji",
+        );
+        assert!(CompiledVariant::compile("classic.rhai", &classic, Some("classic")).is_ok());
+        assert!(CompiledVariant::compile("inline", &classic, None).is_ok());
+        assert!(
+            super::super::ShengjiVariant::compile("shengji.rhai", shengji, Some("shengji")).is_ok()
+        );
+    }
 }
