@@ -298,3 +298,31 @@ pub fn family_play(game: &'static str, variant: &str) {
     counter!(PLAYS, "game" => game, "variant" => variant.to_string(), "type" => "card")
         .increment(1);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every metric name this file declares (`pub const NAME: &str = "…"`, read from its text,
+    /// not from the tables) is described exactly once, and nothing else is.
+    #[test]
+    fn every_declared_metric_is_described_once() {
+        let mut declared: Vec<&str> = include_str!("metrics.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub const "))
+            .filter_map(|l| l.split_once(": &str = \""))
+            .map(|(_, value)| value.trim_end_matches("\";"))
+            .collect();
+        let mut described: Vec<&str> = COUNTERS
+            .iter()
+            .chain(&GAUGES)
+            .chain(&SECONDS_HISTOGRAMS)
+            .map(|&(name, _)| name)
+            .chain([STORE_COMMIT_OPS])
+            .collect();
+        declared.sort_unstable();
+        described.sort_unstable();
+        assert_eq!(declared.len(), 26);
+        assert_eq!(described, declared);
+    }
+}
