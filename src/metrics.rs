@@ -93,57 +93,69 @@ pub fn install(addr: SocketAddr) -> Result<(), String> {
     Ok(())
 }
 
-fn describe() {
-    describe_counter!(RPC_REQUESTS, "gRPC requests by method and status code");
-    describe_histogram!(RPC_DURATION, metrics::Unit::Seconds, "gRPC request latency");
-    describe_counter!(GAMES_CREATED, "Games created by variant");
-    describe_gauge!(GAMES_ACTIVE, "Games in progress by variant");
-    describe_counter!(GAMES_FINISHED, "Games finished by variant");
-    describe_counter!(DEALS_SETTLED, "Deals settled by variant and outcome");
-    describe_counter!(PLAYS, "Plays by variant and combination type");
-    describe_counter!(BOMBS, "Bombs played by star level");
-    describe_counter!(REJECTIONS, "Rejected requests by reason");
-    describe_counter!(SCRIPT_CALLS, "Variant script hook calls");
-    describe_histogram!(
-        SCRIPT_DURATION,
-        metrics::Unit::Seconds,
-        "Variant script hook latency"
-    );
-    describe_counter!(SCRIPT_ERRORS, "Variant script hook errors");
-    describe_counter!(SCRIPT_LIMIT_HITS, "Variant script sandbox limit hits");
-    describe_counter!(VARIANT_RELOADS, "Variant reloads by result");
-    describe_gauge!(WATCH_STREAMS, "Open WatchGame streams");
-    describe_counter!(TURN_TIMEOUTS, "Turn deadlines passed (托管) by variant");
-    describe_counter!(AUTO_PLAYS, "Plays and passes made by the engine for a seat");
-    describe_counter!(PRESENCE, "Disconnects and reconnects logged, by change");
-    describe_counter!(ESCAPES, "Escapes by variant and reason");
-    describe_histogram!(
-        STORE_DURATION,
-        metrics::Unit::Seconds,
-        "Store operation latency"
-    );
-    describe_counter!(STORE_ERRORS, "Store errors by operation");
-    describe_histogram!(
+/// Every counter with its description.
+const COUNTERS: [(&str, &str); 19] = [
+    (RPC_REQUESTS, "gRPC requests by method and status code"),
+    (GAMES_CREATED, "Games created by variant"),
+    (GAMES_FINISHED, "Games finished by variant"),
+    (DEALS_SETTLED, "Deals settled by variant and outcome"),
+    (PLAYS, "Plays by variant and combination type"),
+    (BOMBS, "Bombs played by star level"),
+    (REJECTIONS, "Rejected requests by reason"),
+    (SCRIPT_CALLS, "Variant script hook calls"),
+    (SCRIPT_ERRORS, "Variant script hook errors"),
+    (SCRIPT_LIMIT_HITS, "Variant script sandbox limit hits"),
+    (VARIANT_RELOADS, "Variant reloads by result"),
+    (TURN_TIMEOUTS, "Turn deadlines passed (托管) by variant"),
+    (AUTO_PLAYS, "Plays and passes made by the engine for a seat"),
+    (PRESENCE, "Disconnects and reconnects logged, by change"),
+    (ESCAPES, "Escapes by variant and reason"),
+    (STORE_ERRORS, "Store errors by operation"),
+    (
+        IDEMPOTENT_REQUESTS,
+        "Requests with a reused idempotency key, by rpc and outcome (replayed, conflict)",
+    ),
+    (
+        OVERSIZED_REQUESTS,
+        "Requests refused over the message size limit",
+    ),
+    (
+        SNAPSHOTS,
+        "Stored game snapshots read, by outcome (used, or why one was ignored)",
+    ),
+];
+
+/// Every gauge with its description.
+const GAUGES: [(&str, &str); 3] = [
+    (GAMES_ACTIVE, "Games in progress by variant"),
+    (WATCH_STREAMS, "Open WatchGame streams"),
+    (STORE_UP, "1 while the store is reachable"),
+];
+
+/// Every histogram of seconds with its description.
+const SECONDS_HISTOGRAMS: [(&str, &str); 4] = [
+    (RPC_DURATION, "gRPC request latency"),
+    (SCRIPT_DURATION, "Variant script hook latency"),
+    (STORE_DURATION, "Store operation latency"),
+    (
         STORE_COMMIT_DURATION,
-        metrics::Unit::Seconds,
-        "Embedded store group commit time by phase"
-    );
+        "Embedded store group commit time by phase",
+    ),
+];
+
+fn describe() {
+    for (name, text) in COUNTERS {
+        describe_counter!(name, text);
+    }
+    for (name, text) in GAUGES {
+        describe_gauge!(name, text);
+    }
+    for (name, text) in SECONDS_HISTOGRAMS {
+        describe_histogram!(name, metrics::Unit::Seconds, text);
+    }
     describe_histogram!(
         STORE_COMMIT_OPS,
         "Operations per embedded store group commit"
-    );
-    describe_gauge!(STORE_UP, "1 while the store is reachable");
-    describe_counter!(
-        IDEMPOTENT_REQUESTS,
-        "Requests with a reused idempotency key, by rpc and outcome (replayed, conflict)"
-    );
-    describe_counter!(
-        OVERSIZED_REQUESTS,
-        "Requests refused over the message size limit"
-    );
-    describe_counter!(
-        SNAPSHOTS,
-        "Stored game snapshots read, by outcome (used, or why one was ignored)"
     );
 }
 
@@ -296,4 +308,32 @@ pub fn family_games_active(game: &'static str, variant: &str, delta: f64) {
 pub fn family_play(game: &'static str, variant: &str) {
     counter!(PLAYS, "game" => game, "variant" => variant.to_string(), "type" => "card")
         .increment(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every metric name this file declares (`pub const NAME: &str = "…"`, read from its text,
+    /// not from the tables) is described exactly once, and nothing else is.
+    #[test]
+    fn every_declared_metric_is_described_once() {
+        let mut declared: Vec<&str> = include_str!("metrics.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("pub const "))
+            .filter_map(|l| l.split_once(": &str = \""))
+            .map(|(_, value)| value.trim_end_matches("\";"))
+            .collect();
+        let mut described: Vec<&str> = COUNTERS
+            .iter()
+            .chain(&GAUGES)
+            .chain(&SECONDS_HISTOGRAMS)
+            .map(|&(name, _)| name)
+            .chain([STORE_COMMIT_OPS])
+            .collect();
+        declared.sort_unstable();
+        described.sort_unstable();
+        assert_eq!(declared.len(), 26);
+        assert_eq!(described, declared);
+    }
 }

@@ -292,6 +292,29 @@ fn compiled_for(id: &str, dir: Option<&Path>) -> Result<Arc<CompiledVariant>, St
     }
 }
 
+/// One hook of `settle` over the facts parsed from stdin (bad facts: exit code 2): the hook's
+/// answer (a failing hook: 1), printed as text under `header` (`text`: `Some(header)` unless
+/// `--json`), and the JSON object `{"facts": …, key: answer}`.
+fn run_hook<F: serde::Serialize, R: serde::Serialize, E: std::fmt::Display>(
+    facts: Result<F, String>,
+    hook: impl FnOnce(&F) -> Result<R, E>,
+    key: &str,
+    text: Option<&str>,
+    print: impl FnOnce(&F, &R),
+) -> Result<serde_json::Value, (u8, String)> {
+    let f = facts.map_err(|e| (2, e))?;
+    let r = hook(&f).map_err(|e| (1, e.to_string()))?;
+    if let Some(header) = text {
+        println!("{header}");
+        print(&f, &r);
+    }
+    let value = |v: serde_json::Result<serde_json::Value>| v.map_err(|e| (1, e.to_string()));
+    let mut out = serde_json::Map::new();
+    out.insert("facts".into(), value(serde_json::to_value(&f))?);
+    out.insert(key.into(), value(serde_json::to_value(&r))?);
+    Ok(serde_json::Value::Object(out))
+}
+
 fn settle(a: SettleArgs) -> ExitCode {
     let compiled = match compiled_for(&a.id, a.dir.as_deref()) {
         Ok(c) => c,
@@ -334,69 +357,63 @@ fn settle(a: SettleArgs) -> ExitCode {
             format!(", options: {}", a.options.join(" "))
         }
     );
-    let result: Result<serde_json::Value, (u8, String)> = match a.hook {
-        Hook::Settle => facts::parse_deal(&json, &rules)
-            .map_err(|e| (2, e))
-            .and_then(|f| {
-                let s = variant.settle(&f).map_err(|e| (1, e.to_string()))?;
-                if !a.json {
-                    println!("{header}");
-                    println!(
-                        "{}, places {:?}, cards left {:?}, {} bombs played",
-                        f.outcome.name(),
-                        f.places,
-                        f.cards_left,
-                        f.bombs_played.len()
-                    );
-                    print_settlement(&s, variant.sum_rule());
-                }
-                Ok(serde_json::json!({ "facts": f, "settlement": s }))
-            }),
-        Hook::Escape => facts::parse_escape(&json, &rules)
-            .map_err(|e| (2, e))
-            .and_then(|f| {
-                let s = variant.settle_escape(&f).map_err(|e| (1, e.to_string()))?;
-                if !a.json {
-                    println!("{header}");
-                    println!(
-                        "escape by seat {} ({:?}), cards left {:?}, {} bombs played",
-                        f.escaper,
-                        f.reason,
-                        f.cards_left,
-                        f.bombs_played.len()
-                    );
-                    print_settlement(&s, variant.sum_rule());
-                }
-                Ok(serde_json::json!({ "facts": f, "settlement": s }))
-            }),
-        Hook::Seating => facts::parse_seating(&json, &rules)
-            .map_err(|e| (2, e))
-            .and_then(|f| {
-                let d = variant.seating(&f).map_err(|e| (1, e.to_string()))?;
-                if !a.json {
-                    println!("{header}");
-                    println!(
-                        "leader: seat {}; swap: {}",
-                        d.leader,
-                        d.swap
-                            .map(|(x, y)| format!("seats {x} and {y}"))
-                            .unwrap_or_else(|| "none".into())
-                    );
-                }
-                Ok(serde_json::json!({ "facts": f, "decision": d }))
-            }),
-        Hook::Timeout => facts::parse_timeout(&json, &rules)
-            .map_err(|e| (2, e))
-            .and_then(|f| {
-                let b = variant
-                    .timeout_is_escape(&f)
-                    .map_err(|e| (1, e.to_string()))?;
-                if !a.json {
-                    println!("{header}");
-                    println!("escape: {b}");
-                }
-                Ok(serde_json::json!({ "facts": f, "escape": b }))
-            }),
+    // The header and the text lines when not `--json`.
+    let text = (!a.json).then_some(header.as_str());
+    let result = match a.hook {
+        Hook::Settle => run_hook(
+            facts::parse_deal(&json, &rules),
+            |f| variant.settle(f),
+            "settlement",
+            text,
+            |f, s| {
+                println!(
+                    "{}, places {:?}, cards left {:?}, {} bombs played",
+                    f.outcome.name(),
+                    f.places,
+                    f.cards_left,
+                    f.bombs_played.len()
+                );
+                print_settlement(s, variant.sum_rule());
+            },
+        ),
+        Hook::Escape => run_hook(
+            facts::parse_escape(&json, &rules),
+            |f| variant.settle_escape(f),
+            "settlement",
+            text,
+            |f, s| {
+                println!(
+                    "escape by seat {} ({:?}), cards left {:?}, {} bombs played",
+                    f.escaper,
+                    f.reason,
+                    f.cards_left,
+                    f.bombs_played.len()
+                );
+                print_settlement(s, variant.sum_rule());
+            },
+        ),
+        Hook::Seating => run_hook(
+            facts::parse_seating(&json, &rules),
+            |f| variant.seating(f),
+            "decision",
+            text,
+            |_, d| {
+                println!(
+                    "leader: seat {}; swap: {}",
+                    d.leader,
+                    d.swap
+                        .map(|(x, y)| format!("seats {x} and {y}"))
+                        .unwrap_or_else(|| "none".into())
+                );
+            },
+        ),
+        Hook::Timeout => run_hook(
+            facts::parse_timeout(&json, &rules),
+            |f| variant.timeout_is_escape(f),
+            "escape",
+            text,
+            |_, b| println!("escape: {b}"),
+        ),
     };
     match result {
         Ok(v) => {

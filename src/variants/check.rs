@@ -15,11 +15,13 @@ use std::sync::Arc;
 use rhai::{Array, Dynamic, Map};
 use serde::Serialize;
 
-use super::engine::{self, describe, to_centi, to_json};
+use super::engine::{describe, to_centi, to_json};
 use super::extremes;
 use super::facts::{self, RandomFacts};
 use super::options::{OptionValue, OptionValues};
-use super::script::{CompiledVariant, ScriptVariant, VariantError, parse_seating, points};
+use super::script::{
+    CompiledVariant, ScriptVariant, VariantError, call_hook, parse_seating, points,
+};
 use crate::game::hooks::{SeatingDecision, Settlement, VariantHooks};
 
 /// What a successful check covered.
@@ -213,18 +215,7 @@ pub fn run(
     seed: u64,
 ) -> Result<CheckReport, VariantError> {
     let origin = compiled.origin().to_string();
-    let ex_v = engine::call(
-        compiled.ast(),
-        &origin,
-        Some(compiled.source()),
-        "examples",
-        "examples",
-        (),
-    )
-    .map_err(|error| VariantError::Hook {
-        origin: origin.clone(),
-        error,
-    })?;
+    let ex_v = call_hook(compiled.ast(), &origin, compiled.source(), "examples", ())?;
     let examples = parse_examples(&ex_v).map_err(|message| VariantError::Contract {
         origin: origin.clone(),
         message,

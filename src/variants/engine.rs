@@ -511,25 +511,27 @@ pub fn to_centi(value: &Dynamic) -> Result<Centi, String> {
     ))
 }
 
+/// A test of a value's type (`Dynamic::is_map`…).
+type IsType = fn(&Dynamic) -> bool;
+
+/// The names [`describe`] gives the script types, in the order they are tested; any other type
+/// goes by Rhai's name.
+const TYPE_NAMES: [(IsType, &str); 7] = [
+    (Dynamic::is_unit, "()"),
+    (Dynamic::is_map, "map"),
+    (Dynamic::is_array, "array"),
+    (Dynamic::is_string, "string"),
+    (Dynamic::is_int, "integer"),
+    (Dynamic::is_float, "float"),
+    (Dynamic::is_bool, "bool"),
+];
+
 /// A short description of a value for error messages: its type and, when short, the value.
 pub fn describe(value: &Dynamic) -> String {
-    let ty = if value.is_unit() {
-        "()"
-    } else if value.is_map() {
-        "map"
-    } else if value.is_array() {
-        "array"
-    } else if value.is_string() {
-        "string"
-    } else if value.is_int() {
-        "integer"
-    } else if value.is_float() {
-        "float"
-    } else if value.is_bool() {
-        "bool"
-    } else {
-        value.type_name()
-    };
+    let ty = TYPE_NAMES
+        .iter()
+        .find(|(is, _)| is(value))
+        .map_or_else(|| value.type_name(), |&(_, name)| name);
     let text = value.to_string();
     if value.is_unit() || text.chars().count() > 60 {
         ty.to_string()

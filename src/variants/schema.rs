@@ -74,25 +74,16 @@ pub struct OptionSchema {
 impl OptionSchema {
     /// The schema of one declared option.
     pub fn of(spec: &OptionSpec) -> OptionSchema {
+        // A number option: its type and range, no choices, no length.
+        let number =
+            |value_type, min, max| (value_type, Vec::new(), Some(Bounds { min, max }), None);
         let (value_type, choices, range, length) = match &spec.kind {
-            OptionKind::Int { min, max, .. } => (
-                OptionType::Int,
-                Vec::new(),
-                Some(Bounds {
-                    min: Number::Int(*min),
-                    max: Number::Int(*max),
-                }),
-                None,
-            ),
-            OptionKind::Float { min, max, .. } => (
-                OptionType::Float,
-                Vec::new(),
-                Some(Bounds {
-                    min: Number::Float(*min),
-                    max: Number::Float(*max),
-                }),
-                None,
-            ),
+            OptionKind::Int { min, max, .. } => {
+                number(OptionType::Int, Number::Int(*min), Number::Int(*max))
+            }
+            OptionKind::Float { min, max, .. } => {
+                number(OptionType::Float, Number::Float(*min), Number::Float(*max))
+            }
             OptionKind::Bool { .. } => (OptionType::Bool, Vec::new(), None, None),
             OptionKind::Choice { choices, .. } => (OptionType::Choice, choices.clone(), None, None),
             OptionKind::IntList {

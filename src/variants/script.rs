@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rhai::{AST, Array, Dynamic, Map};
+use rhai::{AST, Array, Dynamic, FuncArgs, Map};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -212,6 +212,44 @@ pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError
     }
 }
 
+/// Compiles `source` with its contract's `functions` checked and calls its `meta()`.
+pub(super) fn compile_meta(
+    origin: &str,
+    source: &str,
+    functions: &[(&str, &[&str])],
+) -> Result<(AST, Dynamic), VariantError> {
+    let ast = checked_ast(origin, source, functions)?;
+    let meta = call_hook(&ast, origin, source, "meta", ())?;
+    Ok((ast, meta))
+}
+
+/// `meta().id` must be the file's stem `expected` (when the script comes from a file).
+pub(super) fn named_as_file(
+    origin: &str,
+    id: &str,
+    expected: Option<&str>,
+) -> Result<(), VariantError> {
+    match expected {
+        Some(file) if file != id => Err(contract(
+            origin,
+            format!("meta().id is {id:?} but the file is named {file}.rhai"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Calls the script function `name` of `ast` while compiling or checking the script `origin`
+/// (its text `source`): a failure is the variant's [`VariantError::Hook`].
+pub(super) fn call_hook(
+    ast: &AST,
+    origin: &str,
+    source: &str,
+    name: &str,
+    args: impl FuncArgs,
+) -> Result<Dynamic, VariantError> {
+    engine::call(ast, origin, Some(source), name, name, args).map_err(|e| hook_err(origin, e))
+}
+
 pub(super) fn hook_err(origin: &str, error: HookError) -> VariantError {
     VariantError::Hook {
         origin: origin.to_string(),
@@ -237,21 +275,11 @@ impl CompiledVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<CompiledVariant, VariantError> {
-        let ast = checked_ast(origin, source, &REQUIRED_FUNCTIONS)?;
+        let (ast, meta_v) = compile_meta(origin, source, &REQUIRED_FUNCTIONS)?;
         let ast = Arc::new(ast);
-        let meta_v = engine::call(&ast, origin, Some(source), "meta", "meta", ())
-            .map_err(|e| hook_err(origin, e))?;
         let meta = parse_meta(&meta_v).map_err(|m| contract(origin, format!("meta(): {m}")))?;
-        if let Some(id) = expected_id
-            && id != meta.id
-        {
-            return Err(contract(
-                origin,
-                format!("meta().id is {:?} but the file is named {id}.rhai", meta.id),
-            ));
-        }
-        let specs_v = engine::call(&ast, origin, Some(source), "options", "options", ())
-            .map_err(|e| hook_err(origin, e))?;
+        named_as_file(origin, &meta.id, expected_id)?;
+        let specs_v = call_hook(&ast, origin, source, "options", ())?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         let mut compiled = CompiledVariant {
             origin: origin.to_string(),
@@ -273,15 +301,7 @@ impl CompiledVariant {
     fn eval_rules(&self, values: &OptionValues) -> Result<(Rules, SumRule), VariantError> {
         let origin = &self.origin;
         let opts = Dynamic::from_map(values.to_map());
-        let v = engine::call(
-            &self.ast,
-            origin,
-            Some(&self.source),
-            "rules",
-            "rules",
-            (opts.clone(),),
-        )
-        .map_err(|e| hook_err(origin, e))?;
+        let v = call_hook(&self.ast, origin, &self.source, "rules", (opts.clone(),))?;
         let json =
             to_json(&v).map_err(|m| contract(origin, format!("rules(opts) returned {m}")))?;
         let rules: Rules = serde_json::from_value(json)
@@ -298,15 +318,7 @@ impl CompiledVariant {
                 ),
             ));
         }
-        let s = engine::call(
-            &self.ast,
-            origin,
-            Some(&self.source),
-            "sum_rule",
-            "sum_rule",
-            (opts,),
-        )
-        .map_err(|e| hook_err(origin, e))?;
+        let s = call_hook(&self.ast, origin, &self.source, "sum_rule", (opts,))?;
         let sum_rule = match s.clone().into_immutable_string().ok().as_deref() {
             Some("zero") => SumRule::Zero,
             Some("zero_before_rake") => SumRule::ZeroBeforeRake,
@@ -1018,6 +1030,34 @@ mod tests {
             e.message
                 .contains("more than 512 line items (lines[128] passes the limit)"),
             "{e}"
+        );
+    }
+
+    /// Both families refuse a file whose stem is not the script's `meta().id`, and take it when
+    /// it is (or when the script comes from no file).
+    #[test]
+    fn a_script_must_be_named_after_its_meta_id() {
+        let classic = classic_with_meta("");
+        let shengji = super::super::SHENGJI_EMBEDDED[0].1;
+        let refused = |r: Result<(), VariantError>, id: &str| match r {
+            Err(VariantError::Contract { message, .. }) => assert_eq!(
+                message,
+                format!("meta().id is {id:?} but the file is named other.rhai")
+            ),
+            other => panic!("expected a contract error for {id}, got {other:?}"),
+        };
+        refused(
+            CompiledVariant::compile("other.rhai", &classic, Some("other")).map(|_| ()),
+            "classic",
+        );
+        refused(
+            super::super::ShengjiVariant::compile("other.rhai", shengji, Some("other")).map(|_| ()),
+            "shengji",
+        );
+        assert!(CompiledVariant::compile("classic.rhai", &classic, Some("classic")).is_ok());
+        assert!(CompiledVariant::compile("inline", &classic, None).is_ok());
+        assert!(
+            super::super::ShengjiVariant::compile("shengji.rhai", shengji, Some("shengji")).is_ok()
         );
     }
 }

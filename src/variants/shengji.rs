@@ -19,7 +19,7 @@ use super::check::{CheckReport, parse_examples_of};
 use super::engine::{self, describe, from_json, to_json};
 use super::family::Family;
 use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
-use super::script::{VariantError, checked_ast, content_hash, contract, hook_err};
+use super::script::{VariantError, call_hook, compile_meta, content_hash, contract, named_as_file};
 use crate::seat::Seat;
 use crate::shengji::Level;
 use crate::shengji::hooks::{
@@ -83,9 +83,7 @@ impl ShengjiVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<ShengjiVariant, VariantError> {
-        let ast = checked_ast(origin, source, &SHENGJI_FUNCTIONS)?;
-        let meta = engine::call(&ast, origin, Some(source), "meta", "meta", ())
-            .map_err(|e| hook_err(origin, e))?;
+        let (ast, meta) = compile_meta(origin, source, &SHENGJI_FUNCTIONS)?;
         let meta_map = meta
             .read_lock::<rhai::Map>()
             .ok_or_else(|| contract(origin, format!("meta() returned {}", describe(&meta))))?
@@ -95,16 +93,8 @@ impl ShengjiVariant {
         if field("game")? != "shengji" {
             return Err(contract(origin, "meta().game must be \"shengji\""));
         }
-        if let Some(expected) = expected_id
-            && expected != id
-        {
-            return Err(contract(
-                origin,
-                format!("meta().id is {id:?} but the file is named {expected}.rhai"),
-            ));
-        }
-        let specs_v = engine::call(&ast, origin, Some(source), "options", "options", ())
-            .map_err(|e| hook_err(origin, e))?;
+        named_as_file(origin, &id, expected_id)?;
+        let specs_v = call_hook(&ast, origin, source, "options", ())?;
         let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         if !specs
             .iter()
@@ -301,15 +291,7 @@ fn run_hook(
 /// set of the examples, whose results must be in range.
 pub fn check(compiled: &Arc<ShengjiVariant>, random: usize) -> Result<CheckReport, VariantError> {
     let origin = compiled.origin.clone();
-    let ex_v = engine::call(
-        &compiled.ast,
-        &origin,
-        Some(&compiled.source),
-        "examples",
-        "examples",
-        (),
-    )
-    .map_err(|e| hook_err(&origin, e))?;
+    let ex_v = call_hook(&compiled.ast, &origin, &compiled.source, "examples", ())?;
     let examples = parse_examples_of(&ex_v, &HOOKS).map_err(|m| contract(&origin, m))?;
     let mut report = CheckReport::default();
     let mut option_sets = vec![BTreeMap::new()];

@@ -22,7 +22,9 @@ use shuangkou::shengji::bot::RuleBot;
 use tonic::metadata::AsciiMetadataValue;
 use tonic::transport::Channel;
 
-use super::{Rpc, Shared, Stats, bearer, with_auth};
+use crate::client::{bearer, with_auth};
+use crate::shared::Shared;
+use crate::stats::{Rpc, Stats};
 
 /// A match played to its end (or left), for verification after the run.
 pub struct Finished {
@@ -104,7 +106,7 @@ impl Worker {
     pub async fn play(mut self) -> Stats {
         while self.shared.take_game() {
             match self.one_match().await {
-                Some(f) => self.stats.games_done.push(super::Done::Shengji(f)),
+                Some(f) => self.stats.games_done.push(crate::stats::Done::Shengji(f)),
                 None => self.stats.games_failed += 1,
             }
         }

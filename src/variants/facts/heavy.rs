@@ -72,6 +72,15 @@ fn by_seat(set: &[BombFact], players: u8) -> Vec<Vec<BombFact>> {
         .collect()
 }
 
+/// The bombs of `set` both ways, as (played, in hand by seat): first all played (none left in
+/// hand), then all still in hand (none played).
+fn both_ways(set: &[BombFact], players: u8) -> [(Vec<BombFact>, Vec<Vec<BombFact>>); 2] {
+    [
+        (set.to_vec(), vec![Vec::new(); players as usize]),
+        (Vec::new(), by_seat(set, players)),
+    ]
+}
+
 /// Deal facts for every outcome with the bombs of `set` played, then with them still in hand.
 pub fn heavy_deals(rules: &Rules, set: &[BombFact]) -> Vec<DealFacts> {
     let players = rules.players;
@@ -109,19 +118,15 @@ pub fn heavy_deals(rules: &Rules, set: &[BombFact]) -> Vec<DealFacts> {
     };
     let mut out = Vec::new();
     for (outcome, places, cards_left) in endings {
-        for played in [true, false] {
+        for (bombs_played, bombs_in_hand) in both_ways(set, players) {
             out.push(DealFacts {
                 players,
                 deal_number: 1000,
                 outcome,
                 places: places.clone(),
                 cards_left: cards_left.clone(),
-                bombs_played: if played { set.to_vec() } else { Vec::new() },
-                bombs_in_hand: if played {
-                    vec![Vec::new(); players as usize]
-                } else {
-                    by_seat(set, players)
-                },
+                bombs_played,
+                bombs_in_hand,
             });
         }
     }
@@ -134,7 +139,7 @@ pub fn heavy_escapes(rules: &Rules, set: &[BombFact]) -> Vec<EscapeFacts> {
     let hand = rules.hand_size.max(1);
     let mut out = Vec::new();
     for escaper in Seat::all(players) {
-        for played in [true, false] {
+        for (bombs_played, bombs_in_hand) in both_ways(set, players) {
             out.push(EscapeFacts {
                 players,
                 deal_number: 1000,
@@ -142,12 +147,8 @@ pub fn heavy_escapes(rules: &Rules, set: &[BombFact]) -> Vec<EscapeFacts> {
                 reason: EscapeReason::Left,
                 places: Vec::new(),
                 cards_left: vec![hand; players as usize],
-                bombs_played: if played { set.to_vec() } else { Vec::new() },
-                bombs_in_hand: if played {
-                    vec![Vec::new(); players as usize]
-                } else {
-                    by_seat(set, players)
-                },
+                bombs_played,
+                bombs_in_hand,
             });
         }
     }
