@@ -17,6 +17,7 @@ use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
+use crate::service::shengji::history;
 use crate::service::shengji::record::ShengjiRecord;
 use crate::service::shengji::tables::SharedTable;
 use crate::service::shengji::{DOMAIN, RULE};
@@ -271,7 +272,8 @@ impl pb::shengji_engine_server::ShengjiEngine for ShengjiApi {
                     .get(&r.variant, &r.version)
                     .map(|v| v.source().to_string())
                     .unwrap_or_default();
-                Ok(wire::replay(&live, script))
+                let log = history::stored_log(tables.store(), &req.game_id).await?;
+                Ok(wire::replay(&live, &log, script))
             },
         )
         .await
@@ -350,8 +352,11 @@ async fn submit(
     }
     let mut live = tables.current(&table).await?;
     let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-    if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
-        return wire::submitted(&live, seq, player);
+    if let Some(r) = rid
+        && let Some((seq, at, events)) =
+            history::retried(tables.store(), &live, player, r, false).await?
+    {
+        return Ok(wire::submitted(&live, (seq, at, &events), player));
     }
     let now = now_ms();
     let expected = req.expected_seq;
@@ -374,10 +379,14 @@ async fn submit(
             if let Err(e) = tables.run_bots(&mut live).await {
                 tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
             }
-            wire::submitted(&live, seq, player)
+            let (at, events) = history::events_of(tables.store(), &live, seq).await?;
+            Ok(wire::submitted(&live, (seq, at, &events), player))
         }
-        Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
-            Some(seq) => wire::submitted(&live, seq, player),
+        Err(e) => match rid {
+            Some(r) => match history::retried(tables.store(), &live, player, r, true).await? {
+                Some((seq, at, events)) => Ok(wire::submitted(&live, (seq, at, &events), player)),
+                None => Err(e),
+            },
             None => Err(e),
         },
     }
@@ -406,14 +415,16 @@ async fn watch(
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
     crate::metrics::watch_streams(1.0);
     tokio::spawn(async move {
+        let mut replay = None;
         loop {
-            let batch: Vec<pb::GameEvent> = match app.shengji().current(&table).await {
-                Err(_) => Vec::new(),
-                Ok(live) => live
-                    .events_after(next)
-                    .map(|(seq, at, e)| wire::event(seq, at, e, viewer))
-                    .collect(),
-            };
+            let batch: Vec<pb::GameEvent> =
+                match history::watch_batch(app.shengji(), &table, &mut replay, next).await {
+                    Err(_) => Vec::new(),
+                    Ok(events) => events
+                        .iter()
+                        .map(|(seq, at, e)| wire::event(*seq, *at, e, viewer))
+                        .collect(),
+                };
             for ev in batch {
                 next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
                 if tx.send(Ok(ev)).await.is_err() {

@@ -1,0 +1,56 @@
+//! What a seat of a 升級 table may do now (GetHints): the legal cards, the level cards it may
+//! declare (each decided by the engine itself on a copy, so the hints never disagree with
+//! SubmitAction), whether it may deal or must bury.
+
+use super::table::Table;
+use crate::cards::CardSet;
+use crate::service::status::{ApiError, Reason};
+use crate::shengji::{Action, Phase, ShengjiHooks};
+
+/// What a seat may do now (GetHints).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hints {
+    pub your_turn: bool,
+    pub legal: CardSet,
+    pub declarable: CardSet,
+    pub can_deal: bool,
+    pub must_bury: bool,
+    pub bury_points_allowed: bool,
+    pub phase: Phase,
+    pub seq: u64,
+}
+
+impl Table {
+    /// What `seat` may do now: the engine itself decides each declarable card (a trial on a
+    /// copy), so the hints never disagree with SubmitAction.
+    pub fn hints(&self, seat: u8) -> Result<Hints, ApiError> {
+        if self.finished() {
+            return Err(ApiError::new(Reason::GameOver, "the match is over"));
+        }
+        let game = self.game();
+        let dealing = game.phase() == Phase::Dealing;
+        let declarable: CardSet = if dealing && game.declaration().is_none() {
+            game.hand(seat)
+                .iter()
+                .filter(|&card| {
+                    game.clone()
+                        .apply(self.hooks(), Action::Declare { seat, card })
+                        .is_ok()
+                })
+                .collect()
+        } else {
+            CardSet::EMPTY
+        };
+        let your_turn = game.turn() == Some(seat);
+        Ok(Hints {
+            your_turn,
+            legal: game.legal_cards(seat),
+            declarable,
+            can_deal: dealing,
+            must_bury: your_turn && game.phase() == Phase::Exchange,
+            bury_points_allowed: self.hooks().bury_points_allowed(),
+            phase: game.phase(),
+            seq: self.seq(),
+        })
+    }
+}

@@ -1,0 +1,144 @@
+//! Turns at a 升級 table: whose action the game waits for, how long that seat has (the variant's
+//! `turn_seconds`, unless the server runs `--no-turn-timers`), how long a disconnected seat keeps
+//! its place (`reconnect_seconds`), and the 托管 decision taken for a seat that let its deadline
+//! pass or is disconnected.
+//!
+//! The seat to act: while dealing, the seat that deals (the deal's first seat: the dealer from
+//! deal 2 on, the seed's seat in deal 1; any seat may deal, this one is waited for); in the
+//! exchange, the dealer (it buries); in play, the seat whose card the trick waits for.
+//!
+//! The 托管 decision is the rule bot's (`shengji::bot::RuleBot`) from that seat's [`View`] only,
+//! seeded like Shuangkou's (`bots::decision_seed`: the public seed commitment, the seq, the
+//! player). While dealing it declares where the bot would (and the engine accepts it), otherwise
+//! it deals the rest of the cards and, once all 48 are out, closes the deal: a timed-out dealer
+//! costs two deadlines, and every seat can still declare before the close. Pure: no clock read.
+
+use crate::cards::CardSet;
+use crate::seat::Player;
+use crate::service::bots::decision_seed;
+use crate::service::status::{ApiError, Reason};
+use crate::shengji::bot::RuleBot;
+use crate::shengji::{Action, Game, Phase, ShengjiHooks, View};
+use crate::variants::{OptionValue, ShengjiScript};
+
+use super::table::{Command, Table};
+use crate::game::Viewer;
+
+/// Cards of the bottom (the stock left when all 48 are dealt).
+const BOTTOM: u8 = 6;
+
+/// The clock settings of one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timers {
+    /// Milliseconds a seat has to act; `None`: no turn deadlines.
+    pub turn_ms: Option<u64>,
+    /// Milliseconds a disconnected seat keeps its place.
+    pub reconnect_ms: u64,
+}
+
+fn seconds(hooks: &ShengjiScript, name: &str, default: i64) -> u64 {
+    let s = match hooks.option(name) {
+        Some(OptionValue::Int(i)) => *i,
+        _ => default,
+    };
+    s.max(1) as u64 * 1000
+}
+
+impl Timers {
+    /// The variant options' timers; without turn deadlines when the server turns them off.
+    pub fn of(hooks: &ShengjiScript, turn_timers: bool) -> Timers {
+        Timers {
+            turn_ms: turn_timers.then(|| seconds(hooks, "turn_seconds", 30)),
+            reconnect_ms: seconds(hooks, "reconnect_seconds", 90),
+        }
+    }
+}
+
+/// The seat the game waits for (`None` once the match is over).
+pub fn seat_to_act(game: &Game) -> Option<u8> {
+    match game.phase() {
+        Phase::Dealing => Some(game.first_seat()),
+        Phase::Exchange | Phase::Playing => game.turn(),
+        Phase::Finished => None,
+    }
+}
+
+/// The 托管 decision for `seat` at table seq `seq`, from `view` (that seat's, with the table's
+/// seq) only. `game` is used for one thing: to try a declaration the bot wants on a copy (the
+/// engine's own rules decide, as GetHints does), so 托管 never sends a refused action.
+pub fn decide(
+    game: &Game,
+    hooks: &ShengjiScript,
+    view: &View,
+    seed_commitment: &str,
+    seat: u8,
+) -> Result<Command, ApiError> {
+    let seed = decision_seed(seed_commitment, view.seq, Player::new(seat));
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&seed[..8]);
+    let bot = RuleBot {
+        seed: u64::from_le_bytes(head),
+        bury_points: hooks.bury_points_allowed(),
+    };
+    let chosen = bot.decide(view);
+    let none = || ApiError::new(Reason::Unavailable, "the 托管 bot found no action");
+    match view.phase {
+        Phase::Dealing => {
+            if let Some(Action::Declare { card, .. }) = chosen {
+                let declare = Action::Declare { seat, card };
+                if game.clone().apply(hooks, declare).is_ok() {
+                    return Ok(Command::Declare(card));
+                }
+            }
+            let rest = view.stock_count.saturating_sub(BOTTOM);
+            Ok(Command::Deal(u32::from(rest.max(1))))
+        }
+        Phase::Exchange => match chosen {
+            Some(Action::Bury { cards, .. }) => Ok(Command::Bury(cards)),
+            _ => Err(none()),
+        },
+        Phase::Playing => match chosen {
+            Some(Action::Play { card, .. }) => Ok(Command::Play(card)),
+            _ => lowest(view.legal).map(Command::Play).ok_or_else(none),
+        },
+        Phase::Finished => Err(ApiError::new(Reason::GameOver, "the match is over")),
+    }
+}
+
+fn lowest(cards: CardSet) -> Option<crate::cards::Card> {
+    cards.iter().next()
+}
+
+impl Table {
+    /// The next action of a bot seat, if one may act now: while dealing, a bot that wants to
+    /// declare; in the exchange and play, the bot whose turn it is. Decided from its view only.
+    pub fn bot_action(&self) -> Result<Option<(u8, Command)>, ApiError> {
+        if self.finished() || self.record.bot_seats.is_empty() {
+            return Ok(None);
+        }
+        let decide = |seat: u8| -> Result<Option<Action>, ApiError> {
+            let mut bot = self.record.bot(seat)?;
+            bot.bury_points = self.hooks().bury_points_allowed();
+            Ok(bot.decide(&self.game().view(Viewer::Player(Player::new(seat)))))
+        };
+        if self.game().phase() == Phase::Dealing {
+            if self.game().declaration().is_some() {
+                return Ok(None);
+            }
+            for &seat in &self.record.bot_seats {
+                if let Some(Action::Declare { card, .. }) = decide(seat)? {
+                    return Ok(Some((seat, Command::Declare(card))));
+                }
+            }
+            return Ok(None);
+        }
+        let Some(seat) = self.game().turn().filter(|&s| self.record.is_bot(s)) else {
+            return Ok(None);
+        };
+        Ok(match decide(seat)? {
+            Some(Action::Bury { cards, .. }) => Some((seat, Command::Bury(cards))),
+            Some(Action::Play { card, .. }) => Some((seat, Command::Play(card))),
+            _ => None,
+        })
+    }
+}
