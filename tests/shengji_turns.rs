@@ -5,12 +5,14 @@
 //! ones come from the store, the replay of auto and presence entries verifies (and a tampered one
 //! does not), and the 托管 decision depends on the seat's view only.
 
+use std::sync::Arc;
+
 use shuangkou::seat::Player;
 use shuangkou::service::bots::decision_seed;
 use shuangkou::service::shengji::history::{self, History};
 use shuangkou::service::shengji::record::{NewShengji, ShengjiRecord};
 use shuangkou::service::shengji::table::{
-    AutoReason, Command, LeaveReason, PresenceStep, Prepared, Table, TableEvent,
+    AutoReason, Command, LeaveReason, Prepared, PresenceStep, Table, TableEvent,
 };
 use shuangkou::service::status::Reason;
 use shuangkou::shengji::bot::RuleBot;
@@ -112,7 +114,9 @@ fn auto_until(t: &mut Table, log: &mut Vec<LogEntry>, stop: impl Fn(&Table) -> b
         let early = t.prepare_auto(player, command, deadline - 1).err();
         assert_eq!(early.map(|e| e.reason), Some(Reason::BadRequest));
         // … and at it.
-        let p = t.prepare_auto(player, command, deadline).expect("托管 at the deadline");
+        let p = t
+            .prepare_auto(player, command, deadline)
+            .expect("托管 at the deadline");
         let seq = accept(t, log, p);
         let (_, events) = t.action_at(seq).unwrap();
         assert_eq!(
@@ -159,6 +163,12 @@ fn without_turn_timers_there_is_no_deadline_and_no_timeout() {
     let (player, command) = t.auto_command().unwrap().unwrap();
     let late = t.prepare_auto(player, command, u64::MAX).err();
     assert_eq!(late.map(|e| e.reason), Some(Reason::BadRequest));
+    // An entry a timed server logged at the deadline still replays on one without timers.
+    let (_, timed) = table(None);
+    let logged = timed.prepare_auto(player, command, T0 + TURN_MS).unwrap();
+    t.apply_entry(&logged.log)
+        .expect("the variant's turn_seconds rule the log");
+    assert_eq!(t.seq(), 1);
 }
 
 #[test]
@@ -196,11 +206,10 @@ fn a_disconnected_seats_turn_is_played_at_once_and_presence_does_not_move_the_cl
             reason: AutoReason::Disconnected
         }
     );
-    assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, TableEvent::Game(shuangkou::shengji::Event::CardDealt { .. })))
-    );
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TableEvent::Game(shuangkou::shengji::Event::CardDealt { .. })
+    )));
     assert_eq!(t.deadline(), Some(T0 + 30 + TURN_MS));
 }
 
@@ -209,7 +218,9 @@ fn the_end_of_the_reconnect_window_makes_the_seat_leave_and_its_team_lose() {
     let (_, mut t) = table(None);
     let mut log = Vec::new();
     let p1 = Player::new(1);
-    let d = t.prepare_presence(p1, PresenceStep::Disconnect, T0 + 5).unwrap();
+    let d = t
+        .prepare_presence(p1, PresenceStep::Disconnect, T0 + 5)
+        .unwrap();
     accept(&mut t, &mut log, d);
     assert_eq!(t.open_windows(), vec![(p1, T0 + 5 + WINDOW_MS)]);
     let early = t
@@ -235,7 +246,9 @@ fn the_end_of_the_reconnect_window_makes_the_seat_leave_and_its_team_lose() {
     );
     assert!(t.open_windows().is_empty() && t.player_to_act().is_none());
     assert_eq!(t.deadline(), None);
-    let after = t.prepare(0, Command::Deal(1), T0 + WINDOW_MS * 2, None).err();
+    let after = t
+        .prepare(0, Command::Deal(1), T0 + WINDOW_MS * 2, None)
+        .err();
     assert_eq!(after.map(|e| e.reason), Some(Reason::GameOver));
 }
 
@@ -245,13 +258,26 @@ fn a_reconnect_closes_the_window() {
     let mut log = Vec::new();
     let p2 = Player::new(2);
     let twice = |t: &Table, step, at| t.prepare_presence(p2, step, at).err().map(|e| e.reason);
-    assert_eq!(twice(&t, PresenceStep::Reconnect, T0 + 1), Some(Reason::BadRequest));
-    let d = t.prepare_presence(p2, PresenceStep::Disconnect, T0 + 2).unwrap();
+    assert_eq!(
+        twice(&t, PresenceStep::Reconnect, T0 + 1),
+        Some(Reason::BadRequest)
+    );
+    let d = t
+        .prepare_presence(p2, PresenceStep::Disconnect, T0 + 2)
+        .unwrap();
     accept(&mut t, &mut log, d);
-    assert_eq!(twice(&t, PresenceStep::Disconnect, T0 + 3), Some(Reason::BadRequest));
-    let r = t.prepare_presence(p2, PresenceStep::Reconnect, T0 + 4).unwrap();
+    assert_eq!(
+        twice(&t, PresenceStep::Disconnect, T0 + 3),
+        Some(Reason::BadRequest)
+    );
+    let r = t
+        .prepare_presence(p2, PresenceStep::Reconnect, T0 + 4)
+        .unwrap();
     let seq = accept(&mut t, &mut log, r);
-    assert_eq!(t.action_at(seq).unwrap().1, &[TableEvent::Reconnected { seat: 2 }]);
+    assert_eq!(
+        t.action_at(seq).unwrap().1,
+        &[TableEvent::Reconnected { seat: 2 }]
+    );
     assert!(!t.is_disconnected(p2) && t.open_windows().is_empty());
     assert_eq!(
         twice(&t, PresenceStep::Expire, T0 + 2 + WINDOW_MS),
@@ -269,7 +295,9 @@ fn the_table_keeps_the_events_and_keys_of_the_last_n_requests_only() {
     let dealer = t.game().first_seat();
     for i in 1..=10u64 {
         let rid = format!("r{i}");
-        let p = t.prepare(dealer, Command::Deal(1), T0 + i, Some(&rid)).unwrap();
+        let p = t
+            .prepare(dealer, Command::Deal(1), T0 + i, Some(&rid))
+            .unwrap();
         accept(&mut t, &mut log, p);
     }
     assert_eq!(t.first_kept(), 8, "seqs 8, 9 and 10 are kept");
@@ -279,7 +307,11 @@ fn the_table_keeps_the_events_and_keys_of_the_last_n_requests_only() {
     assert_eq!(seqs, vec![8, 9, 10]);
     assert_eq!(t.request_seq(dealer, "r10"), Some(10));
     assert_eq!(t.request_seq(dealer, "r2"), None, "out of the window");
-    assert_eq!(t.request_seq((dealer + 1) % 4, "r10"), None, "another seat's key");
+    assert_eq!(
+        t.request_seq((dealer + 1) % 4, "r10"),
+        None,
+        "another seat's key"
+    );
     assert_eq!(t.remembered_seq(dealer, "r2"), Some(2));
 }
 
@@ -306,7 +338,9 @@ async fn stored_tables() -> (Store, Table, Table) {
     let mut log = Vec::new();
     for i in 1..=6u64 {
         let rid = format!("r{i}");
-        let p = t.prepare(dealer, Command::Deal(5), T0 + i, Some(&rid)).unwrap();
+        let p = t
+            .prepare(dealer, Command::Deal(5), T0 + i, Some(&rid))
+            .unwrap();
         store.append(&t.record.base.id, &p.log).await.unwrap();
         accept(&mut t, &mut log, p);
         oracle.apply_entry(log.last().unwrap()).unwrap();
@@ -331,12 +365,21 @@ async fn a_retry_beyond_the_backlog_is_answered_from_the_store_entry() {
         .unwrap()
         .expect("the remembered key's entry");
     assert_eq!((seq, at), (2, T0 + 2));
-    assert_eq!(events, oracle.action_at(2).unwrap().1, "the original events");
+    assert_eq!(
+        events,
+        oracle.action_at(2).unwrap().1,
+        "the original events"
+    );
     assert_eq!(events.len(), 5, "five cards dealt");
     // Another seat's key of the same name is not a retry; neither is an unknown key.
     let other = history::retried(&store, &t, (dealer + 1) % 4, "r2", true).await;
     assert!(other.unwrap().is_none());
-    assert!(history::retried(&store, &t, dealer, "nope", true).await.unwrap().is_none());
+    assert!(
+        history::retried(&store, &t, dealer, "nope", true)
+            .await
+            .unwrap()
+            .is_none()
+    );
     // The whole log before the backlog is searched when asked to.
     let found = history::find_request(&store, &t.record.base.id, dealer, "r3", (0, 6)).await;
     assert_eq!(found.unwrap(), Some(3));
@@ -392,14 +435,20 @@ fn the_replay_of_auto_and_presence_entries_verifies_and_a_tampered_one_does_not(
     let p = t.prepare_auto(dealer, c, T0 + TURN_MS).unwrap();
     accept(&mut t, &mut log, p);
     let at = T0 + TURN_MS + 100;
-    let d = t.prepare_presence(dealer, PresenceStep::Disconnect, at).unwrap();
+    let d = t
+        .prepare_presence(dealer, PresenceStep::Disconnect, at)
+        .unwrap();
     accept(&mut t, &mut log, d);
     let (_, c) = t.auto_command().unwrap().unwrap();
     let p = t.prepare_auto(dealer, c, at + 1).unwrap();
     accept(&mut t, &mut log, p);
-    let r = t.prepare_presence(dealer, PresenceStep::Reconnect, at + 2).unwrap();
+    let r = t
+        .prepare_presence(dealer, PresenceStep::Reconnect, at + 2)
+        .unwrap();
     accept(&mut t, &mut log, r);
-    let d = t.prepare_presence(dealer, PresenceStep::Disconnect, at + 3).unwrap();
+    let d = t
+        .prepare_presence(dealer, PresenceStep::Disconnect, at + 3)
+        .unwrap();
     accept(&mut t, &mut log, d);
     let x = t
         .prepare_presence(dealer, PresenceStep::Expire, at + 3 + WINDOW_MS)
@@ -414,7 +463,14 @@ fn the_replay_of_auto_and_presence_entries_verifies_and_a_tampered_one_does_not(
         .collect();
     assert_eq!(
         kinds,
-        ["auto", "disconnect", "auto", "reconnect", "disconnect", "expire"]
+        [
+            "auto",
+            "disconnect",
+            "auto",
+            "reconnect",
+            "disconnect",
+            "expire"
+        ]
     );
     let again = replay(&t, &log).expect("the log replays");
     assert_eq!(again.game(), t.game());
@@ -472,5 +528,69 @@ fn the_auto_decision_depends_on_the_seats_view_only() {
     }
     assert!(compared >= 4, "the deal, its close, the bury and two plays");
     let y = (x + 2) % 4;
-    assert_ne!(a.game().hand(y), b.game().hand(y), "the hidden cards differ");
+    assert_ne!(
+        a.game().hand(y),
+        b.game().hand(y),
+        "the hidden cards differ"
+    );
+}
+
+#[tokio::test]
+async fn a_watcher_far_behind_the_backlog_gets_every_event_in_order_across_pages() {
+    use shuangkou::service::shengji::tables::Tables;
+    let registry = Arc::new(registry());
+    let rec = record(&registry, "shengji:w", None);
+    let store = Store::open("memory").await.unwrap();
+    let tables = Tables::new(Arc::clone(&registry), store, 10, 60);
+    tables.create(rec.clone(), None).await.unwrap();
+    let shared = tables.load(&rec.base.id).await.unwrap();
+    let mut oracle = Table::create(&registry, rec).unwrap();
+    oracle.keep_actions(10_000);
+    {
+        let mut live = shared.lock().await;
+        live.keep_actions(8);
+        // 48 single deal steps, the close, the bury, and plays: more than two pages.
+        let mut now = T0;
+        while live.seq() < 150 && !live.finished() {
+            now += 1;
+            let (player, command) = live.auto_command().unwrap().unwrap();
+            let command = match command {
+                Command::Deal(_) => Command::Deal(1),
+                c => c,
+            };
+            let seat = player.number();
+            tables
+                .commit(&mut live, |t| t.prepare(seat, command, now, None))
+                .await
+                .unwrap();
+        }
+        let log = tables
+            .store()
+            .entries_after(&live.record.base.id, 0)
+            .await
+            .unwrap();
+        for e in &log {
+            oracle.apply_entry(e).unwrap();
+        }
+        assert_eq!(live.first_kept(), live.seq() - 7);
+    }
+    let mut replay = None;
+    let mut next = None;
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        let batch = history::watch_batch(&tables, &shared, &mut replay, next)
+            .await
+            .unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        next = batch.last().map(|(seq, _, _)| *seq);
+        seen.extend(batch);
+    }
+    let expected: Vec<_> = oracle
+        .events_after(None)
+        .map(|(seq, at, e)| (seq, at, e.clone()))
+        .collect();
+    assert_eq!(seen.len(), expected.len());
+    assert_eq!(seen, expected);
 }

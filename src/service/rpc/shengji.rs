@@ -419,12 +419,16 @@ async fn watch(
         loop {
             let batch: Vec<pb::GameEvent> =
                 match history::watch_batch(app.shengji(), &table, &mut replay, next).await {
-                    Err(_) => Vec::new(),
+                    Err(e) => {
+                        let _ = tx.send(Err(status(e))).await;
+                        break;
+                    }
                     Ok(events) => events
                         .iter()
                         .map(|(seq, at, e)| wire::event(*seq, *at, e, viewer))
                         .collect(),
                 };
+            let caught_up = batch.is_empty();
             for ev in batch {
                 next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
                 if tx.send(Ok(ev)).await.is_err() {
@@ -438,6 +442,10 @@ async fn watch(
             };
             if done {
                 break;
+            }
+            // A page replayed from the store may have more after it: wait only when caught up.
+            if !caught_up {
+                continue;
             }
             if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
                 break;

@@ -1,4 +1,4 @@
-//! A 升級 table's log entry as stored, the events a table emits, and the replay's steps read
+//! What a seat asks a 升級 table for, the table's log entry as stored, the events a table emits, and the replay's steps read
 //! back from the stored log.
 //!
 //! One request is one entry and one seq: a seat's core actions (with the state hash after each),
@@ -7,10 +7,25 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::cards::{Card, CardSet};
+
 use crate::game::Viewer;
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::{Action, Event, event_view};
 use crate::store::LogEntry;
+
+/// Most deal steps one request may ask for (a whole deal is 49).
+pub const MAX_DEAL_STEPS: u32 = 54;
+
+/// What a seat asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Advance the deal by this many steps.
+    Deal(u32),
+    Declare(Card),
+    Bury(CardSet),
+    Play(Card),
+}
 
 /// One stored log entry.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,9 +1,11 @@
 //! What a seat of a 升級 table may do now (GetHints): the legal cards, the level cards it may
 //! declare (each decided by the engine itself on a copy, so the hints never disagree with
-//! SubmitAction), whether it may deal or must bury.
+//! SubmitAction), whether it may deal or must bury; and what a bot seat does now.
 
-use super::table::Table;
+use super::table::{Command, Table};
 use crate::cards::CardSet;
+use crate::game::Viewer;
+use crate::seat::Player;
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::{Action, Phase, ShengjiHooks};
 
@@ -51,6 +53,40 @@ impl Table {
             bury_points_allowed: self.hooks().bury_points_allowed(),
             phase: game.phase(),
             seq: self.seq(),
+        })
+    }
+}
+
+impl Table {
+    /// The next action of a bot seat, if one may act now: while dealing, a bot that wants to
+    /// declare; in the exchange and play, the bot whose turn it is. Decided from its view only.
+    pub fn bot_action(&self) -> Result<Option<(u8, Command)>, ApiError> {
+        if self.finished() || self.record.bot_seats.is_empty() {
+            return Ok(None);
+        }
+        let decide = |seat: u8| -> Result<Option<Action>, ApiError> {
+            let mut bot = self.record.bot(seat)?;
+            bot.bury_points = self.hooks().bury_points_allowed();
+            Ok(bot.decide(&self.game().view(Viewer::Player(Player::new(seat)))))
+        };
+        if self.game().phase() == Phase::Dealing {
+            if self.game().declaration().is_some() {
+                return Ok(None);
+            }
+            for &seat in &self.record.bot_seats {
+                if let Some(Action::Declare { card, .. }) = decide(seat)? {
+                    return Ok(Some((seat, Command::Declare(card))));
+                }
+            }
+            return Ok(None);
+        }
+        let Some(seat) = self.game().turn().filter(|&s| self.record.is_bot(s)) else {
+            return Ok(None);
+        };
+        Ok(match decide(seat)? {
+            Some(Action::Bury { cards, .. }) => Some((seat, Command::Bury(cards))),
+            Some(Action::Play { card, .. }) => Some((seat, Command::Play(card))),
+            _ => None,
         })
     }
 }

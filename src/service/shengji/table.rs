@@ -20,15 +20,15 @@ use tokio::sync::broadcast;
 
 use super::entry::decode;
 pub use super::entry::{
-    AutoReason, LeaveReason, ReplayAction, ReplayStep, Step, Stored, TableEvent,
+    AutoReason, Command, LeaveReason, MAX_DEAL_STEPS, ReplayAction, ReplayStep, Step, Stored,
+    TableEvent,
 };
-pub use super::hints::Hints;
 use super::presence::Presence;
 pub use super::presence::PresenceStep;
 use super::record::ShengjiRecord;
 use super::rejection;
 use super::turns::{self, Timers};
-use crate::cards::{Card, CardSet};
+use crate::cards::CardSet;
 use crate::game::Viewer;
 use crate::seat::Player;
 use crate::service::backlog::{self, Backlog};
@@ -37,19 +37,6 @@ use crate::shengji::game::team_of;
 use crate::shengji::{Action, Event, Game, Phase, ShengjiHooks, View};
 use crate::store::LogEntry;
 use crate::variants::{Registry, ShengjiScript, ShengjiVariant};
-
-/// Most deal steps one request may ask for (a whole deal is 49).
-pub const MAX_DEAL_STEPS: u32 = 54;
-
-/// What a seat asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Advance the deal by this many steps.
-    Deal(u32),
-    Declare(Card),
-    Bury(CardSet),
-    Play(Card),
-}
 
 /// A request prepared on a copy of the match, not yet stored.
 pub struct Prepared {
@@ -238,7 +225,7 @@ impl Table {
     /// core action (presence steps do not move it); `None` without turn timers or turn.
     pub fn deadline(&self) -> Option<u64> {
         self.player_to_act()?;
-        Some(self.moved_at.saturating_add(self.timers.turn_ms?))
+        Some(self.moved_at.saturating_add(self.timers.live_turn_ms()?))
     }
 
     pub fn deadline_passed(&self, now: u64) -> bool {
@@ -294,15 +281,18 @@ impl Table {
         now: u64,
     ) -> Result<Prepared, ApiError> {
         let actions = self.actions_of(player.number(), command)?;
-        self.prepare_stored(Stored {
-            player: player.number(),
-            at: now,
-            request_id: None,
-            step: Step::Auto {
-                actions,
-                hashes: Vec::new(),
+        self.prepare_stored(
+            Stored {
+                player: player.number(),
+                at: now,
+                request_id: None,
+                step: Step::Auto {
+                    actions,
+                    hashes: Vec::new(),
+                },
             },
-        })
+            false,
+        )
     }
 
     /// A presence step of `player` at `now`, logged (`Expire`: the seat leaves).
@@ -317,12 +307,15 @@ impl Table {
             PresenceStep::Reconnect => Step::Reconnect,
             PresenceStep::Expire => Step::Expire,
         };
-        self.prepare_stored(Stored {
-            player: player.number(),
-            at: now,
-            request_id: None,
-            step,
-        })
+        self.prepare_stored(
+            Stored {
+                player: player.number(),
+                at: now,
+                request_id: None,
+                step,
+            },
+            false,
+        )
     }
 
     /// Keeps the events and idempotency keys of at most `actions` requests (the oldest go
@@ -370,7 +363,7 @@ impl Table {
             .actions()
             .map(|(_, h)| h.to_vec())
             .unwrap_or_default();
-        let prepared = self.prepare_stored(stored)?;
+        let prepared = self.prepare_stored(stored, true)?;
         let replayed = prepared.stored.step.actions().map(|(_, h)| h);
         if replayed.is_some_and(|h| h != recorded.as_slice()) {
             return Err(store_failed(format!(
@@ -407,36 +400,48 @@ impl Table {
         request_id: Option<&str>,
     ) -> Result<Prepared, ApiError> {
         let actions = self.actions_of(player, command)?;
-        self.prepare_stored(Stored {
-            player,
-            at: now,
-            request_id: request_id.map(str::to_string),
-            step: Step::Actions {
-                actions,
-                hashes: Vec::new(),
+        self.prepare_stored(
+            Stored {
+                player,
+                at: now,
+                request_id: request_id.map(str::to_string),
+                step: Step::Actions {
+                    actions,
+                    hashes: Vec::new(),
+                },
             },
-        })
+            false,
+        )
     }
 
     /// The player leaves: the match ends, its team loses.
     pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
-        self.prepare_stored(Stored {
-            player,
-            at: now,
-            request_id: None,
-            step: Step::Leave,
-        })
+        self.prepare_stored(
+            Stored {
+                player,
+                at: now,
+                request_id: None,
+                step: Step::Leave,
+            },
+            false,
+        )
     }
 
-    /// Why the engine may act for `seat` at `at`: its deadline passed, or it is disconnected.
-    fn auto_reason(&self, seat: u8, at: u64) -> Result<AutoReason, ApiError> {
+    /// Why the engine may act for `seat` at `at`: its deadline passed, or it is disconnected. A
+    /// stored entry (`replaying`) is checked against the variant's `turn_seconds` even where
+    /// this server does not time turns out (it was logged by one that did).
+    fn auto_reason(&self, seat: u8, at: u64, replaying: bool) -> Result<AutoReason, ApiError> {
         if self.player_to_act() != Some(Player::new(seat)) {
             return Err(ApiError::new(
                 Reason::NotYourTurn,
                 format!("托管 for seat {seat}, but it is not the seat to act"),
             ));
         }
-        if self.deadline_passed(at) {
+        let turn_ms = match replaying {
+            true => Some(self.timers.turn_ms),
+            false => self.timers.live_turn_ms(),
+        };
+        if turn_ms.is_some_and(|ms| at >= self.moved_at.saturating_add(ms)) {
             Ok(AutoReason::Timeout)
         } else if self.presence.is_disconnected(seat) {
             Ok(AutoReason::Disconnected)
@@ -451,7 +456,7 @@ impl Table {
     /// Runs an entry on a copy: its actions (a deal request stops early at the end of the deal;
     /// any other rejection rejects the whole request) with the state hash after each, or its
     /// leave or presence step.
-    fn prepare_stored(&self, stored: Stored) -> Result<Prepared, ApiError> {
+    fn prepare_stored(&self, stored: Stored, replaying: bool) -> Result<Prepared, ApiError> {
         if self.finished() {
             return Err(ApiError::new(Reason::GameOver, "the match is over"));
         }
@@ -497,7 +502,7 @@ impl Table {
                 Step::Actions { actions, hashes }
             }
             Step::Auto { actions, .. } => {
-                let reason = self.auto_reason(seat, stored.at)?;
+                let reason = self.auto_reason(seat, stored.at, replaying)?;
                 events.push(TableEvent::Auto { seat, reason });
                 let (actions, hashes) = self.run(&mut game, actions, &mut events)?;
                 Step::Auto { actions, hashes }

@@ -21,8 +21,7 @@ use crate::shengji::bot::RuleBot;
 use crate::shengji::{Action, Game, Phase, ShengjiHooks, View};
 use crate::variants::{OptionValue, ShengjiScript};
 
-use super::table::{Command, Table};
-use crate::game::Viewer;
+use super::entry::Command;
 
 /// Cards of the bottom (the stock left when all 48 are dealt).
 const BOTTOM: u8 = 6;
@@ -30,8 +29,11 @@ const BOTTOM: u8 = 6;
 /// The clock settings of one table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timers {
-    /// Milliseconds a seat has to act; `None`: no turn deadlines.
-    pub turn_ms: Option<u64>,
+    /// Milliseconds a seat has to act (the variant's `turn_seconds`): the rule a logged 托管
+    /// entry is checked against on replay, whether or not this server times turns out.
+    pub turn_ms: u64,
+    /// This server times turns out (not `serve --no-turn-timers`).
+    pub on: bool,
     /// Milliseconds a disconnected seat keeps its place.
     pub reconnect_ms: u64,
 }
@@ -45,12 +47,18 @@ fn seconds(hooks: &ShengjiScript, name: &str, default: i64) -> u64 {
 }
 
 impl Timers {
-    /// The variant options' timers; without turn deadlines when the server turns them off.
+    /// The variant options' timers; turns are timed out unless the server turns them off.
     pub fn of(hooks: &ShengjiScript, turn_timers: bool) -> Timers {
         Timers {
-            turn_ms: turn_timers.then(|| seconds(hooks, "turn_seconds", 30)),
+            turn_ms: seconds(hooks, "turn_seconds", 30),
+            on: turn_timers,
             reconnect_ms: seconds(hooks, "reconnect_seconds", 90),
         }
+    }
+
+    /// Milliseconds a seat has to act on this server; `None`: no turn deadlines.
+    pub fn live_turn_ms(&self) -> Option<u64> {
+        self.on.then_some(self.turn_ms)
     }
 }
 
@@ -107,38 +115,4 @@ pub fn decide(
 
 fn lowest(cards: CardSet) -> Option<crate::cards::Card> {
     cards.iter().next()
-}
-
-impl Table {
-    /// The next action of a bot seat, if one may act now: while dealing, a bot that wants to
-    /// declare; in the exchange and play, the bot whose turn it is. Decided from its view only.
-    pub fn bot_action(&self) -> Result<Option<(u8, Command)>, ApiError> {
-        if self.finished() || self.record.bot_seats.is_empty() {
-            return Ok(None);
-        }
-        let decide = |seat: u8| -> Result<Option<Action>, ApiError> {
-            let mut bot = self.record.bot(seat)?;
-            bot.bury_points = self.hooks().bury_points_allowed();
-            Ok(bot.decide(&self.game().view(Viewer::Player(Player::new(seat)))))
-        };
-        if self.game().phase() == Phase::Dealing {
-            if self.game().declaration().is_some() {
-                return Ok(None);
-            }
-            for &seat in &self.record.bot_seats {
-                if let Some(Action::Declare { card, .. }) = decide(seat)? {
-                    return Ok(Some((seat, Command::Declare(card))));
-                }
-            }
-            return Ok(None);
-        }
-        let Some(seat) = self.game().turn().filter(|&s| self.record.is_bot(s)) else {
-            return Ok(None);
-        };
-        Ok(match decide(seat)? {
-            Some(Action::Bury { cards, .. }) => Some((seat, Command::Bury(cards))),
-            Some(Action::Play { card, .. }) => Some((seat, Command::Play(card))),
-            _ => None,
-        })
-    }
 }

@@ -9,9 +9,10 @@ use crate::game::Viewer;
 use crate::seat::Player;
 use crate::service::pb::shengji as pb;
 use crate::service::record::Tokens;
+use crate::service::shengji::hints::Hints;
 use crate::service::shengji::record::{NewShengji, ShengjiRecord};
 use crate::service::shengji::table::{
-    AutoReason, Command, Hints, LeaveReason, ReplayAction, Stored, Table, TableEvent,
+    AutoReason, Command, LeaveReason, ReplayAction, Stored, Table, TableEvent,
 };
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::game::ENGINE_VERSION;
@@ -417,7 +418,7 @@ pub fn replay(table: &Table, log: &[Stored], script: String) -> pb::GetReplayRes
         winner: table.winner().map(u32::from),
         script,
         created_at: r.created_at,
-        turn_ms: timers.turn_ms.unwrap_or(0),
+        turn_ms: timers.turn_ms,
         reconnect_ms: timers.reconnect_ms,
     }
 }
