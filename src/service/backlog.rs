@@ -23,19 +23,20 @@ pub const DEFAULT_ACTIONS: usize = crate::config::DEFAULT_BACKLOG_ACTIONS;
 pub const KEYS_REMEMBERED: usize = 128;
 
 /// One kept action.
-struct Kept {
+struct Kept<E> {
     /// When it was accepted (Unix ms).
     at: u64,
-    events: Vec<Event>,
+    events: Vec<E>,
     /// The sending player and its idempotency key and request digest, if it came with a key.
     request: Option<(Player, Box<str>, Option<Box<str>>)>,
 }
 
-/// The recent past of one game.
-pub struct Backlog {
+/// The recent past of one game; its events are Shuangkou's by default (a 升級 table keeps its
+/// own event type, `shengji::table::TableEvent`, and tracks its reconnect windows itself).
+pub struct Backlog<E = Event> {
     /// The seq of the oldest kept action.
     first: u64,
-    kept: VecDeque<Kept>,
+    kept: VecDeque<Kept<E>>,
     limit: usize,
     /// By player: whether its last `Disconnect`/`ReconnectExpired` entry was a `Disconnect`
     /// (its reconnect window is open, unless a reconnect closed it: the engine knows that).
@@ -67,9 +68,9 @@ pub struct Memory {
     pub window_open: Vec<bool>,
 }
 
-impl Backlog {
+impl<E> Backlog<E> {
     /// A backlog holding the creation events (seq 0), keeping at most `limit` actions.
-    pub fn new(created_at: u64, events: Vec<Event>, players: usize, limit: usize) -> Backlog {
+    pub fn new(created_at: u64, events: Vec<E>, players: usize, limit: usize) -> Backlog<E> {
         let mut kept = VecDeque::with_capacity(limit.clamp(1, DEFAULT_ACTIONS));
         kept.push_back(Kept {
             at: created_at,
@@ -137,25 +138,17 @@ impl Backlog {
         }
     }
 
-    /// Records the action that made the game's seq `seq` (the next one).
-    pub fn push(
+    /// Records the events of the action that made the game's seq `seq` (the next one), with the
+    /// sending player's idempotency key and request digest, if any.
+    pub fn push_events(
         &mut self,
         seq: u64,
         player: Player,
-        action: &Action,
         at: u64,
-        events: Vec<Event>,
+        events: Vec<E>,
         request: Option<(&str, Option<&str>)>,
     ) {
         debug_assert_eq!(seq, self.first + self.kept.len() as u64);
-        match action {
-            Action::Disconnect | Action::ReconnectExpired => {
-                if let Some(open) = self.window_open.get_mut(player.index()) {
-                    *open = *action == Action::Disconnect;
-                }
-            }
-            _ => {}
-        }
         self.kept.push_back(Kept {
             at,
             events,
@@ -170,7 +163,7 @@ impl Backlog {
     }
 
     /// The action at `seq` if kept: when it was accepted and its events.
-    pub fn action_at(&self, seq: u64) -> Option<(u64, &[Event])> {
+    pub fn action_at(&self, seq: u64) -> Option<(u64, &[E])> {
         let i = usize::try_from(seq.checked_sub(self.first)?).ok()?;
         self.kept.get(i).map(|k| (k.at, k.events.as_slice()))
     }
@@ -204,6 +197,29 @@ impl Backlog {
             .get(player.index())
             .copied()
             .unwrap_or(false)
+    }
+}
+
+impl Backlog<Event> {
+    /// Records the action that made the game's seq `seq` (the next one).
+    pub fn push(
+        &mut self,
+        seq: u64,
+        player: Player,
+        action: &Action,
+        at: u64,
+        events: Vec<Event>,
+        request: Option<(&str, Option<&str>)>,
+    ) {
+        match action {
+            Action::Disconnect | Action::ReconnectExpired => {
+                if let Some(open) = self.window_open.get_mut(player.index()) {
+                    *open = *action == Action::Disconnect;
+                }
+            }
+            _ => {}
+        }
+        self.push_events(seq, player, at, events, request);
     }
 }
 

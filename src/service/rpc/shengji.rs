@@ -19,6 +19,7 @@ use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
 use crate::service::shengji::family::{self, SharedTable};
+use crate::service::shengji::history;
 use crate::service::shengji::record::ShengjiRecord;
 use crate::service::shengji::{DOMAIN, RULE};
 use crate::service::status::{ApiError, Reason};
@@ -178,7 +179,8 @@ impl ShengjiApi {
             .get(&r.variant, &r.version)
             .map(|v| v.source().to_string())
             .unwrap_or_default();
-        Ok(wire::replay(&live, script))
+        let log = history::stored_log(tables.store(), &req.game_id).await?;
+        Ok(wire::replay(&live, &log, script))
     }
 
     async fn create(
@@ -254,8 +256,11 @@ impl ShengjiApi {
         // The compare-and-append is the catch-up (`commit_cached`): one store round trip per action.
         let mut live = tables.locked(&table).await;
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = rid.and_then(|r| live.request_seq(player, r)) {
-            return wire::submitted(&live, seq, player);
+        if let Some(r) = rid
+            && let Some((seq, at, events)) =
+                history::retried(tables.store(), &live, player, r, false).await?
+        {
+            return Ok(wire::submitted(&live, (seq, at, &events), player));
         }
         let now = now_ms();
         let expected = req.expected_seq;
@@ -278,10 +283,16 @@ impl ShengjiApi {
                 if let Err(e) = family::run_bots(tables, &mut live).await {
                     tracing::warn!(game = %req.game_id, error = %e, "a bot seat's action failed");
                 }
-                wire::submitted(&live, seq, player)
+                let (at, events) = history::events_of(tables.store(), &live, seq).await?;
+                Ok(wire::submitted(&live, (seq, at, &events), player))
             }
-            Err(e) => match rid.and_then(|r| live.request_seq(player, r)) {
-                Some(seq) => wire::submitted(&live, seq, player),
+            Err(e) => match rid {
+                Some(r) => match history::retried(tables.store(), &live, player, r, true).await? {
+                    Some((seq, at, events)) => {
+                        Ok(wire::submitted(&live, (seq, at, &events), player))
+                    }
+                    None => Err(e),
+                },
                 None => Err(e),
             },
         }
@@ -312,14 +323,20 @@ impl ShengjiApi {
         tokio::spawn(async move {
             // Held while the stream lives: the player is connected (presence), the stream counted.
             let _guard = (guard, counted);
+            let mut replay = None;
             loop {
-                let batch: Vec<pb::GameEvent> = match app.shengji().current(&table).await {
-                    Err(_) => Vec::new(),
-                    Ok(live) => live
-                        .events_after(next)
-                        .map(|(seq, at, e)| wire::event(seq, at, e, viewer))
-                        .collect(),
-                };
+                let batch: Vec<pb::GameEvent> =
+                    match history::watch_batch(app.shengji(), &table, &mut replay, next).await {
+                        Err(e) => {
+                            let _ = tx.send(Err(status(e))).await;
+                            break;
+                        }
+                        Ok(events) => events
+                            .iter()
+                            .map(|(seq, at, e)| wire::event(*seq, *at, e, viewer))
+                            .collect(),
+                    };
+                let caught_up = batch.is_empty();
                 let sent = send_all(&tx, batch, |ev| {
                     next = Some(next.map_or(ev.seq, |n| n.max(ev.seq)));
                 })
@@ -329,6 +346,10 @@ impl ShengjiApi {
                 }
                 if settle(app.shengji(), &table, viewer, next.unwrap_or(0)).await {
                     break;
+                }
+                // A page replayed from the store may have more after it: wait only when caught up.
+                if !caught_up {
+                    continue;
                 }
                 if !wakeups.wait(&tx, |e| Err(status(e)), "seq").await {
                     break;

@@ -233,7 +233,7 @@ impl Session {
             ));
         }
         let players = live.game.players() as usize;
-        live.backlog = Backlog::resume(resumed.seq, resumed.memory, players, keep);
+        live.backlog = Backlog::<Event>::resume(resumed.seq, resumed.memory, players, keep);
         live.game = resumed.game;
         live.snapshot_covered = covered;
         for e in log_after {

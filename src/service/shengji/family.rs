@@ -3,15 +3,15 @@
 //! the seat's view) and turn deadlines (托管, [`LiveGame::auto_entry`]).
 //!
 //! The record's script text stays in its body (the store's script table serves Shuangkou's). The
-//! turn timer, reconnect window and presence methods keep the trait's defaults (nothing
-//! scheduled, nothing logged) until the table keeps turn timers and presence.
+//! turn timer, reconnect window, presence and 托管 methods are the table's own (`turns`,
+//! `presence`): the shared schedule and presence call them as they do Shuangkou's.
 
 use super::record::{GAME, ShengjiRecord};
 use super::table::{Prepared, Table};
 use crate::seat::Player;
 use crate::service::clock::now_ms;
 use crate::service::games::family::inherent_live_game_methods;
-use crate::service::games::{DueTurn, Games, LiveGame, Shared};
+use crate::service::games::{DueTurn, Games, LiveGame, PresenceStep, Shared};
 use crate::service::record::Record;
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry};
@@ -38,9 +38,11 @@ impl LiveGame for Table {
     fn create(
         registry: &Registry<ShengjiVariant>,
         record: ShengjiRecord,
-        _no_timers: bool,
+        no_timers: bool,
     ) -> Result<Table, ApiError> {
-        Table::create(registry, record)
+        let mut table = Table::create(registry, record)?;
+        table.set_turn_timers(!no_timers);
+        Ok(table)
     }
 
     fn stored_record(
@@ -61,9 +63,11 @@ impl LiveGame for Table {
         registry: &Registry<ShengjiVariant>,
         record: &GameRecord,
         log: &[LogEntry],
-        _no_timers: bool,
+        no_timers: bool,
     ) -> Result<Table, ApiError> {
-        Table::restore(registry, &record.body, log)
+        let mut table = Table::restore(registry, &record.body, log)?;
+        table.set_turn_timers(!no_timers);
+        Ok(table)
     }
 
     fn record(&self) -> &Record {
@@ -85,6 +89,57 @@ impl LiveGame for Table {
     fn bot_to_act(&self) -> Option<Player> {
         let (seat, _) = self.bot_action().ok().flatten()?;
         Some(Player::new(seat))
+    }
+
+    fn keep_actions(&mut self, actions: usize) {
+        Table::keep_actions(self, actions)
+    }
+
+    fn deadline(&self) -> Option<u64> {
+        Table::deadline(self)
+    }
+
+    fn deadline_passed(&self, now: u64) -> bool {
+        Table::deadline_passed(self, now)
+    }
+
+    fn turn_is_away(&self) -> bool {
+        Table::turn_is_away(self)
+    }
+
+    fn open_windows(&self) -> Vec<(Player, u64)> {
+        Table::open_windows(self)
+    }
+
+    fn is_disconnected(&self, player: Player) -> bool {
+        Table::is_disconnected(self, player)
+    }
+
+    fn presence_entry(
+        &self,
+        player: Player,
+        step: PresenceStep,
+        now: u64,
+    ) -> Option<Result<Prepared, ApiError>> {
+        if self.finished() {
+            return None;
+        }
+        let away = self.is_disconnected(player);
+        let applies = match step {
+            PresenceStep::Disconnect => !away,
+            PresenceStep::Reconnect => away,
+            PresenceStep::Expire => self
+                .open_windows()
+                .iter()
+                .any(|&(p, at)| p == player && at <= now),
+        };
+        applies.then(|| self.prepare_presence(player, step, now))
+    }
+
+    fn auto_entry(&self, now: u64) -> Option<Result<Prepared, ApiError>> {
+        self.auto_command()
+            .transpose()
+            .map(|r| r.and_then(|(player, command)| self.prepare_auto(player, command, now)))
     }
 }
 
@@ -238,8 +293,14 @@ mod tests {
                 live.seq() > seat0_requests,
                 "the bot seats acted through the schedule"
             );
-            assert!(live.replay_steps().iter().any(|s| s.player == 2));
             drop(live);
+            let log = crate::service::shengji::history::stored_log(tables.store(), "s1")
+                .await
+                .unwrap();
+            assert!(
+                log.iter().any(|e| e.player == 2),
+                "a bot seat's entries are logged"
+            );
             assert!(tables.run_due(u64::MAX).await.is_empty());
             assert!(tables.cached("s1").is_none(), "evicted once finished");
             assert!(tables.load("s1").await.unwrap().lock().await.finished());

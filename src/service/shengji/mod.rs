@@ -13,10 +13,15 @@
 //! The protobuf side is in `wire::shengji` and `rpc::shengji`. Depends on the core
 //! (`crate::shengji`), the variant host and the store; never on the wire types.
 
+pub mod entry;
 pub mod family;
+pub mod hints;
+pub mod history;
+pub mod presence;
 pub mod record;
 pub mod store;
 pub mod table;
+pub mod turns;
 
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::GameError;

@@ -1,6 +1,6 @@
 //! One 升級 game as the service holds it (a table): the core's match, its pinned variant script,
-//! its log entries with the events they caused (WatchGame resumes, idempotent retries) and a
-//! notifier.
+//! the events and idempotency keys of its last few requests (`service::backlog`: older ones are
+//! re-derived from the store by `shengji::history`), presence, its turn clock and a notifier.
 //!
 //! Built from a creation record plus the stored log by replay, verifying the state hash recorded
 //! after every core action, so a game rebuilt after a restart is exactly the one acknowledged. A
@@ -8,82 +8,42 @@
 //! has it (`games` runs that protocol). One request is one log entry and one seq, even when it
 //! is several core actions (dealing 12 cards).
 //!
+//! Turns and presence mirror Shuangkou's `Session`: the seat to act, its deadline (the variant's
+//! `turn_seconds` from the last core action), the reconnect windows, the 托管 decision and its
+//! `auto` entry, and presence entries (`turns`, `presence`). All pure: `now` is passed in.
+//!
 //! Domain values only: no protobuf type, no store access, no cache.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
+use super::entry::decode;
+pub use super::entry::{
+    AutoReason, Command, LeaveReason, MAX_DEAL_STEPS, ReplayAction, ReplayStep, Step, Stored,
+    TableEvent,
+};
+use super::presence::Presence;
+pub use super::presence::PresenceStep;
 use super::record::ShengjiRecord;
 use super::rejection;
-use crate::cards::{Card, CardSet};
+use super::turns::{self, Timers};
+use crate::cards::CardSet;
 use crate::game::Viewer;
 use crate::seat::{Player, Seat};
+use crate::service::backlog::{self, Backlog};
 use crate::service::status::{ApiError, Reason};
-use crate::shengji::{Action, Event, Game, Phase, ShengjiHooks, View, event_view};
+
+use crate::shengji::{Action, Event, Game, Phase, ShengjiHooks, View};
 use crate::store::LogEntry;
 use crate::variants::{Registry, ShengjiScript, ShengjiVariant};
-
-/// Most deal steps one request may ask for (a whole deal is 49).
-pub const MAX_DEAL_STEPS: u32 = 54;
-
-/// What a seat asks for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
-    /// Advance the deal by this many steps.
-    Deal(u32),
-    Declare(Card),
-    Bury(CardSet),
-    Play(Card),
-}
-
-/// One stored log entry: a request's core actions with the state hash after each, or a leave.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Stored {
-    pub player: u8,
-    pub at: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<String>,
-    pub step: Step,
-}
-
-/// What an entry did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Step {
-    /// Core actions, with the state hash after each.
-    Actions {
-        actions: Vec<Action>,
-        hashes: Vec<String>,
-    },
-    /// The player left: the match ends, its team loses.
-    Leave,
-}
-
-/// An event of a table: the core's, or a seat leaving.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TableEvent {
-    Game(Event),
-    Left { seat: u8, winner: u8 },
-}
-
-impl TableEvent {
-    /// The event as `viewer` may see it.
-    pub fn seen_by(&self, viewer: Viewer) -> TableEvent {
-        match self {
-            TableEvent::Game(e) => TableEvent::Game(event_view(e, viewer)),
-            left => left.clone(),
-        }
-    }
-}
 
 /// A request prepared on a copy of the match, not yet stored.
 pub struct Prepared {
     pub log: LogEntry,
     game: Game,
     left: Option<u8>,
+    presence: Presence,
     events: Vec<TableEvent>,
     stored: Stored,
 }
@@ -100,46 +60,30 @@ impl Prepared {
     }
 }
 
-/// What a seat may do now (GetHints).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Hints {
-    pub your_turn: bool,
-    pub legal: CardSet,
-    pub declarable: CardSet,
-    pub can_deal: bool,
-    pub must_bury: bool,
-    pub bury_points_allowed: bool,
-    pub phase: Phase,
-    pub seq: u64,
-}
-
-/// One step of a replay.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReplayStep {
-    pub seq: u64,
-    pub at: u64,
-    pub player: u8,
-    /// `None`: the player left.
-    pub action: Option<Action>,
-    pub hash: String,
-}
-
 /// A live 升級 game.
 pub struct Table {
     pub record: ShengjiRecord,
     hooks: Arc<ShengjiScript>,
     game: Game,
     left: Option<u8>,
-    /// (time, events) by seq: index 0 holds the creation events.
-    events: Vec<(u64, Vec<TableEvent>)>,
-    entries: Vec<Stored>,
-    /// Idempotency keys: (player, request id) → seq.
-    requests: HashMap<(u8, String), u64>,
+    /// Requests accepted so far.
+    seq: u64,
+    /// The events and idempotency keys of the last requests (seq 0: the creation).
+    backlog: Backlog<TableEvent>,
+    presence: Presence,
+    timers: Timers,
+    /// When the game last moved (the last core action, or the creation): the turn's deadline
+    /// runs from here.
+    moved_at: u64,
     notify: broadcast::Sender<u64>,
 }
 
 fn wrap(events: Vec<Event>) -> impl Iterator<Item = TableEvent> {
     events.into_iter().map(TableEvent::Game)
+}
+
+fn store_failed(m: String) -> ApiError {
+    ApiError::new(Reason::StoreFailed, m)
 }
 
 impl Table {
@@ -161,26 +105,49 @@ impl Table {
             .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))
     }
 
-    /// A new table from its record.
+    /// A new table from its record (turn deadlines on: see [`Table::set_turn_timers`]).
     pub fn create(
         registry: &Registry<ShengjiVariant>,
         record: ShengjiRecord,
     ) -> Result<Table, ApiError> {
         let hooks = Table::hooks_for(registry, &record)?;
-        let (game, events) = Game::new(record.setup()?).map_err(rejection)?;
-        let (notify, _) = broadcast::channel(16);
         let mut record = record;
         record.base.script = String::new();
+        Table::start(record, hooks)
+    }
+
+    /// The table at its creation, with these hooks.
+    fn start(record: ShengjiRecord, hooks: Arc<ShengjiScript>) -> Result<Table, ApiError> {
+        let (game, events) = Game::new(record.setup()?).map_err(rejection)?;
+        let (notify, _) = broadcast::channel(16);
+        let created_at = record.base.created_at;
+        let backlog = Backlog::new(
+            created_at,
+            wrap(events).collect(),
+            4,
+            backlog::DEFAULT_ACTIONS,
+        );
         Ok(Table {
-            events: vec![(record.base.created_at, wrap(events).collect())],
+            timers: Timers::of(&hooks, true),
             record,
             hooks,
             game,
             left: None,
-            entries: Vec::new(),
-            requests: HashMap::new(),
+            seq: 0,
+            backlog,
+            presence: Presence::default(),
+            moved_at: created_at,
             notify,
         })
+    }
+
+    /// The same game at its creation, keeping `actions` actions (a replay from the store:
+    /// `history`).
+    pub fn fresh(&self, actions: usize) -> Result<Table, ApiError> {
+        let mut t = Table::start(self.record.clone(), Arc::clone(&self.hooks))?;
+        t.timers = self.timers;
+        t.keep_actions(actions);
+        Ok(t)
     }
 
     /// Rebuilds a table from its stored record and log, verifying every state hash.
@@ -196,9 +163,14 @@ impl Table {
         Ok(table)
     }
 
+    /// Turn deadlines on (the variant's `turn_seconds`) or off (`serve --no-turn-timers`).
+    pub fn set_turn_timers(&mut self, on: bool) {
+        self.timers = Timers::of(&self.hooks, on);
+    }
+
     /// The seq: requests accepted so far.
     pub fn seq(&self) -> u64 {
-        self.entries.len() as u64
+        self.seq
     }
 
     pub fn finished(&self) -> bool {
@@ -213,7 +185,7 @@ impl Table {
         &self.hooks
     }
 
-    /// The seat that left, if any.
+    /// The seat that left (or whose reconnect window ran out), if any.
     pub fn left(&self) -> Option<u8> {
         self.left
     }
@@ -244,43 +216,194 @@ impl Table {
         view
     }
 
-    /// The seq of the request `player` made with `request_id`, if any.
-    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<u64> {
-        self.requests
-            .get(&(player, request_id.to_string()))
-            .copied()
+    // ---- turns, presence and 托管 (the contract with the shared schedule) ----
+
+    /// The player whose action the game waits for: the seat that deals while dealing, the
+    /// dealer while burying, the seat to play ([`turns::seat_to_act`]); `None` once it is over.
+    pub fn player_to_act(&self) -> Option<Player> {
+        if self.finished() {
+            return None;
+        }
+        turns::seat_to_act(&self.game).map(Player::new)
     }
 
-    /// Applies a stored entry (replay, catching up), checking its seq and every state hash.
+    /// Unix ms when the current turn times out: the variant's `turn_seconds` after the last
+    /// core action (presence steps do not move it); `None` without turn timers or turn.
+    pub fn deadline(&self) -> Option<u64> {
+        self.player_to_act()?;
+        Some(self.moved_at.saturating_add(self.timers.live_turn_ms()?))
+    }
+
+    pub fn deadline_passed(&self, now: u64) -> bool {
+        self.deadline().is_some_and(|d| now >= d)
+    }
+
+    /// The player to act is disconnected (the engine plays its turns: at once or at its
+    /// deadline, as the server is configured).
+    pub fn turn_is_away(&self) -> bool {
+        self.player_to_act()
+            .is_some_and(|p| self.is_disconnected(p))
+    }
+
+    pub fn is_disconnected(&self, player: Player) -> bool {
+        self.presence.is_disconnected(player.number())
+    }
+
+    /// The milliseconds a disconnected seat keeps its place, and a seat has to act.
+    pub fn timers(&self) -> Timers {
+        self.timers
+    }
+
+    /// Disconnected players and when their reconnect windows end (Unix ms); none once over.
+    pub fn open_windows(&self) -> Vec<(Player, u64)> {
+        if self.finished() {
+            return Vec::new();
+        }
+        self.presence
+            .windows(self.timers.reconnect_ms)
+            .into_iter()
+            .map(|(s, at)| (Player::new(s), at))
+            .collect()
+    }
+
+    /// The 托管 decision for the player to act: the rule bot's, from that player's view only,
+    /// seeded from the seed commitment, the seq and the player (`turns::decide`).
+    pub fn auto_command(&self) -> Result<Option<(Player, Command)>, ApiError> {
+        let Some(player) = self.player_to_act() else {
+            return Ok(None);
+        };
+        let view = self.view(Viewer::Player(player));
+        let commitment = self.record.base.seed_commitment();
+        let command = turns::decide(&self.game, &self.hooks, &view, &commitment, player.number())?;
+        Ok(Some((player, command)))
+    }
+
+    /// 托管: `command` played for `player` (the player to act, whose deadline passed at `now` or
+    /// who is disconnected), logged as an `auto` entry; the replay checks both again.
+    pub fn prepare_auto(
+        &self,
+        player: Player,
+        command: Command,
+        now: u64,
+    ) -> Result<Prepared, ApiError> {
+        let actions = self.actions_of(player.number(), command)?;
+        self.prepare_stored(
+            Stored {
+                player: player.number(),
+                at: now,
+                request_id: None,
+                step: Step::Auto {
+                    actions,
+                    hashes: Vec::new(),
+                },
+            },
+            false,
+        )
+    }
+
+    /// A presence step of `player` at `now`, logged (`Expire`: the seat leaves).
+    pub fn prepare_presence(
+        &self,
+        player: Player,
+        step: PresenceStep,
+        now: u64,
+    ) -> Result<Prepared, ApiError> {
+        let step = match step {
+            PresenceStep::Disconnect => Step::Disconnect,
+            PresenceStep::Reconnect => Step::Reconnect,
+            PresenceStep::Expire => Step::Expire,
+        };
+        self.prepare_stored(
+            Stored {
+                player: player.number(),
+                at: now,
+                request_id: None,
+                step,
+            },
+            false,
+        )
+    }
+
+    /// Keeps the events and idempotency keys of at most `actions` requests (the oldest go
+    /// first; `history` re-derives them from the store).
+    pub fn keep_actions(&mut self, actions: usize) {
+        self.backlog.set_limit(actions);
+    }
+
+    /// The seq of the oldest request whose events this table keeps.
+    pub fn first_kept(&self) -> u64 {
+        self.backlog.first_seq()
+    }
+
+    // ---- requests ----
+
+    /// The seq of a kept request `player` made with `request_id`, if any.
+    pub fn request_seq(&self, player: u8, request_id: &str) -> Option<u64> {
+        self.backlog
+            .request_seq(Player::new(player), request_id)
+            .map(|(seq, _)| seq)
+    }
+
+    /// The seq of a request older than the kept ones that `player` may have made with
+    /// `request_id` (a remembered fingerprint: the store's entry confirms it).
+    pub fn remembered_seq(&self, player: u8, request_id: &str) -> Option<u64> {
+        self.backlog.remembered_seq(Player::new(player), request_id)
+    }
+
+    /// Applies a stored entry (replay, catching up), checking its seq, every state hash and
+    /// that its 托管 or presence step was due at its time.
     pub fn apply_entry(&mut self, e: &LogEntry) -> Result<(), ApiError> {
         if e.seq <= self.seq() {
             return Ok(());
         }
-        let failed = |m: String| ApiError::new(Reason::StoreFailed, m);
         if e.seq != self.seq() + 1 {
-            return Err(failed(format!(
+            return Err(store_failed(format!(
                 "log gap: entry {} after seq {}",
                 e.seq,
                 self.seq()
             )));
         }
-        let stored: Stored = serde_json::from_slice(&e.body)
-            .map_err(|err| failed(format!("log entry {} unreadable: {err}", e.seq)))?;
-        let recorded = match &stored.step {
-            Step::Actions { hashes, .. } => hashes.clone(),
-            Step::Leave => Vec::new(),
-        };
-        let prepared = self.prepare_stored(stored)?;
-        if let Step::Actions { hashes, .. } = &prepared.stored.step
-            && *hashes != recorded
-        {
-            return Err(failed(format!(
+        let stored = decode(e)?;
+        let recorded: Vec<String> = stored
+            .step
+            .actions()
+            .map(|(_, h)| h.to_vec())
+            .unwrap_or_default();
+        let prepared = self.prepare_stored(stored, true)?;
+        let replayed = prepared.stored.step.actions().map(|(_, h)| h);
+        if replayed.is_some_and(|h| h != recorded.as_slice()) {
+            return Err(store_failed(format!(
                 "replay of entry {} diverged (state hash mismatch)",
                 e.seq
             )));
         }
         self.accept(prepared);
         Ok(())
+    }
+
+    /// The core actions of a seat's command.
+    fn actions_of(&self, seat: u8, command: Command) -> Result<Vec<Action>, ApiError> {
+        Ok(match command {
+            Command::Deal(n) if n == 0 || n > MAX_DEAL_STEPS => {
+                return Err(ApiError::new(
+                    Reason::BadRequest,
+                    format!("deal.count must be 1..={MAX_DEAL_STEPS}"),
+                ));
+            }
+            Command::Deal(n) => vec![Action::Deal; n as usize],
+            Command::Declare(card) => vec![Action::Declare {
+                seat: Seat::new(seat),
+                card,
+            }],
+            Command::Bury(cards) => vec![Action::Bury {
+                seat: Seat::new(seat),
+                cards,
+            }],
+            Command::Play(card) => vec![Action::Play {
+                seat: Seat::new(seat),
+                card,
+            }],
+        })
     }
 
     /// Prepares a seat's request on a copy of the match.
@@ -291,89 +414,117 @@ impl Table {
         now: u64,
         request_id: Option<&str>,
     ) -> Result<Prepared, ApiError> {
-        let actions = match command {
-            Command::Deal(n) if n == 0 || n > MAX_DEAL_STEPS => {
-                return Err(ApiError::new(
-                    Reason::BadRequest,
-                    format!("deal.count must be 1..={MAX_DEAL_STEPS}"),
-                ));
-            }
-            Command::Deal(n) => vec![Action::Deal; n as usize],
-            Command::Declare(card) => vec![Action::Declare {
-                seat: Seat::new(player),
-                card,
-            }],
-            Command::Bury(cards) => vec![Action::Bury {
-                seat: Seat::new(player),
-                cards,
-            }],
-            Command::Play(card) => vec![Action::Play {
-                seat: Seat::new(player),
-                card,
-            }],
-        };
-        self.prepare_stored(Stored {
-            player,
-            at: now,
-            request_id: request_id.map(str::to_string),
-            step: Step::Actions {
-                actions,
-                hashes: Vec::new(),
+        let actions = self.actions_of(player, command)?;
+        self.prepare_stored(
+            Stored {
+                player,
+                at: now,
+                request_id: request_id.map(str::to_string),
+                step: Step::Actions {
+                    actions,
+                    hashes: Vec::new(),
+                },
             },
-        })
+            false,
+        )
     }
 
     /// The player leaves: the match ends, its team loses.
     pub fn prepare_leave(&self, player: u8, now: u64) -> Result<Prepared, ApiError> {
-        self.prepare_stored(Stored {
-            player,
-            at: now,
-            request_id: None,
-            step: Step::Leave,
-        })
+        self.prepare_stored(
+            Stored {
+                player,
+                at: now,
+                request_id: None,
+                step: Step::Leave,
+            },
+            false,
+        )
+    }
+
+    /// Why the engine may act for `seat` at `at`: its deadline passed, or it is disconnected. A
+    /// stored entry (`replaying`) is checked against the variant's `turn_seconds` even where
+    /// this server does not time turns out (it was logged by one that did).
+    fn auto_reason(&self, seat: u8, at: u64, replaying: bool) -> Result<AutoReason, ApiError> {
+        if self.player_to_act() != Some(Player::new(seat)) {
+            return Err(ApiError::new(
+                Reason::NotYourTurn,
+                format!("托管 for seat {seat}, but it is not the seat to act"),
+            ));
+        }
+        let turn_ms = match replaying {
+            true => Some(self.timers.turn_ms),
+            false => self.timers.live_turn_ms(),
+        };
+        if turn_ms.is_some_and(|ms| at >= self.moved_at.saturating_add(ms)) {
+            Ok(AutoReason::Timeout)
+        } else if self.presence.is_disconnected(seat) {
+            Ok(AutoReason::Disconnected)
+        } else {
+            Err(ApiError::new(
+                Reason::BadRequest,
+                format!("托管 for seat {seat} before its turn deadline"),
+            ))
+        }
     }
 
     /// Runs an entry on a copy: its actions (a deal request stops early at the end of the deal;
-    /// any other rejection rejects the whole request), with the state hash after each.
-    fn prepare_stored(&self, stored: Stored) -> Result<Prepared, ApiError> {
+    /// any other rejection rejects the whole request) with the state hash after each, or its
+    /// leave or presence step.
+    fn prepare_stored(&self, stored: Stored, replaying: bool) -> Result<Prepared, ApiError> {
         if self.finished() {
             return Err(ApiError::new(Reason::GameOver, "the match is over"));
         }
+        let seat = stored.player;
         let mut game = self.game.clone();
         let mut events = Vec::new();
         let mut left = None;
+        let mut presence = self.presence;
+        let window = self.timers.reconnect_ms;
+        let leave = |left: &mut Option<u8>, events: &mut Vec<TableEvent>, reason| {
+            *left = Some(seat);
+            events.push(TableEvent::Left {
+                seat,
+                winner: 1 - Seat::new(seat).team(),
+                reason,
+            });
+        };
         let step = match stored.step {
             Step::Leave => {
-                let winner = 1 - Seat::new(stored.player).team();
-                events.push(TableEvent::Left {
-                    seat: stored.player,
-                    winner,
-                });
-                left = Some(stored.player);
+                leave(&mut left, &mut events, LeaveReason::Left);
                 Step::Leave
             }
+            Step::Disconnect => {
+                presence = presence.after(PresenceStep::Disconnect, seat, stored.at, window)?;
+                events.push(TableEvent::Disconnected {
+                    seat,
+                    window_ends: stored.at.saturating_add(window),
+                });
+                Step::Disconnect
+            }
+            Step::Reconnect => {
+                presence = presence.after(PresenceStep::Reconnect, seat, stored.at, window)?;
+                events.push(TableEvent::Reconnected { seat });
+                Step::Reconnect
+            }
+            Step::Expire => {
+                presence = presence.after(PresenceStep::Expire, seat, stored.at, window)?;
+                leave(&mut left, &mut events, LeaveReason::Disconnected);
+                Step::Expire
+            }
             Step::Actions { actions, .. } => {
-                let mut done = Vec::with_capacity(actions.len());
-                let mut hashes = Vec::with_capacity(actions.len());
-                for action in actions {
-                    if action == Action::Deal && !done.is_empty() && game.phase() != Phase::Dealing
-                    {
-                        break;
-                    }
-                    let hooks: &dyn ShengjiHooks = self.hooks.as_ref();
-                    events.extend(wrap(game.apply(hooks, action).map_err(rejection)?));
-                    done.push(action);
-                    hashes.push(game.state_hash());
-                }
-                Step::Actions {
-                    actions: done,
-                    hashes,
-                }
+                let (actions, hashes) = self.run(&mut game, actions, &mut events)?;
+                Step::Actions { actions, hashes }
+            }
+            Step::Auto { actions, .. } => {
+                let reason = self.auto_reason(seat, stored.at, replaying)?;
+                events.push(TableEvent::Auto { seat, reason });
+                let (actions, hashes) = self.run(&mut game, actions, &mut events)?;
+                Step::Auto { actions, hashes }
             }
         };
         let stored = Stored { step, ..stored };
-        let body = serde_json::to_vec(&stored)
-            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        let body = serde_json::to_vec(&stored).map_err(|e| store_failed(e.to_string()))?;
         Ok(Prepared {
             log: LogEntry {
                 seq: self.seq() + 1,
@@ -381,9 +532,31 @@ impl Table {
             },
             game,
             left,
+            presence,
             events,
             stored,
         })
+    }
+
+    /// Applies core actions to `game`: the actions done and the state hash after each.
+    fn run(
+        &self,
+        game: &mut Game,
+        actions: Vec<Action>,
+        events: &mut Vec<TableEvent>,
+    ) -> Result<(Vec<Action>, Vec<String>), ApiError> {
+        let mut done = Vec::with_capacity(actions.len());
+        let mut hashes = Vec::with_capacity(actions.len());
+        for action in actions {
+            if action == Action::Deal && !done.is_empty() && game.phase() != Phase::Dealing {
+                break;
+            }
+            let hooks: &dyn ShengjiHooks = self.hooks.as_ref();
+            events.extend(wrap(game.apply(hooks, action).map_err(rejection)?));
+            done.push(action);
+            hashes.push(game.state_hash());
+        }
+        Ok((done, hashes))
     }
 
     /// Makes a prepared request current (after the store acknowledged it).
@@ -394,132 +567,40 @@ impl Table {
                 crate::metrics::family_play(super::record::GAME, variant);
             }
         }
+        if p.stored.step.actions().is_some() {
+            self.moved_at = p.stored.at;
+        }
         self.game = p.game;
         self.left = p.left;
-        self.events.push((p.stored.at, p.events));
-        self.entries.push(p.stored);
-        let seq = self.seq();
-        if let Some(r) = &self.entries[self.entries.len() - 1].request_id {
-            let player = self.entries[self.entries.len() - 1].player;
-            self.requests.insert((player, r.clone()), seq);
-        }
-        seq
+        self.presence = p.presence;
+        self.seq += 1;
+        let player = Player::new(p.stored.player);
+        let request = p.stored.request_id.as_deref().map(|r| (r, None));
+        self.backlog
+            .push_events(self.seq, player, p.stored.at, p.events, request);
+        self.seq
     }
 
-    /// The request at `seq`: when it was accepted and its events (seq 0: the creation).
+    /// The kept request at `seq`: when it was accepted and its events (seq 0: the creation).
+    /// Older ones: `history`.
     pub fn action_at(&self, seq: u64) -> Result<(u64, &[TableEvent]), ApiError> {
-        self.events
-            .get(seq as usize)
-            .map(|(at, events)| (*at, events.as_slice()))
-            .ok_or_else(|| ApiError::new(Reason::BadRequest, format!("no action {seq}")))
+        self.backlog
+            .action_at(seq)
+            .ok_or_else(|| ApiError::new(Reason::BadRequest, format!("no action {seq} kept")))
     }
 
-    /// Every event after seq `after` with its seq and time; `None`: from the creation on.
+    /// Every kept event after seq `after` with its seq and time; `None`: from the creation on.
+    /// Events before [`Table::first_kept`] are not here (`history`).
     pub fn events_after(
         &self,
         after: Option<u64>,
     ) -> impl Iterator<Item = (u64, u64, &TableEvent)> {
-        let start = after.map_or(0, |a| a.saturating_add(1) as usize);
-        self.events
-            .iter()
-            .enumerate()
-            .skip(start)
-            .flat_map(|(seq, (at, events))| events.iter().map(move |e| (seq as u64, *at, e)))
-    }
-
-    /// What `seat` may do now: the engine itself decides each declarable card (a trial on a
-    /// copy), so the hints never disagree with SubmitAction.
-    pub fn hints(&self, seat: u8) -> Result<Hints, ApiError> {
-        let seat = Seat::new(seat);
-        if self.finished() {
-            return Err(ApiError::new(Reason::GameOver, "the match is over"));
-        }
-        let game = &self.game;
-        let dealing = game.phase() == Phase::Dealing;
-        let declarable: CardSet = if dealing && game.declaration().is_none() {
-            game.hand(seat)
-                .iter()
-                .filter(|&card| {
-                    game.clone()
-                        .apply(self.hooks.as_ref(), Action::Declare { seat, card })
-                        .is_ok()
-                })
-                .collect()
-        } else {
-            CardSet::EMPTY
-        };
-        let your_turn = game.turn() == Some(seat);
-        Ok(Hints {
-            your_turn,
-            legal: game.legal_cards(seat),
-            declarable,
-            can_deal: dealing,
-            must_bury: your_turn && game.phase() == Phase::Exchange,
-            bury_points_allowed: self.hooks.bury_points_allowed(),
-            phase: game.phase(),
-            seq: self.seq(),
+        let start = after
+            .map_or(0, |a| a.saturating_add(1))
+            .max(self.first_kept());
+        (start..=self.seq).flat_map(move |seq| {
+            let (at, events) = self.backlog.action_at(seq).unwrap_or((0, &[]));
+            events.iter().map(move |e| (seq, at, e))
         })
-    }
-
-    /// The next action of a bot seat, if one may act now: while dealing, a bot that wants to
-    /// declare; in the exchange and play, the bot whose turn it is. Decided from its view only.
-    pub fn bot_action(&self) -> Result<Option<(u8, Command)>, ApiError> {
-        if self.finished() || self.record.bot_seats.is_empty() {
-            return Ok(None);
-        }
-        let decide = |seat: u8| -> Result<Option<Action>, ApiError> {
-            let mut bot = self.record.bot(seat)?;
-            bot.bury_points = self.hooks.bury_points_allowed();
-            Ok(bot.decide(&self.game.view(Viewer::Player(Player::new(seat)))))
-        };
-        if self.game.phase() == Phase::Dealing {
-            if self.game.declaration().is_some() {
-                return Ok(None);
-            }
-            for &seat in &self.record.bot_seats {
-                if let Some(Action::Declare { card, .. }) = decide(seat)? {
-                    return Ok(Some((seat, Command::Declare(card))));
-                }
-            }
-            return Ok(None);
-        }
-        let turn = self.game.turn().map(Seat::number);
-        let Some(seat) = turn.filter(|&s| self.record.is_bot(s)) else {
-            return Ok(None);
-        };
-        Ok(match decide(seat)? {
-            Some(Action::Bury { cards, .. }) => Some((seat, Command::Bury(cards))),
-            Some(Action::Play { card, .. }) => Some((seat, Command::Play(card))),
-            _ => None,
-        })
-    }
-
-    /// The replay's steps: every core action with its state hash, and the leave, if any.
-    pub fn replay_steps(&self) -> Vec<ReplayStep> {
-        let mut steps = Vec::new();
-        for (i, e) in self.entries.iter().enumerate() {
-            let seq = i as u64 + 1;
-            match &e.step {
-                Step::Actions { actions, hashes } => {
-                    for (a, h) in actions.iter().zip(hashes) {
-                        steps.push(ReplayStep {
-                            seq,
-                            at: e.at,
-                            player: e.player,
-                            action: Some(*a),
-                            hash: h.clone(),
-                        });
-                    }
-                }
-                Step::Leave => steps.push(ReplayStep {
-                    seq,
-                    at: e.at,
-                    player: e.player,
-                    action: None,
-                    hash: String::new(),
-                }),
-            }
-        }
-        steps
     }
 }

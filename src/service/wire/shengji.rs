@@ -9,8 +9,11 @@ use crate::game::Viewer;
 use crate::seat::{Player, Seat};
 use crate::service::pb::shengji as pb;
 use crate::service::record::Tokens;
+use crate::service::shengji::hints::Hints;
 use crate::service::shengji::record::{NewShengji, ShengjiRecord};
-use crate::service::shengji::table::{Command, Hints, Table, TableEvent};
+use crate::service::shengji::table::{
+    AutoReason, Command, LeaveReason, ReplayAction, Stored, Table, TableEvent,
+};
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::game::ENGINE_VERSION;
 use crate::shengji::{Action, DealResult, Event, Level, Phase, Side};
@@ -212,7 +215,30 @@ pub fn state(table: &Table, viewer: Viewer) -> pb::GameState {
             .iter()
             .map(|&s| u32::from(s))
             .collect(),
+        turn_deadline: table.deadline().map_or(0, millis),
+        to_act: table.player_to_act().map(|p| u32::from(p.number())),
+        presence: presence(table),
     }
+}
+
+fn millis(at: u64) -> i64 {
+    i64::try_from(at).unwrap_or(i64::MAX)
+}
+
+/// Each seat's connected flag and the end of its reconnect window.
+fn presence(table: &Table) -> Vec<pb::SeatPresence> {
+    let windows = table.open_windows();
+    (0..4u8)
+        .map(|seat| {
+            let player = Player::new(seat);
+            let window = windows.iter().find(|(p, _)| *p == player);
+            pb::SeatPresence {
+                seat: u32::from(seat),
+                connected: !table.is_disconnected(player),
+                reconnect_deadline: window.map_or(0, |&(_, at)| millis(at)),
+            }
+        })
+        .collect()
 }
 
 fn bottom_cards(seat: Seat, cards: Option<CardSet>) -> pb::BottomCards {
@@ -227,9 +253,35 @@ fn bottom_cards(seat: Seat, cards: Option<CardSet>) -> pb::BottomCards {
 pub fn event(seq: u64, at: u64, e: &TableEvent, viewer: Viewer) -> pb::GameEvent {
     use pb::game_event::Kind;
     let kind = match e.seen_by(viewer) {
-        TableEvent::Left { seat, winner } => Kind::SeatLeft(pb::SeatLeft {
+        TableEvent::Left {
+            seat,
+            winner,
+            reason,
+        } => Kind::SeatLeft(pb::SeatLeft {
             seat: u32::from(seat),
             winner: u32::from(winner),
+            reason: match reason {
+                LeaveReason::Left => "left",
+                LeaveReason::Disconnected => "disconnected",
+            }
+            .into(),
+        }),
+        TableEvent::Disconnected { seat, window_ends } => {
+            Kind::SeatDisconnected(pb::SeatDisconnected {
+                seat: u32::from(seat),
+                reconnect_deadline: millis(window_ends),
+            })
+        }
+        TableEvent::Reconnected { seat } => Kind::SeatReconnected(pb::SeatReconnected {
+            seat: u32::from(seat),
+        }),
+        TableEvent::Auto { seat, reason } => Kind::AutoActed(pb::AutoActed {
+            seat: u32::from(seat),
+            reason: match reason {
+                AutoReason::Timeout => "timeout",
+                AutoReason::Disconnected => "disconnected",
+            }
+            .into(),
         }),
         TableEvent::Game(e) => match e {
             Event::DealStarted {
@@ -292,19 +344,19 @@ pub fn event(seq: u64, at: u64, e: &TableEvent, viewer: Viewer) -> pb::GameEvent
     }
 }
 
-/// The SubmitAction response for the request at `seq`, as `player` sees it.
+/// The SubmitAction response for the request at `seq` (accepted at `at`, with `events`), as
+/// `player` sees it, with the table's state now.
 pub fn submitted(
     table: &Table,
-    seq: u64,
+    (seq, at, events): (u64, u64, &[TableEvent]),
     player: u8,
-) -> Result<pb::SubmitActionResponse, ApiError> {
+) -> pb::SubmitActionResponse {
     let viewer = Viewer::Player(Player::new(player));
-    let (at, events) = table.action_at(seq)?;
-    Ok(pb::SubmitActionResponse {
+    pb::SubmitActionResponse {
         seq,
         events: events.iter().map(|e| event(seq, at, e, viewer)).collect(),
         state: Some(state(table, viewer)),
-    })
+    }
 }
 
 pub fn hints(h: &Hints) -> pb::GetHintsResponse {
@@ -320,27 +372,38 @@ pub fn hints(h: &Hints) -> pb::GetHintsResponse {
     }
 }
 
-/// The replay of a table: the record, the seed and every core action with its state hash.
-pub fn replay(table: &Table, script: String) -> pb::GetReplayResponse {
+/// The replay of a table from its stored log: the record, the seed and every core action with
+/// its state hash, the leave and presence steps.
+pub fn replay(table: &Table, log: &[Stored], script: String) -> pb::GetReplayResponse {
     use pb::replay_step::Action as A;
     let r = &table.record.base;
-    let steps = table
-        .replay_steps()
+    let steps = crate::service::shengji::entry::replay_steps(log)
         .into_iter()
         .map(|s| pb::ReplayStep {
             seq: s.seq,
             at_ms: s.at,
             player: u32::from(s.player),
-            action: Some(match s.action {
-                None => A::Leave(true),
-                Some(Action::Deal) => A::Deal(true),
-                Some(Action::Declare { card, .. }) => A::Declare(pb::Declare { card: card.id() }),
-                Some(Action::Bury { cards, .. }) => A::Bury(pb::Bury { cards: ids(cards) }),
-                Some(Action::Play { card, .. }) => A::Play(pb::PlayCard { card: card.id() }),
+            action: Some(match s.what {
+                ReplayAction::Leave => A::Leave(true),
+                ReplayAction::Disconnect => A::Disconnect(true),
+                ReplayAction::Reconnect => A::Reconnect(true),
+                ReplayAction::Expire => A::Expire(true),
+                ReplayAction::Core(Action::Deal) => A::Deal(true),
+                ReplayAction::Core(Action::Declare { card, .. }) => {
+                    A::Declare(pb::Declare { card: card.id() })
+                }
+                ReplayAction::Core(Action::Bury { cards, .. }) => {
+                    A::Bury(pb::Bury { cards: ids(cards) })
+                }
+                ReplayAction::Core(Action::Play { card, .. }) => {
+                    A::Play(pb::PlayCard { card: card.id() })
+                }
             }),
             state_hash: s.hash,
+            auto: s.auto,
         })
         .collect();
+    let timers = table.timers();
     pb::GetReplayResponse {
         game_id: r.id.clone(),
         engine_version: ENGINE_VERSION.into(),
@@ -354,5 +417,8 @@ pub fn replay(table: &Table, script: String) -> pb::GetReplayResponse {
         results: table.game().results().iter().map(deal_result).collect(),
         winner: table.winner().map(u32::from),
         script,
+        created_at: r.created_at,
+        turn_ms: timers.turn_ms,
+        reconnect_ms: timers.reconnect_ms,
     }
 }

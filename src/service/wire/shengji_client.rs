@@ -173,7 +173,8 @@ pub fn verify_replay(r: &pb::GetReplayResponse) -> Result<Game, String> {
                 seat,
                 card: card(p.card)?,
             },
-            R::Leave(_) => continue,
+            // No core action: a leave, or presence.
+            R::Leave(_) | R::Disconnect(_) | R::Reconnect(_) | R::Expire(_) => continue,
         };
         actions.push(a);
         hashes.push(s.state_hash.clone());
