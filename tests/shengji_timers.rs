@@ -4,9 +4,9 @@
 //! when its reconnect window (`reconnect_seconds` at its minimum, 10 s) runs out it leaves: the
 //! match ends and its team loses.
 //!
-//! The table implements these (`tests/shengji_turns.rs`); the shared schedule that calls it at
-//! deadlines and on dropped streams is wired at the merge, so these tests are ignored until then.
-//! Every wait has a deadline.
+//! The table decides these (`tests/shengji_turns.rs`); the shared schedule and presence of
+//! `service::games` call it at deadlines and on dropped streams, as for Shuangkou. Every wait has
+//! a deadline.
 
 pub mod common;
 
