@@ -38,6 +38,7 @@ pub mod journal;
 pub mod legacy;
 mod positions;
 mod retention;
+mod syncer;
 mod writer;
 
 use std::collections::HashMap;
@@ -427,9 +428,11 @@ impl EmbeddedStore {
             archive_end,
             alloc_end,
         };
+        let pipe = syncer::Pipe::start(Arc::clone(&shared), end)
+            .map_err(|e| fail(format!("cannot start the syncer thread: {e}")))?;
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
-            .spawn(move || run_writer(writer_shared, w, rx))
+            .spawn(move || run_writer(writer_shared, w, rx, pipe))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
         tracing::info!(store = "embedded", path = %shared.label, games,
             ms = started.elapsed().as_millis() as u64, "store opened");
