@@ -310,6 +310,13 @@ impl Shared {
     }
 }
 
+/// Waits for one of the store's threads to end (after its input was closed); a panic is logged.
+fn join_thread(thread: Option<JoinHandle<()>>, name: &str) {
+    if thread.is_some_and(|t| t.join().is_err()) {
+        tracing::warn!(store = "embedded", thread = name, "store thread panicked");
+    }
+}
+
 /// A log position as an index (saturating: nothing is that long).
 fn clamp(after: u64) -> usize {
     usize::try_from(after).unwrap_or(usize::MAX)
@@ -625,10 +632,6 @@ impl Drop for EmbeddedStore {
         // Closing the queue lets the writer commit what is queued and exit; joining it releases
         // the files (and the lock) before a reopen in the same process.
         self.queue.take();
-        if let Some(writer) = self.writer.take() {
-            if writer.join().is_err() {
-                tracing::warn!(store = "embedded", "store writer thread panicked");
-            }
-        }
+        join_thread(self.writer.take(), "writer");
     }
 }

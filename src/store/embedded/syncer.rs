@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use super::journal::Rec;
 use super::writer::{NewScript, Op, Plan};
-use super::{IoStep, Shared, store_error};
+use super::{IoStep, Shared, join_thread, store_error};
 use crate::store::{Appended, Created};
 
 /// Batches written but not yet synced before the writer waits (back-pressure).
@@ -168,11 +168,7 @@ impl Drop for Pipe {
     fn drop(&mut self) {
         // Closing the channel lets the syncer finish what was handed over and exit.
         self.tx.take();
-        if let Some(s) = self.syncer.take() {
-            if s.join().is_err() {
-                tracing::warn!(store = "embedded", "store syncer thread panicked");
-            }
-        }
+        join_thread(self.syncer.take(), "syncer");
     }
 }
 
