@@ -391,6 +391,59 @@ async fn a_failed_fsync_fails_the_batches_behind_it_and_loses_no_acknowledged_ap
     check_acknowledged(&open(&dir).await, &all, PLAYS, "after reopen").await;
 }
 
+/// The pipelined group commit decides a batch against the batches still in flight: appenders
+/// racing on one game (each retrying a conflict at the reported length) never get two entries
+/// with the same number acknowledged, while slow fsyncs keep several batches in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_appends_are_decided_against_the_batches_in_flight() {
+    let dir = temp_dir("pipelined-race");
+    let faults: Faults = Arc::new(|step: IoStep| {
+        if step == IoStep::Sync {
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        Ok(())
+    });
+    let store = Arc::new(Store::Embedded(
+        EmbeddedStore::open_with_faults(&*dir, faults).unwrap(),
+    ));
+    store.create(&record("g", None, None)).await.unwrap();
+    const RACERS: usize = 6;
+    const LEN: u64 = 60;
+    let mut tasks = Vec::new();
+    for r in 0..RACERS {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let mut acked = BTreeMap::new();
+            let mut next = 1;
+            while next <= LEN {
+                let body = format!("racer{r}-{next}");
+                match store.append("g", &entry(next, &body)).await.unwrap() {
+                    Appended::Ok => {
+                        acked.insert(next, body);
+                        next += 1;
+                    }
+                    Appended::Conflict { current } => next = current + 1,
+                }
+            }
+            acked
+        }));
+    }
+    let mut winners: BTreeMap<u64, String> = BTreeMap::new();
+    for t in tasks {
+        for (seq, body) in t.await.unwrap() {
+            if let Some(other) = winners.insert(seq, body.clone()) {
+                panic!("entry {seq} acknowledged twice: {other} and {body}");
+            }
+        }
+    }
+    assert_eq!(winners.len() as u64, LEN, "every entry has one winner");
+    let games = vec![("g".to_string(), winners, 0)];
+    check_acknowledged(&store, &games, LEN, "before reopen").await;
+    let store = Arc::into_inner(store).expect("the store is still shared");
+    drop(store);
+    check_acknowledged(&open(&dir).await, &games, LEN, "after reopen").await;
+}
+
 /// Each game's log has no gap, at least `plays` entries, and every acknowledged append's body.
 async fn check_acknowledged(
     store: &Store,
