@@ -13,15 +13,18 @@
 //! journal at open, whose size depends on the games in progress: finished games are folded out of
 //! it by compaction ([`compact`]) into one archive frame each.
 //!
-//! # Durability and group commit
+//! # Durability and pipelined group commit
 //! Every write goes to one writer thread through a channel. The writer takes everything queued
-//! (up to [`MAX_BATCH`] operations), checks each against the index and the earlier operations of
-//! the same batch (compare-and-append, idempotent create), encodes the frames into one buffer,
-//! writes it at the end of the journal with one `pwrite`, `fdatasync`s, and only then updates the
-//! index and answers every waiter. No reply precedes the fsync; if the write or the fsync fails,
-//! the journal is truncated back to its last durable end and every waiter of the batch gets an
-//! error (the outcome is unknown to them; a retry reloads and sees). One sequential write per
-//! commit, whatever the number of games in it.
+//! (up to [`MAX_BATCH`] operations), checks each against the index, the batches still in flight
+//! and the earlier operations of the same batch (compare-and-append, idempotent create), encodes
+//! the frames into one buffer and writes it at the end of the journal with one `pwrite`; then it
+//! hands the batch to the syncer thread ([`syncer`]) and goes on with the next. The syncer
+//! `fdatasync`s once for every batch handed over since its last sync, and only then updates the
+//! index and answers their waiters: a write waits for at most the sync in flight and its own. No
+//! reply (and no read) sees a write before the fsync that covers it; if a write or an fsync
+//! fails, every batch behind it fails too, the journal is truncated back to its last durable end
+//! and every waiter of those batches gets an error (the outcome is unknown to them; a retry
+//! reloads and sees). One sequential write per batch, whatever the number of games in it.
 //!
 //! # Recovery
 //! A crash can tear only the frames written after the last fsync (never acknowledged): the scan
