@@ -39,6 +39,7 @@ mod compact;
 pub mod index;
 pub mod journal;
 pub mod legacy;
+mod ops;
 mod positions;
 mod retention;
 mod syncer;
@@ -57,7 +58,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use self::index::{Index, Place};
 use self::journal::Rec;
-use self::writer::{Op, Queued, Reply, Writer, run_writer};
+use self::ops::{Op, Queued, Reply};
+use self::writer::{Writer, run_writer};
 use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 /// The journal's file name inside the data directory (the file whose presence marks a store).

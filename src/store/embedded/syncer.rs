@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::journal::Rec;
-use super::writer::{NewScript, Op, Plan};
+use super::ops::{NewScript, Op, Phases, Plan};
 use super::{IoStep, Shared, join_thread, store_error};
 use crate::store::{Appended, Created};
 
@@ -318,21 +318,5 @@ fn reply(shared: &Shared, op: Op, plan: Plan) {
             let _ = reply.send(Ok(()));
         }
         (op, _) => op.fail("internal error: outcome mismatch"),
-    }
-}
-
-/// Times the phases of one commit (`shuangkou_store_commit_phase_seconds`).
-pub(super) struct Phases(Instant);
-
-impl Phases {
-    pub(super) fn start() -> Phases {
-        Phases(Instant::now())
-    }
-
-    /// Records the time since the previous phase ended as `name`.
-    pub(super) fn end(&mut self, name: &'static str) {
-        let now = Instant::now();
-        crate::metrics::store_commit_phase(name, (now - self.0).as_secs_f64());
-        self.0 = now;
     }
 }

@@ -13,93 +13,21 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 use super::index::{Game, Index, RequestKey, request_key};
-use super::journal::{self, Rec, Span};
+use super::journal::{self, Rec};
+use super::ops::{NewScript, Op, Phases, Plan, Queued};
 pub(super) use super::positions::Writer;
 use super::retention::Schedule;
-use super::syncer::{Phases, Pipe, Written};
-use super::{IoStep, MAX_BATCH, Shared, compact, store_error};
-use crate::store::{Appended, Created, GameRecord, LogEntry, StoreError};
+use super::syncer::{Pipe, Written};
+use super::{IoStep, MAX_BATCH, Shared, compact};
+use crate::store::{Appended, Created};
 
 /// Bytes of zeros the journal is extended by, and fsynced, ahead of the commits: a commit then
 /// overwrites allocated blocks, and its `fdatasync` flushes data without a file-size change
 /// (measured on this machine's disk: 4–6× shorter at the median and p90 than appending).
 pub(super) const PREALLOCATE: u64 = 4 << 20;
-
-pub(super) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
-
-/// An operation in the writer's queue, with the time it was submitted (the `queued` phase).
-pub(super) struct Queued {
-    pub(super) op: Op,
-    pub(super) at: Instant,
-}
-
-/// A write for the writer thread.
-pub(super) enum Op {
-    Create {
-        record: GameRecord,
-        reply: Reply<Created>,
-    },
-    Append {
-        id: String,
-        entry: LogEntry,
-        reply: Reply<Appended>,
-    },
-    Finish {
-        id: String,
-        reply: Reply<()>,
-    },
-    /// Compacts the journal after the batch (if any finished game is in it).
-    Compact {
-        reply: Reply<()>,
-    },
-    /// Answered after everything queued before it is committed.
-    Sync {
-        op: &'static str,
-        reply: Reply<()>,
-    },
-}
-
-impl Op {
-    fn name(&self) -> &'static str {
-        match self {
-            Op::Create { .. } => "create",
-            Op::Append { .. } => "append",
-            Op::Finish { .. } => "finish",
-            Op::Compact { .. } => "compact",
-            Op::Sync { op, .. } => op,
-        }
-    }
-
-    pub(super) fn fail(self, message: &str) {
-        let e = store_error(self.name(), message);
-        // A dropped receiver means the caller went away; nothing to tell.
-        match self {
-            Op::Create { reply, .. } => drop(reply.send(Err(e))),
-            Op::Append { reply, .. } => drop(reply.send(Err(e))),
-            Op::Finish { reply, .. } => drop(reply.send(Err(e))),
-            Op::Compact { reply } | Op::Sync { reply, .. } => drop(reply.send(Err(e))),
-        }
-    }
-}
-
-/// What one operation of a batch does, decided before the write.
-pub(super) enum Plan {
-    Created(Result<Created, String>),
-    Appended(Result<Appended, String>),
-    /// A frame was written for the op (create, append or finish) at this span; `at` is a
-    /// finish's time.
-    Written(Span, u64),
-    Done,
-}
-
-/// A script frame a batch writes (before the create of op `op`, the first to pin it).
-pub(super) struct NewScript {
-    pub(super) span: Span,
-    pub(super) op: usize,
-}
 
 /// What the batches written but not yet applied to the index (their fsync in flight) did, each
 /// fact with the number of the batch that wrote it: a batch is decided against the index and
