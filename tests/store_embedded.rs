@@ -314,6 +314,163 @@ async fn write_failure_is_an_error_and_the_store_recovers() {
     );
 }
 
+/// The pipelined group commit: batches written while a failing fsync is in flight fail too (they
+/// were decided on the failed batch's writes), and every append that was acknowledged is in the
+/// log, in order, before and after a reopen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_fsync_fails_the_batches_behind_it_and_loses_no_acknowledged_append() {
+    let dir = temp_dir("pipelined-failure");
+    // Every fsync of a commit takes 5 ms (so that later batches are written meanwhile); the
+    // 4th, 9th and 14th fail.
+    let syncs = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let faults: Faults = {
+        let syncs = Arc::clone(&syncs);
+        Arc::new(move |step: IoStep| {
+            if step != IoStep::Sync {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            let n = syncs.fetch_add(1, Ordering::SeqCst) + 1;
+            if n % 5 == 4 && n < 15 {
+                Err(io::Error::other("simulated: fsync failed"))
+            } else {
+                Ok(())
+            }
+        })
+    };
+    let store = Arc::new(Store::Embedded(
+        EmbeddedStore::open_with_faults(&*dir, faults).unwrap(),
+    ));
+    const GAMES: usize = 8;
+    const PLAYS: u64 = 40;
+    let mut tasks = Vec::new();
+    for g in 0..GAMES {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let id = format!("g{g}");
+            while store.create(&record(&id, None, None)).await.is_err() {
+                if store.load(&id).await.ok().flatten().is_some() {
+                    break;
+                }
+            }
+            // The acknowledged appends: seq -> body.
+            let mut acked = BTreeMap::new();
+            let mut failed = 0;
+            let mut next = 1;
+            while next <= PLAYS {
+                let body = format!("{id}-{next}-try{failed}");
+                match store.append(&id, &entry(next, &body)).await {
+                    Ok(Appended::Ok) => {
+                        acked.insert(next, body);
+                        next += 1;
+                    }
+                    // The outcome of a failed append is unknown: go on from the stored length.
+                    Ok(Appended::Conflict { current }) => next = current + 1,
+                    Err(_) => {
+                        failed += 1;
+                        assert!(failed < 200, "{id}: the store does not recover");
+                        let _ = store.ping().await;
+                        if let Ok(Some((_, log))) = store.load(&id).await {
+                            next = log.len() as u64 + 1;
+                        }
+                    }
+                }
+            }
+            (id, acked, failed)
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.push(t.await.unwrap());
+    }
+    let failures: usize = all.iter().map(|(_, _, f)| f).sum();
+    assert!(failures > 0, "no append saw the injected fsync failures");
+    check_acknowledged(&store, &all, PLAYS, "before reopen").await;
+    let store = Arc::into_inner(store).expect("the store is still shared");
+    drop(store);
+    check_acknowledged(&open(&dir).await, &all, PLAYS, "after reopen").await;
+}
+
+/// The pipelined group commit decides a batch against the batches still in flight: appenders
+/// racing on one game (each retrying a conflict at the reported length) never get two entries
+/// with the same number acknowledged, while slow fsyncs keep several batches in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_appends_are_decided_against_the_batches_in_flight() {
+    let dir = temp_dir("pipelined-race");
+    let faults: Faults = Arc::new(|step: IoStep| {
+        if step == IoStep::Sync {
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        Ok(())
+    });
+    let store = Arc::new(Store::Embedded(
+        EmbeddedStore::open_with_faults(&*dir, faults).unwrap(),
+    ));
+    store.create(&record("g", None, None)).await.unwrap();
+    const RACERS: usize = 6;
+    const LEN: u64 = 60;
+    let mut tasks = Vec::new();
+    for r in 0..RACERS {
+        let store = Arc::clone(&store);
+        tasks.push(tokio::spawn(async move {
+            let mut acked = BTreeMap::new();
+            let mut next = 1;
+            while next <= LEN {
+                let body = format!("racer{r}-{next}");
+                match store.append("g", &entry(next, &body)).await.unwrap() {
+                    Appended::Ok => {
+                        acked.insert(next, body);
+                        next += 1;
+                    }
+                    Appended::Conflict { current } => next = current + 1,
+                }
+            }
+            acked
+        }));
+    }
+    let mut winners: BTreeMap<u64, String> = BTreeMap::new();
+    for t in tasks {
+        for (seq, body) in t.await.unwrap() {
+            if let Some(other) = winners.insert(seq, body.clone()) {
+                panic!("entry {seq} acknowledged twice: {other} and {body}");
+            }
+        }
+    }
+    assert_eq!(winners.len() as u64, LEN, "every entry has one winner");
+    let games = vec![("g".to_string(), winners, 0)];
+    check_acknowledged(&store, &games, LEN, "before reopen").await;
+    let store = Arc::into_inner(store).expect("the store is still shared");
+    drop(store);
+    check_acknowledged(&open(&dir).await, &games, LEN, "after reopen").await;
+}
+
+/// Each game's log has no gap, at least `plays` entries, and every acknowledged append's body.
+async fn check_acknowledged(
+    store: &Store,
+    games: &[(String, BTreeMap<u64, String>, usize)],
+    plays: u64,
+    label: &str,
+) {
+    for (id, acked, _) in games {
+        let (_, log) = store.load(id).await.unwrap().unwrap();
+        for (i, e) in log.iter().enumerate() {
+            assert_eq!(e.seq, i as u64 + 1, "{label}: {id}: gap in the log");
+        }
+        assert!(
+            log.len() as u64 >= plays,
+            "{label}: {id}: log of {}",
+            log.len()
+        );
+        for (seq, body) in acked {
+            assert_eq!(
+                log[*seq as usize - 1].body,
+                body.as_bytes(),
+                "{label}: {id}: acknowledged append {seq} lost"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn spec_parsing() {
     assert_eq!(Store::open("memory").await.unwrap().kind(), "memory");

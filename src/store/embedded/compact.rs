@@ -1,7 +1,8 @@
 //! Compaction of the embedded store's journal: finished games leave the hot path.
 //!
 //! Once the journal bytes of finished games reach both [`MIN_GARBAGE`] and the bytes that would
-//! be kept, the writer thread (between batches, so the index cannot change meanwhile):
+//! be kept, the writer thread (between batches, once no commit is in flight, so the index cannot
+//! change meanwhile):
 //! 1. appends each finished game still in the journal to the archive as one frame (its record and
 //!    whole log) and fsyncs the archive;
 //! 2. writes a new journal beside the old one: the script table's frames, one small `Archived`
@@ -26,8 +27,15 @@ use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
 use super::{Shared, legacy, open_rw};
 
-/// Compacts if due (or if `force`); failures are logged and the old journal stays in use.
-pub(super) fn maybe(shared: &Shared, w: &mut Writer, schedule: &mut Schedule, force: bool) {
+/// Compacts if due (or if `force`), calling `idle` first (it waits until no commit is in
+/// flight); failures are logged and the old journal stays in use.
+pub(super) fn maybe(
+    shared: &Shared,
+    w: &mut Writer,
+    schedule: &mut Schedule,
+    force: bool,
+    idle: impl FnOnce(),
+) {
     let retention = shared.retention;
     let check = retention.is_some() && (force || schedule.due());
     let now = shared.now();
@@ -46,6 +54,7 @@ pub(super) fn maybe(shared: &Shared, w: &mut Writer, schedule: &mut Schedule, fo
     if !journal_due && !archive_due {
         return;
     }
+    idle();
     let t = Instant::now();
     let plan = Plan {
         expire_up_to: retention.map(|r| cutoff(now, r)),

@@ -124,6 +124,20 @@ fn put_opt(out: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
+/// A game frame's first fields: its tag, the game's id and idempotency key.
+fn put_game_head(
+    out: &mut Vec<u8>,
+    tag: u8,
+    id: &str,
+    platform: Option<&str>,
+    request_id: Option<&str>,
+) {
+    out.push(tag);
+    put_bytes(out, id.as_bytes());
+    put_opt(out, platform);
+    put_opt(out, request_id);
+}
+
 /// Appends `rec` as one frame to `out`; returns its span, `base` being the file offset of
 /// `out[0]`.
 pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
@@ -137,14 +151,12 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             body,
             script,
         } => {
-            out.push(if script.is_some() {
+            let tag = if script.is_some() {
                 T_CREATE_SCRIPTED
             } else {
                 T_CREATE
-            });
-            put_bytes(out, id.as_bytes());
-            put_opt(out, *platform);
-            put_opt(out, *request_id);
+            };
+            put_game_head(out, tag, id, *platform, *request_id);
             put_bytes(out, body);
             if script.is_some() {
                 put_opt(out, *script);
@@ -174,10 +186,7 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             entries,
             span,
         } => {
-            out.push(T_ARCHIVED);
-            put_bytes(out, id.as_bytes());
-            put_opt(out, *platform);
-            put_opt(out, *request_id);
+            put_game_head(out, T_ARCHIVED, id, *platform, *request_id);
             put_u64(out, *at);
             put_u64(out, *entries);
             put_u64(out, span.off);
@@ -192,14 +201,12 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             script,
             entries,
         } => {
-            out.push(if script.is_some() {
+            let tag = if script.is_some() {
                 T_GAME_SCRIPTED
             } else {
                 T_GAME
-            });
-            put_bytes(out, id.as_bytes());
-            put_opt(out, *platform);
-            put_opt(out, *request_id);
+            };
+            put_game_head(out, tag, id, *platform, *request_id);
             put_u64(out, *at);
             put_bytes(out, record);
             if script.is_some() {

@@ -13,15 +13,18 @@
 //! journal at open, whose size depends on the games in progress: finished games are folded out of
 //! it by compaction ([`compact`]) into one archive frame each.
 //!
-//! # Durability and group commit
+//! # Durability and pipelined group commit
 //! Every write goes to one writer thread through a channel. The writer takes everything queued
-//! (up to [`MAX_BATCH`] operations), checks each against the index and the earlier operations of
-//! the same batch (compare-and-append, idempotent create), encodes the frames into one buffer,
-//! writes it at the end of the journal with one `pwrite`, `fdatasync`s, and only then updates the
-//! index and answers every waiter. No reply precedes the fsync; if the write or the fsync fails,
-//! the journal is truncated back to its last durable end and every waiter of the batch gets an
-//! error (the outcome is unknown to them; a retry reloads and sees). One sequential write per
-//! commit, whatever the number of games in it.
+//! (up to [`MAX_BATCH`] operations), checks each against the index, the batches still in flight
+//! and the earlier operations of the same batch (compare-and-append, idempotent create), encodes
+//! the frames into one buffer and writes it at the end of the journal with one `pwrite`; then it
+//! hands the batch to the syncer thread ([`syncer`]) and goes on with the next. The syncer
+//! `fdatasync`s once for every batch handed over since its last sync, and only then updates the
+//! index and answers their waiters: a write waits for at most the sync in flight and its own. No
+//! reply (and no read) sees a write before the fsync that covers it; if a write or an fsync
+//! fails, every batch behind it fails too, the journal is truncated back to its last durable end
+//! and every waiter of those batches gets an error (the outcome is unknown to them; a retry
+//! reloads and sees). One sequential write per batch, whatever the number of games in it.
 //!
 //! # Recovery
 //! A crash can tear only the frames written after the last fsync (never acknowledged): the scan
@@ -36,9 +39,11 @@ mod compact;
 pub mod index;
 pub mod journal;
 pub mod legacy;
+mod ops;
 mod positions;
 mod retention;
 pub mod snapshots;
+mod syncer;
 mod writer;
 
 use std::collections::HashMap;
@@ -54,7 +59,8 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use self::index::{Index, Place};
 use self::journal::Rec;
-use self::writer::{Op, Queued, Reply, Writer, run_writer};
+use self::ops::{Op, Queued, Reply};
+use self::writer::{Writer, run_writer};
 use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
 
 /// The journal's file name inside the data directory (the file whose presence marks a store).
@@ -310,6 +316,13 @@ impl Shared {
     }
 }
 
+/// Waits for one of the store's threads to end (after its input was closed); a panic is logged.
+fn join_thread(thread: Option<JoinHandle<()>>, name: &str) {
+    if thread.is_some_and(|t| t.join().is_err()) {
+        tracing::warn!(store = "embedded", thread = name, "store thread panicked");
+    }
+}
+
 /// A log position as an index (saturating: nothing is that long).
 fn clamp(after: u64) -> usize {
     usize::try_from(after).unwrap_or(usize::MAX)
@@ -428,9 +441,11 @@ impl EmbeddedStore {
             archive_end,
             alloc_end,
         };
+        let pipe = syncer::Pipe::start(Arc::clone(&shared), end)
+            .map_err(|e| fail(format!("cannot start the syncer thread: {e}")))?;
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
-            .spawn(move || run_writer(writer_shared, w, rx))
+            .spawn(move || run_writer(writer_shared, w, rx, pipe))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
         tracing::info!(store = "embedded", path = %shared.label, games,
             ms = started.elapsed().as_millis() as u64, "store opened");
@@ -623,10 +638,6 @@ impl Drop for EmbeddedStore {
         // Closing the queue lets the writer commit what is queued and exit; joining it releases
         // the files (and the lock) before a reopen in the same process.
         self.queue.take();
-        if let Some(writer) = self.writer.take() {
-            if writer.join().is_err() {
-                tracing::warn!(store = "embedded", "store writer thread panicked");
-            }
-        }
+        join_thread(self.writer.take(), "writer");
     }
 }

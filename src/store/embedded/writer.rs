@@ -1,150 +1,106 @@
-//! The embedded store's writer thread: group commit. Takes the queued writes, decides each
-//! against the index and the batch's earlier operations, writes the batch's frames with one
-//! `pwrite` and one `fdatasync`, then updates the index and answers; after a failed write, cuts
-//! the journal back to its durable end before anything else.
+//! The embedded store's writer thread, the first stage of the pipelined group commit. Takes the
+//! queued writes, decides each against the index, the batches still in flight and the batch's
+//! earlier operations, writes the batch's frames with one `pwrite`, and hands the batch to the
+//! syncer ([`super::syncer`]), which fsyncs, updates the index and answers, while this thread
+//! goes on with the next batch. After a failed write or fsync, it cuts the journal back to its
+//! durable end before anything else.
 //!
 //! Must not be called from async code (it blocks on I/O); only [`super::EmbeddedStore`] starts it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-use super::index::{Game, Index, request_key};
-use super::journal::{self, Rec, Span};
+use super::index::{Game, Index, RequestKey, request_key};
+use super::journal::{self, Rec};
+use super::ops::{NewScript, Op, Phases, Plan, Queued};
 pub(super) use super::positions::Writer;
 use super::retention::Schedule;
-use super::{IoStep, MAX_BATCH, Shared, compact, store_error};
-use crate::store::{Appended, Created, GameRecord, LogEntry, StoreError};
+use super::syncer::{Pipe, Written};
+use super::{IoStep, MAX_BATCH, Shared, compact};
+use crate::store::{Appended, Created};
 
 /// Bytes of zeros the journal is extended by, and fsynced, ahead of the commits: a commit then
 /// overwrites allocated blocks, and its `fdatasync` flushes data without a file-size change
 /// (measured on this machine's disk: 4–6× shorter at the median and p90 than appending).
 pub(super) const PREALLOCATE: u64 = 4 << 20;
 
-pub(super) type Reply<T> = oneshot::Sender<Result<T, StoreError>>;
-
-/// An operation in the writer's queue, with the time it was submitted (the `queued` phase).
-pub(super) struct Queued {
-    pub(super) op: Op,
-    pub(super) at: Instant,
+/// What the batches written but not yet applied to the index (their fsync in flight) did, each
+/// fact with the number of the batch that wrote it: a batch is decided against the index and
+/// these. Facts of batches the syncer has finished are in the index (or failed) and pruned.
+#[derive(Default)]
+struct Pending {
+    /// A game's log length after the written batches (0: created).
+    lens: HashMap<Box<str>, (u64, u64)>,
+    finished: HashMap<Box<str>, u64>,
+    requests: HashMap<RequestKey, (u64, Box<str>)>,
+    scripts: HashMap<Box<str>, u64>,
 }
 
-/// A write for the writer thread.
-pub(super) enum Op {
-    Create {
-        record: GameRecord,
-        reply: Reply<Created>,
-    },
-    Append {
-        id: String,
-        entry: LogEntry,
-        reply: Reply<Appended>,
-    },
-    Finish {
-        id: String,
-        reply: Reply<()>,
-    },
-    /// Compacts the journal after the batch (if any finished game is in it).
-    Compact {
-        reply: Reply<()>,
-    },
-    /// Answered after everything queued before it is committed.
-    Sync {
-        op: &'static str,
-        reply: Reply<()>,
-    },
-}
-
-impl Op {
-    fn name(&self) -> &'static str {
-        match self {
-            Op::Create { .. } => "create",
-            Op::Append { .. } => "append",
-            Op::Finish { .. } => "finish",
-            Op::Compact { .. } => "compact",
-            Op::Sync { op, .. } => op,
-        }
+impl Pending {
+    /// Forgets the facts of batches up to `finished`.
+    fn prune(&mut self, finished: u64) {
+        self.lens.retain(|_, (no, _)| *no > finished);
+        self.finished.retain(|_, no| *no > finished);
+        self.requests.retain(|_, (no, _)| *no > finished);
+        self.scripts.retain(|_, no| *no > finished);
     }
 
-    fn fail(self, message: &str) {
-        let e = store_error(self.name(), message);
-        // A dropped receiver means the caller went away; nothing to tell.
-        match self {
-            Op::Create { reply, .. } => drop(reply.send(Err(e))),
-            Op::Append { reply, .. } => drop(reply.send(Err(e))),
-            Op::Finish { reply, .. } => drop(reply.send(Err(e))),
-            Op::Compact { reply } | Op::Sync { reply, .. } => drop(reply.send(Err(e))),
-        }
+    fn clear(&mut self) {
+        *self = Pending::default();
     }
 }
 
-/// What one operation of a batch does, decided before the write.
-enum Plan {
-    Created(Result<Created, String>),
-    Appended(Result<Appended, String>),
-    /// A frame was written for the op (create, append or finish) at this span; `at` is a
-    /// finish's time.
-    Written(Span, u64),
-    Done,
-}
-
-/// A script frame a batch writes (before the create of op `op`, the first to pin it).
-struct NewScript {
-    span: Span,
-    op: usize,
-}
-
-/// Decides every operation of a batch against the index and the batch's earlier operations,
-/// encoding the frames to write into `buf` (whose first byte goes at `base`): a create pinning a
-/// script not yet in the table writes the script's frame first.
+/// Decides every operation of batch number `no` against the index, the batches in flight and
+/// its own earlier operations (recorded in `pending`), encoding the frames to write into `buf`
+/// (whose first byte goes at `base`): a create pinning a script not yet in the table writes the
+/// script's frame first.
 fn plan(
     index: &Index,
+    pending: &mut Pending,
+    no: u64,
     batch: &[Op],
     now: u64,
     base: u64,
     buf: &mut Vec<u8>,
 ) -> (Vec<Plan>, Vec<NewScript>) {
-    let mut lens: HashMap<&str, u64> = HashMap::new();
     let mut new_scripts: Vec<NewScript> = Vec::new();
-    let mut scripts: HashSet<&str> = HashSet::new();
-    let mut requests: HashMap<(Option<&str>, &str), &str> = HashMap::new();
-    let mut finished: HashSet<&str> = HashSet::new();
     let mut plans = Vec::with_capacity(batch.len());
     for (i, op) in batch.iter().enumerate() {
         let plan = match op {
             Op::Create { record, .. } => {
                 let platform = record.platform.as_deref();
-                let existing = record.request_id.as_deref().and_then(|rid| {
-                    requests
-                        .get(&(platform, rid))
-                        .map(|id| id.to_string())
-                        .or_else(|| {
-                            index
-                                .requests
-                                .get(&request_key(platform, rid))
-                                .map(|id| id.to_string())
-                        })
+                let key = record
+                    .request_id
+                    .as_deref()
+                    .map(|r| request_key(platform, r));
+                let existing = key.as_ref().and_then(|key| {
+                    pending
+                        .requests
+                        .get(key)
+                        .map(|(_, id)| id.to_string())
+                        .or_else(|| index.requests.get(key).map(|id| id.to_string()))
                 });
                 let id = record.id.as_str();
                 if let Some(existing) = existing {
                     Plan::Created(Ok(Created::Existing(existing)))
-                } else if lens.contains_key(id) || index.games.contains_key(id) {
+                } else if pending.lens.contains_key(id) || index.games.contains_key(id) {
                     Plan::Created(Err(format!("game {id} exists")))
                 } else {
-                    lens.insert(id, 0);
-                    if let Some(rid) = record.request_id.as_deref() {
-                        requests.insert((platform, rid), id);
+                    pending.lens.insert(Box::from(id), (no, 0));
+                    if let Some(key) = key {
+                        pending.requests.insert(key, (no, Box::from(id)));
                     }
                     let script = record.script.as_ref();
                     if let Some(s) = script.filter(|s| {
                         !index.scripts.contains_key(s.hash.as_str())
-                            && !scripts.contains(s.hash.as_str())
+                            && !pending.scripts.contains_key(s.hash.as_str())
                     }) {
-                        scripts.insert(&s.hash);
+                        pending.scripts.insert(Box::from(s.hash.as_str()), no);
                         let rec = Rec::Script {
                             hash: &s.hash,
                             text: &s.text,
@@ -165,8 +121,13 @@ fn plan(
             Op::Append { id, entry, .. } => {
                 let id = id.as_str();
                 let stored = index.games.get(id);
-                let current = lens.get(id).copied().or_else(|| stored.map(Game::log_len));
-                let done = finished.contains(id) || stored.is_some_and(|g| g.finished.is_some());
+                let current = pending
+                    .lens
+                    .get(id)
+                    .map(|(_, len)| *len)
+                    .or_else(|| stored.map(Game::log_len));
+                let done = pending.finished.contains_key(id)
+                    || stored.is_some_and(|g| g.finished.is_some());
                 match current {
                     None => Plan::Appended(Err(format!("no game {id}"))),
                     Some(current) if entry.seq != current + 1 => {
@@ -175,7 +136,7 @@ fn plan(
                     // A finished game's log is closed (the service never appends to one).
                     Some(_) if done => Plan::Appended(Err(format!("game {id} is finished"))),
                     Some(_) => {
-                        lens.insert(id, entry.seq);
+                        pending.lens.insert(Box::from(id), (no, entry.seq));
                         let rec = Rec::Append {
                             id,
                             seq: entry.seq,
@@ -188,10 +149,11 @@ fn plan(
             Op::Finish { id, .. } => {
                 let id = id.as_str();
                 let stored = index.games.get(id);
-                let exists = lens.contains_key(id) || stored.is_some();
-                let done = finished.contains(id) || stored.is_some_and(|g| g.finished.is_some());
+                let exists = pending.lens.contains_key(id) || stored.is_some();
+                let done = pending.finished.contains_key(id)
+                    || stored.is_some_and(|g| g.finished.is_some());
                 if exists && !done {
-                    finished.insert(id);
+                    pending.finished.insert(Box::from(id), no);
                     let rec = Rec::Finish { id, at: now };
                     Plan::Written(journal::encode(&rec, base, buf), now)
                 } else {
@@ -205,31 +167,18 @@ fn plan(
     (plans, new_scripts)
 }
 
-/// The frame an operation wrote, for the index.
-fn written<'a>(op: &'a Op, at: u64) -> Option<Rec<'a>> {
-    match op {
-        Op::Create { record, .. } => Some(Rec::Create {
-            id: &record.id,
-            platform: record.platform.as_deref(),
-            request_id: record.request_id.as_deref(),
-            body: &record.body,
-            script: record.script.as_ref().map(|s| s.hash.as_str()),
-        }),
-        Op::Append { id, entry, .. } => Some(Rec::Append {
-            id,
-            seq: entry.seq,
-            body: &entry.body,
-        }),
-        Op::Finish { id, .. } => Some(Rec::Finish { id, at }),
-        Op::Sync { .. } | Op::Compact { .. } => None,
-    }
-}
-
-/// The writer thread: batches queued writes into one durable commit each.
-pub(super) fn run_writer(shared: Arc<Shared>, mut w: Writer, mut queue: mpsc::Receiver<Queued>) {
+/// The writer thread: decides and writes batches of queued writes, handing each to the syncer
+/// ([`super::syncer`]) for its fsync and replies, and goes on with the next meanwhile.
+pub(super) fn run_writer(
+    shared: Arc<Shared>,
+    mut w: Writer,
+    mut queue: mpsc::Receiver<Queued>,
+    mut pipe: Pipe,
+) {
     let mut batch: Vec<Op> = Vec::with_capacity(MAX_BATCH);
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut schedule = Schedule::new();
+    let mut pending = Pending::default();
     let take = |q: Queued, batch: &mut Vec<Op>| {
         crate::metrics::store_commit_phase("queued", q.at.elapsed().as_secs_f64());
         batch.push(q.op);
@@ -249,14 +198,29 @@ pub(super) fn run_writer(shared: Arc<Shared>, mut w: Writer, mut queue: mpsc::Re
             compacts = c;
             batch = rest;
         }
-        commit_batch(&shared, &mut w, &mut batch, &mut buf);
-        compact::maybe(&shared, &mut w, &mut schedule, !compacts.is_empty());
+        let mut commit = Commit {
+            shared: &shared,
+            w: &mut w,
+            pipe: &mut pipe,
+            pending: &mut pending,
+        };
+        commit.batch(std::mem::take(&mut batch), &mut buf);
+        let force = !compacts.is_empty();
+        if force {
+            // A forced compaction sees every write queued before it.
+            pipe.wait_idle();
+        }
+        compact::maybe(&shared, &mut w, &mut schedule, force, || {
+            pipe.wait_idle();
+        });
         for op in compacts {
             if let Op::Compact { reply } = op {
                 let _ = reply.send(Ok(()));
             }
         }
     }
+    // Dropping the pipe lets the syncer finish what was handed over, and joins it.
+    drop(pipe);
 }
 
 /// Makes the journal at least `need` bytes long, zeros written and fsynced past its end.
@@ -277,154 +241,107 @@ fn preallocate(journal: &std::fs::File, w: &mut Writer, need: u64) -> std::io::R
     Ok(())
 }
 
-/// Cuts the journal back to its durable end after a failed commit.
-fn repair(shared: &Shared, w: &mut Writer) -> Result<(), String> {
-    let journal = Arc::clone(&shared.state("repair").map_err(|e| e.message)?.journal);
-    shared
-        .fault(IoStep::Sync)
-        .and_then(|()| journal.set_len(w.end))
-        .and_then(|()| journal.sync_data())
-        .map_err(|e| {
-            format!(
-                "{}: cannot truncate after a failed write: {e}",
-                shared.label
-            )
-        })?;
-    w.alloc_end = w.end;
-    shared.broken.store(false, Ordering::Release);
-    tracing::info!(store = "embedded", path = %shared.label, "journal repaired after a failed write");
-    Ok(())
+/// The writer's state for one batch: the files' positions, the pipeline, the facts in flight.
+struct Commit<'a> {
+    shared: &'a Shared,
+    w: &'a mut Writer,
+    pipe: &'a mut Pipe,
+    pending: &'a mut Pending,
 }
 
-fn commit_batch(shared: &Shared, w: &mut Writer, batch: &mut Vec<Op>, buf: &mut Vec<u8>) {
-    if shared.broken.load(Ordering::Acquire) {
-        if let Err(m) = repair(shared, w) {
-            tracing::warn!(store = "embedded", error = %m, "store still unavailable");
-            let message = format!("store unavailable: {m}");
-            batch.drain(..).for_each(|op| op.fail(&message));
-            return;
-        }
-    }
-    buf.clear();
-    let mut phase = Phases::start();
-    let ((plans, new_scripts), journal) = match shared.state("commit") {
-        Ok(st) => (
-            plan(&st.index, batch, shared.now(), w.end, buf),
-            Arc::clone(&st.journal),
-        ),
-        Err(e) => {
-            batch.drain(..).for_each(|op| op.fail(&e.message));
-            return;
-        }
-    };
-    phase.end("plan");
-    if !buf.is_empty() {
-        let wrote = shared
-            .fault(IoStep::Write)
-            .and_then(|()| preallocate(&journal, w, w.end + buf.len() as u64))
-            .and_then(|()| journal.write_all_at(buf, w.end))
-            .map(|()| phase.end("write"))
-            .and_then(|()| shared.fault(IoStep::Sync))
+impl Commit<'_> {
+    /// Cuts the journal back to its durable end after a failed commit, once every batch in flight
+    /// is finished (they fail while the store is broken).
+    fn repair(&mut self) -> Result<(), String> {
+        let shared = self.shared;
+        let durable = self
+            .pipe
+            .wait_idle()
+            .ok_or_else(|| format!("{}: the syncer stopped", shared.label))?;
+        self.pending.clear();
+        self.w.end = durable;
+        let journal = Arc::clone(&shared.state("repair").map_err(|e| e.message)?.journal);
+        shared
+            .fault(IoStep::Sync)
+            .and_then(|()| journal.set_len(durable))
             .and_then(|()| journal.sync_data())
-            .map(|()| phase.end("sync"));
-        if let Err(e) = wrote {
-            shared.broken.store(true, Ordering::Release);
-            tracing::warn!(store = "embedded", ops = batch.len(), error = %e,
-                "commit failed; every write of the batch gets an error");
-            let message = format!("commit failed (outcome unknown): {}: {e}", shared.label);
-            batch.drain(..).for_each(|op| op.fail(&message));
-            // Try at once, so the next batch need not.
-            if let Err(m) = repair(shared, w) {
-                tracing::warn!(store = "embedded", error = %m, "repair after a failed write failed");
-            }
-            return;
-        }
-        w.end += buf.len() as u64;
-        match shared.state.write() {
-            Ok(mut st) => {
-                for new in &new_scripts {
-                    if let Some(Op::Create { record, .. }) = batch.get(new.op) {
-                        if let Some(s) = &record.script {
-                            let rec = Rec::Script {
-                                hash: &s.hash,
-                                text: &s.text,
-                            };
-                            if let Err(m) = st.index.apply(new.span, &rec) {
-                                tracing::error!(store = "embedded", error = %m, "index out of step");
-                            }
-                        }
-                    }
-                }
-                for (op, plan) in batch.iter().zip(&plans) {
-                    let Plan::Written(span, at) = plan else {
-                        continue;
-                    };
-                    if let Some(rec) = written(op, *at) {
-                        if let Err(m) = st.index.apply(*span, &rec) {
-                            tracing::error!(store = "embedded", error = %m, "index out of step");
-                        }
-                    }
-                }
-            }
-            Err(_) => {
-                batch
-                    .drain(..)
-                    .for_each(|op| op.fail("internal lock poisoned"));
+            .map_err(|e| {
+                format!(
+                    "{}: cannot truncate after a failed write: {e}",
+                    shared.label
+                )
+            })?;
+        self.w.alloc_end = durable;
+        shared.broken.store(false, Ordering::Release);
+        tracing::info!(store = "embedded", path = %shared.label, "journal repaired after a failed write");
+        Ok(())
+    }
+
+    /// Decides and writes one batch, then hands it to the syncer.
+    fn batch(&mut self, mut ops: Vec<Op>, buf: &mut Vec<u8>) {
+        let shared = self.shared;
+        if shared.broken.load(Ordering::Acquire) {
+            if let Err(m) = self.repair() {
+                tracing::warn!(store = "embedded", error = %m, "store still unavailable");
+                let message = format!("store unavailable: {m}");
+                ops.drain(..).for_each(|op| op.fail(&message));
                 return;
             }
         }
-    }
-    phase.end("apply");
-    shared.commits.fetch_add(1, Ordering::Relaxed);
-    shared
-        .committed_ops
-        .fetch_add(batch.len() as u64, Ordering::Relaxed);
-    crate::metrics::store_commit_ops(batch.len());
-    for (op, plan) in batch.drain(..).zip(plans) {
-        reply(shared, op, plan);
-    }
-    phase.end("reply");
-}
-
-/// Times the phases of one commit (`shuangkou_store_commit_phase_seconds`).
-struct Phases(Instant);
-
-impl Phases {
-    fn start() -> Phases {
-        Phases(Instant::now())
-    }
-
-    /// Records the time since the previous phase ended as `name`.
-    fn end(&mut self, name: &'static str) {
-        let now = Instant::now();
-        crate::metrics::store_commit_phase(name, (now - self.0).as_secs_f64());
-        self.0 = now;
-    }
-}
-
-/// Answers one committed operation.
-fn reply(shared: &Shared, op: Op, plan: Plan) {
-    match (op, plan) {
-        (Op::Create { reply, .. }, Plan::Created(r)) => {
-            let _ = reply.send(r.map_err(|m| store_error("create", m)));
+        self.pending.prune(self.pipe.finished());
+        buf.clear();
+        let no = self.pipe.next_no();
+        let mut phase = Phases::start();
+        let ((plans, new_scripts), journal) = match shared.state("commit") {
+            Ok(st) => (
+                plan(
+                    &st.index,
+                    self.pending,
+                    no,
+                    &ops,
+                    shared.now(),
+                    self.w.end,
+                    buf,
+                ),
+                Arc::clone(&st.journal),
+            ),
+            Err(e) => {
+                ops.drain(..).for_each(|op| op.fail(&e.message));
+                return;
+            }
+        };
+        phase.end("plan");
+        let mut wrote = None;
+        if !buf.is_empty() {
+            let w = &mut *self.w;
+            let written = shared
+                .fault(IoStep::Write)
+                .and_then(|()| preallocate(&journal, w, w.end + buf.len() as u64))
+                .and_then(|()| journal.write_all_at(buf, w.end));
+            if let Err(e) = written {
+                shared.broken.store(true, Ordering::Release);
+                tracing::warn!(store = "embedded", ops = ops.len(), error = %e,
+                    "commit failed; every write of the batch gets an error");
+                let message = format!("commit failed (outcome unknown): {}: {e}", shared.label);
+                ops.drain(..).for_each(|op| op.fail(&message));
+                // Try at once, so the next batch need not.
+                if let Err(m) = self.repair() {
+                    tracing::warn!(store = "embedded", error = %m, "repair after a failed write failed");
+                }
+                return;
+            }
+            phase.end("write");
+            w.end += buf.len() as u64;
+            wrote = Some(journal);
         }
-        (Op::Create { reply, .. }, Plan::Written(..)) => {
-            let _ = reply.send(Ok(Created::New));
-        }
-        (Op::Append { reply, .. }, Plan::Appended(r)) => {
-            let _ = reply.send(r.map_err(|m| store_error("append", m)));
-        }
-        (Op::Append { id, entry, reply }, Plan::Written(..)) => {
-            shared.notify(&id, entry.seq);
-            let _ = reply.send(Ok(Appended::Ok));
-        }
-        (Op::Finish { id, reply }, _) => {
-            shared.drop_watchers(&id);
-            let _ = reply.send(Ok(()));
-        }
-        (Op::Sync { reply, .. } | Op::Compact { reply }, _) => {
-            let _ = reply.send(Ok(()));
-        }
-        (op, _) => op.fail("internal error: outcome mismatch"),
+        self.pipe.send(Written {
+            no,
+            ops,
+            plans,
+            new_scripts,
+            journal: wrote,
+            end: self.w.end,
+            at: Instant::now(),
+        });
     }
 }
