@@ -333,7 +333,7 @@ mod tests {
             .collect();
         declared.sort_unstable();
         described.sort_unstable();
-        assert_eq!(declared.len(), 26);
+        assert_eq!(declared.len(), 27);
         assert_eq!(described, declared);
     }
 }

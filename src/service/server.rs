@@ -189,6 +189,9 @@ pub async fn serve(
     let _ = tokio::time::timeout(drain, app.finish()).await;
     readiness.abort();
     timers.abort();
+    // Awaited so that the schedule no longer holds the service (its store) once serve returns:
+    // the data directory can be opened again at once.
+    let _ = timers.await;
     tracing::info!("stopped");
     result
 }

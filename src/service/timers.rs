@@ -58,15 +58,20 @@ pub const SETTINGS: Settings = Settings {
     max_sleep: Duration::from_millis(250),
 };
 
-/// Starts the schedule's task and its workers. Aborting the returned task closes the queue: each
-/// worker ends once its current play is done (a play is never cut in the middle of a commit), and
+/// Starts the schedule's task and its workers. Aborting the returned task (and awaiting it) closes
+/// the queue and drops the task's hold on the host: each worker ends once its current play is done (a play is never cut in the middle of a commit), and
 /// the turns still queued are dropped (entries are hints: a restart schedules them again).
 pub fn start<H: Host>(host: Arc<H>, settings: Settings) -> JoinHandle<()> {
     let queue = Arc::new(Queue::default());
     for _ in 0..settings.workers.max(1) {
-        let (host, queue) = (Arc::clone(&host), Arc::clone(&queue));
+        // A waiting worker does not keep the host (the service and its store) alive: once the
+        // schedule's task is gone, the host is dropped with the server.
+        let (host, queue) = (Arc::downgrade(&host), Arc::clone(&queue));
         tokio::spawn(async move {
             while let Some(turn) = queue.pop().await {
+                let Some(host) = host.upgrade() else {
+                    return;
+                };
                 host.play(turn).await;
             }
         });
