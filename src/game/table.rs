@@ -426,20 +426,16 @@ impl Game {
         Ok((game, events))
     }
 
-    /// Re-executes a log from the start, checking `hashes` (the state hash after each entry, when
-    /// given) at every step.
+    /// Re-executes a log on the game as [`Game::new`] started it (with the log's creation time),
+    /// checking `hashes` (the state hash after each entry, when given) at every step.
     pub fn replay(
-        config: GameConfig,
+        self,
         hooks: &dyn VariantHooks,
-        seed: [u8; 32],
-        preset: Option<Vec<CardSet>>,
-        created_at: u64,
         entries: &[Entry],
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
-        let (game, _) = Game::new(config, hooks, seed, preset, created_at)?;
         let apply = |g: &mut Game, e| g.apply(hooks, e).map(drop);
-        Ok(replay_log(game, entries, hashes, apply, Game::state_hash)?)
+        Ok(replay_log(self, entries, hashes, apply, Game::state_hash)?)
     }
 
     // ---- accessors ----
