@@ -345,7 +345,8 @@ fn play_game(
         }
     }
     if options.check {
-        let replayed = Game::replay(config, hooks, seed, None, 0, &log, Some(&hashes))
+        let replayed = Game::new(config, hooks, seed, None, 0)
+            .and_then(|(g, _)| g.replay(hooks, &log, Some(&hashes)))
             .map_err(|e| e.to_string())?;
         if replayed != game {
             return Err("replay reached a different final state".into());

@@ -340,6 +340,14 @@ fn twin(card: Card) -> Card {
     Card::new(other).unwrap_or(card)
 }
 
+/// What every step of an action carries down the rules: the variant's hooks, the time the action
+/// was accepted, and the events it emits, in order.
+struct Step<'a> {
+    hooks: &'a dyn VariantHooks,
+    now: u64,
+    events: &'a mut Vec<Event>,
+}
+
 impl Game {
     /// Starts a match: deals the first deal and seats it through the variant's hook.
     pub fn new(
@@ -410,24 +418,24 @@ impl Game {
             results: Results::default(),
         };
         let mut events = Vec::new();
-        game.start_deal(hooks, now, &mut events)?;
+        game.start_deal(&mut Step {
+            hooks,
+            now,
+            events: &mut events,
+        })?;
         Ok((game, events))
     }
 
-    /// Re-executes a log from the start, checking `hashes` (the state hash after each entry, when
-    /// given) at every step.
+    /// Re-executes a log on the game as [`Game::new`] started it (with the log's creation time),
+    /// checking `hashes` (the state hash after each entry, when given) at every step.
     pub fn replay(
-        config: GameConfig,
+        self,
         hooks: &dyn VariantHooks,
-        seed: [u8; 32],
-        preset: Option<Vec<CardSet>>,
-        created_at: u64,
         entries: &[Entry],
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
-        let (game, _) = Game::new(config, hooks, seed, preset, created_at)?;
         let apply = |g: &mut Game, e| g.apply(hooks, e).map(drop);
-        Ok(replay_log(game, entries, hashes, apply, Game::state_hash)?)
+        Ok(replay_log(self, entries, hashes, apply, Game::state_hash)?)
     }
 
     // ---- accessors ----
@@ -637,29 +645,29 @@ impl Game {
             _ => false,
         };
         apply_atomically(self, in_place, |g| {
-            g.apply_inner(hooks, entry, &mut events)?;
+            let mut step = Step {
+                hooks,
+                now: entry.at,
+                events: &mut events,
+            };
+            g.apply_inner(entry, &mut step)?;
             g.seq += 1;
             Ok::<(), GameError>(())
         })?;
         Ok(events)
     }
 
-    fn apply_inner(
-        &mut self,
-        hooks: &dyn VariantHooks,
-        entry: Entry,
-        events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    fn apply_inner(&mut self, entry: Entry, step: &mut Step<'_>) -> Result<(), GameError> {
         let seat = self
             .seat_of(entry.player)
             .ok_or(GameError::NoSuchPlayer(entry.player))?;
-        let now = entry.at;
+        let now = step.now;
         match entry.action {
             Action::Play { cards, declared } => {
                 self.check_turn(seat)?;
                 let hand = self.check_play(seat, cards, declared)?;
                 self.timeouts[seat.index()] = 0;
-                self.play(hooks, seat, cards, hand, false, now, events)
+                self.play(seat, cards, hand, false, step)
             }
             Action::Pass => {
                 self.check_turn(seat)?;
@@ -667,26 +675,26 @@ impl Game {
                     return Err(GameError::MustLead);
                 }
                 self.timeouts[seat.index()] = 0;
-                self.pass(seat, false, now, events);
+                self.pass(seat, false, step);
                 Ok(())
             }
-            Action::Leave => self.escape(hooks, seat, EscapeReason::Left, now, events),
+            Action::Leave => self.escape(seat, EscapeReason::Left, step),
             Action::Timeout => {
                 self.check_turn(seat)?;
                 // A disconnected seat may be played for before its deadline (托管 at once).
                 if !self.deadline_passed(now) && !self.is_disconnected(entry.player) {
                     return Err(GameError::NotDue);
                 }
-                if self.count_timeout(hooks, seat)? {
-                    return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
+                if self.count_timeout(step.hooks, seat)? {
+                    return self.escape(seat, EscapeReason::Timeouts, step);
                 }
-                self.auto_play(hooks, seat, now, events)
+                self.auto_play(seat, step)
             }
             Action::Auto { cards, declared } => {
                 self.check_turn(seat)?;
                 if self.deadline_passed(now) {
-                    if self.count_timeout(hooks, seat)? {
-                        return self.escape(hooks, seat, EscapeReason::Timeouts, now, events);
+                    if self.count_timeout(step.hooks, seat)? {
+                        return self.escape(seat, EscapeReason::Timeouts, step);
                     }
                 } else if !self.is_disconnected(entry.player) {
                     return Err(GameError::NotDue);
@@ -695,16 +703,16 @@ impl Game {
                     if self.top.is_none() {
                         return Err(GameError::MustLead);
                     }
-                    self.pass(seat, true, now, events);
+                    self.pass(seat, true, step);
                     return Ok(());
                 }
                 let hand = self.check_play(seat, cards, declared)?;
-                self.play(hooks, seat, cards, hand, true, now, events)
+                self.play(seat, cards, hand, true, step)
             }
             Action::Disconnect => {
                 if self.disconnected[entry.player.index()].is_none() {
                     self.disconnected[entry.player.index()] = Some(now);
-                    events.push(Event::Disconnected { seat });
+                    step.events.push(Event::Disconnected { seat });
                 }
                 Ok(())
             }
@@ -712,14 +720,14 @@ impl Game {
                 if self.disconnected[entry.player.index()].take().is_none() {
                     return Err(GameError::NotDisconnected);
                 }
-                events.push(Event::Reconnected { seat });
+                step.events.push(Event::Reconnected { seat });
                 Ok(())
             }
             Action::Abort => {
                 self.phase = Phase::Finished;
                 self.deadline = None;
                 self.top = None;
-                events.push(Event::Aborted);
+                step.events.push(Event::Aborted);
                 Ok(())
             }
             Action::ReconnectExpired => {
@@ -734,8 +742,8 @@ impl Game {
                     consecutive_timeouts: self.timeouts[seat.index()],
                     disconnected: true,
                 };
-                if hooks.timeout_is_escape(&facts)? {
-                    self.escape(hooks, seat, EscapeReason::Disconnected, now, events)
+                if step.hooks.timeout_is_escape(&facts)? {
+                    self.escape(seat, EscapeReason::Disconnected, step)
                 } else {
                     Ok(())
                 }
@@ -785,15 +793,9 @@ impl Game {
     }
 
     /// 托管: pass where passing is legal, otherwise the weakest legal lead.
-    fn auto_play(
-        &mut self,
-        hooks: &dyn VariantHooks,
-        seat: Seat,
-        now: u64,
-        events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    fn auto_play(&mut self, seat: Seat, step: &mut Step<'_>) -> Result<(), GameError> {
         if self.top.is_some() {
-            self.pass(seat, true, now, events);
+            self.pass(seat, true, step);
             return Ok(());
         }
         let hand = self.hand(seat);
@@ -802,7 +804,7 @@ impl Game {
         let cards = hand
             .take(lead.cards)
             .ok_or_else(|| GameError::Setup("auto-play picked cards not held".into()))?;
-        self.play(hooks, seat, cards, lead.hand, true, now, events)
+        self.play(seat, cards, lead.hand, true, step)
     }
 
     fn set_turn(&mut self, seat: Seat, now: u64) {
@@ -810,16 +812,13 @@ impl Game {
         self.deadline = self.config.turn_ms.map(|ms| now.saturating_add(ms));
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn play(
         &mut self,
-        hooks: &dyn VariantHooks,
         seat: Seat,
         cards: CardSet,
         hand: Hand,
         auto: bool,
-        now: u64,
-        events: &mut Vec<Event>,
+        step: &mut Step<'_>,
     ) -> Result<(), GameError> {
         let s = seat.index();
         self.hands[s] = self.hands[s].difference(cards);
@@ -829,7 +828,7 @@ impl Game {
         }
         self.top = Some(Top { seat, cards, hand });
         self.passed = 0;
-        events.push(Event::Played {
+        step.events.push(Event::Played {
             seat,
             cards,
             hand,
@@ -838,31 +837,31 @@ impl Game {
         });
         if left == 0 {
             self.out.push(seat);
-            events.push(Event::PlayerOut {
+            step.events.push(Event::PlayerOut {
                 seat,
                 place: self.out.len() as u8,
             });
             if self.deal_is_over() {
-                return self.end_deal(hooks, now, events);
+                return self.end_deal(step);
             }
         }
         let next = self.next_active_after(seat);
-        self.set_turn(next, now);
+        self.set_turn(next, step.now);
         Ok(())
     }
 
-    fn pass(&mut self, seat: Seat, auto: bool, now: u64, events: &mut Vec<Event>) {
+    fn pass(&mut self, seat: Seat, auto: bool, step: &mut Step<'_>) {
         self.passed |= seat.bit();
-        events.push(Event::Passed { seat, auto });
+        step.events.push(Event::Passed { seat, auto });
         let Some(top) = self.top else { return };
         if self.trick_open(top.seat, self.passed) {
             let next = self.next_active_after(seat);
-            self.set_turn(next, now);
+            self.set_turn(next, step.now);
             return;
         }
         // Everyone else passed: the trick goes to the top play (or by 接風 to its partner).
         let (leader, jie_feng) = self.leader_after_trick(top.seat);
-        events.push(Event::TrickWon {
+        step.events.push(Event::TrickWon {
             winner: top.seat,
             leader,
             jie_feng,
@@ -870,7 +869,7 @@ impl Game {
         self.top = None;
         self.passed = 0;
         self.trick_leader = leader;
-        self.set_turn(leader, now);
+        self.set_turn(leader, step.now);
     }
 
     /// Every seat in finishing order ([`Turns::finishing_places`]).
@@ -891,12 +890,7 @@ impl Game {
             .collect()
     }
 
-    fn end_deal(
-        &mut self,
-        hooks: &dyn VariantHooks,
-        now: u64,
-        events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    fn end_deal(&mut self, step: &mut Step<'_>) -> Result<(), GameError> {
         let places = self.places();
         let outcome = self
             .deal_outcome(&places, &self.rules)
@@ -910,24 +904,22 @@ impl Game {
             bombs_played: self.bombs.clone(),
             bombs_in_hand: self.bombs_in_hands(),
         };
-        let settlement = hooks.settle(&facts)?;
-        self.settle(hooks, Some(outcome), None, places, settlement, now, events)
+        let settlement = step.hooks.settle(&facts)?;
+        self.settle(Some(outcome), None, places, settlement, step)
     }
 
     fn escape(
         &mut self,
-        hooks: &dyn VariantHooks,
         seat: Seat,
         reason: EscapeReason,
-        now: u64,
-        events: &mut Vec<Event>,
+        step: &mut Step<'_>,
     ) -> Result<(), GameError> {
         if self.out.contains(&seat) {
             // Gone out already (no cards, no more turns this deal): not an escape. The partner
             // plays on, the deal is settled as usual, and the match ends with this deal (the
             // player is gone). RULES.md says nothing on it; see docs/VARIANTS.md.
             self.config.deals = self.deal_number;
-            events.push(Event::Left { seat });
+            step.events.push(Event::Left { seat });
             return Ok(());
         }
         let facts = EscapeFacts {
@@ -944,28 +936,26 @@ impl Game {
         // error or a malformed result) ends the deal with no points exchanged and the failure
         // recorded in a `settlement_failed` line per seat.
         let players = self.players();
-        let settlement = hooks
+        let settlement = step
+            .hooks
             .settle_escape(&facts)
             .map_err(GameError::Hook)
             .and_then(|s| check_settlement(&s, players).map(|()| s))
             .unwrap_or_else(|e| failed_settlement(players, &e));
-        events.push(Event::Escaped { seat, reason });
+        step.events.push(Event::Escaped { seat, reason });
         let places = self.places();
         // An escape ends the deal and the match: the player is gone.
         self.config.deals = self.deal_number;
-        self.settle(hooks, None, Some(seat), places, settlement, now, events)
+        self.settle(None, Some(seat), places, settlement, step)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn settle(
         &mut self,
-        hooks: &dyn VariantHooks,
         outcome: Option<Outcome>,
         escaped: Option<Seat>,
         places: Vec<Seat>,
         settlement: Settlement,
-        now: u64,
-        events: &mut Vec<Event>,
+        step: &mut Step<'_>,
     ) -> Result<(), GameError> {
         check_settlement(&settlement, self.players())?;
         for ((_, player), score) in self.seating.iter().zip(&settlement.scores) {
@@ -981,26 +971,21 @@ impl Game {
             settlement,
         };
         self.results.push(result.clone());
-        events.push(Event::DealEnded(result));
+        step.events.push(Event::DealEnded(result));
         if self.deal_number >= self.config.deals {
             self.phase = Phase::Finished;
             self.deadline = None;
             self.top = None;
-            events.push(Event::MatchEnded {
+            step.events.push(Event::MatchEnded {
                 totals: self.totals.clone(),
             });
             return Ok(());
         }
-        self.start_deal(hooks, now, events)
+        self.start_deal(step)
     }
 
     /// Deals the next deal and seats it.
-    fn start_deal(
-        &mut self,
-        hooks: &dyn VariantHooks,
-        now: u64,
-        events: &mut Vec<Event>,
-    ) -> Result<(), GameError> {
+    fn start_deal(&mut self, step: &mut Step<'_>) -> Result<(), GameError> {
         self.deal_number += 1;
         let n = self.players() as usize;
         let size = self.rules.hand_size as usize;
@@ -1041,7 +1026,7 @@ impl Game {
             previous,
             random: rng.next_u64(),
         };
-        let decision = hooks.seating(&facts)?;
+        let decision = step.hooks.seating(&facts)?;
         if decision.leader.index() >= n {
             return Err(GameError::Hook(HookError::invalid(
                 "seating",
@@ -1074,8 +1059,8 @@ impl Game {
         self.bombs.clear();
         self.timeouts = vec![0; n];
         self.trick_leader = leader;
-        self.set_turn(leader, now);
-        events.push(Event::DealStarted {
+        self.set_turn(leader, step.now);
+        step.events.push(Event::DealStarted {
             deal_number: self.deal_number,
             players: self.seating.clone(),
             leader,

@@ -88,15 +88,14 @@ pub fn verify(replay: &Replay) -> Result<Verified, String> {
             replay.config.reconnect_ms
         ));
     }
-    let game = Game::replay(
+    let game = Game::new(
         replay.config.clone(),
         &hooks,
         replay.seed,
         replay.preset()?,
         replay.created_at,
-        &replay.entries,
-        Some(&replay.hashes),
     )
+    .and_then(|(g, _)| g.replay(&hooks, &replay.entries, Some(&replay.hashes)))
     .map_err(|e| format!("replay does not verify: {e}"))?;
     if game.totals() != replay.final_totals.as_slice() {
         return Err(format!(
