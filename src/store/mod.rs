@@ -37,10 +37,10 @@ use tokio::sync::broadcast;
 /// for the memory store (it answers at once), `$awaited` awaited for the embedded and the Redis
 /// store (the same call: both have it with the same signature).
 macro_rules! on_backend {
-    ($store:ident, $op:literal, |$s:ident| $memory:expr, $awaited:expr) => {{
+    ($store:ident, $op:literal, |$m:pat_param| $memory:expr, |$s:ident| $awaited:expr) => {{
         let t = Instant::now();
         let r = match $store {
-            Store::Memory($s) => $memory,
+            Store::Memory($m) => $memory,
             Store::Embedded($s) => $awaited.await,
             Store::Redis($s) => $awaited.await,
         };
@@ -269,12 +269,12 @@ impl Store {
 
     /// Stores a new game record (idempotent on platform + request id).
     pub async fn create(&self, record: &GameRecord) -> Result<Created, StoreError> {
-        on_backend!(self, "create", |s| s.create(record), s.create(record))
+        on_backend!(self, "create", |s| s.create(record), |s| s.create(record))
     }
 
     /// A game's record and its whole log.
     pub async fn load(&self, id: &str) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
-        on_backend!(self, "load", |s| s.load(id), s.load(id))
+        on_backend!(self, "load", |s| s.load(id), |s| s.load(id))
     }
 
     /// Several games' records and logs (recovery), in the order of `ids`: one read task for all
@@ -309,7 +309,7 @@ impl Store {
             self,
             "entries_after",
             |s| s.entries_after(id, after_seq),
-            s.entries_after(id, after_seq)
+            |s| s.entries_after(id, after_seq)
         )
     }
 
@@ -326,14 +326,15 @@ impl Store {
             self,
             "entries_page",
             |s| s.entries_page(id, after_seq, limit),
-            s.entries_page(id, after_seq, limit)
+            |s| s.entries_page(id, after_seq, limit)
         )
     }
 
     /// Appends `entry` if the log has exactly `entry.seq - 1` entries. On `Ok` the entry is
     /// durable (as durable as the backend is).
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
-        on_backend!(self, "append", |s| s.append(id, entry), s.append(id, entry))
+        on_backend!(self, "append", |s| s.append(id, entry), |s| s
+            .append(id, entry))
     }
 
     /// [`Store::append`], returning on a conflict the entries after `entry.seq - 1` (what
@@ -381,7 +382,8 @@ impl Store {
 
     /// Ids of the games not finished (the games to rebuild at start).
     pub async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
-        on_backend!(self, "unfinished", |s| Ok(s.unfinished()), s.unfinished())
+        on_backend!(self, "unfinished", |s| Ok(s.unfinished()), |s| s
+            .unfinished())
     }
 
     /// Marks a game finished (archived; backends may expire it after a retention period).
@@ -393,33 +395,20 @@ impl Store {
                 s.finish(id);
                 Ok(())
             },
-            s.finish(id)
+            |s| s.finish(id)
         )
     }
 
     /// Checks that the store is reachable (readiness); sets the `store_up` gauge.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(_) => Ok(()),
-            Store::Embedded(s) => s.ping().await,
-            Store::Redis(s) => s.ping().await,
-        };
+        let r = on_backend!(self, "ping", |_| Ok(()), |s| s.ping());
         crate::metrics::store_up(self.kind().name(), r.is_ok());
-        self.observe("ping", t, &r);
         r
     }
 
     /// Makes everything acknowledged durable (at shutdown).
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(_) => Ok(()),
-            Store::Embedded(s) => s.flush().await,
-            Store::Redis(s) => s.flush().await,
-        };
-        self.observe("flush", t, &r);
-        r
+        on_backend!(self, "flush", |_| Ok(()), |s| s.flush())
     }
 
     /// Records latency and errors; logs failures (never record or entry bodies).
