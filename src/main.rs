@@ -20,14 +20,16 @@ enum Command {
     Serve(shuangkou::config::ServeConfig),
     /// Card rules: classify plays, compare them, list legal plays (operators' "why was this
     /// play rejected?").
-    Rules(cli::rules::Args),
+    #[command(subcommand)]
+    Rules(cli::rules::Command),
     /// Two bots (policies or styles) play duplicate deals through a variant's script; every
     /// decision is checked for legality.
     Arena(cli::arena::Args),
     /// Play random legal deals and check every invariant after every step.
     Simulate(cli::simulate::Args),
     /// Variant scripts: list, check, dry-run a settlement.
-    Variants(cli::variants::Args),
+    #[command(subcommand)]
+    Variants(cli::variants::Command),
 }
 
 fn main() -> ExitCode {

@@ -77,15 +77,9 @@ const EXIT_NO: u8 = 1;
 /// Exit code: bad input (card, variant, combination, request).
 const EXIT_BAD_INPUT: u8 = 2;
 
-/// Arguments of `shuangkou rules`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `shuangkou rules`.
 #[derive(Debug, clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// Every interpretation of a play: type, length, key, stars, what the wild jokers became.
     Classify(ClassifyArgs),
     /// Does a play beat the play on the table? (exit 0 yes, 1 no, 2 bad input)
@@ -117,7 +111,7 @@ struct Common {
 }
 
 #[derive(Debug, clap::Args)]
-struct ClassifyArgs {
+pub struct ClassifyArgs {
     #[command(flatten)]
     common: Common,
     /// The cards, e.g. `7 7 7 7 BJ` (one quoted argument or several).
@@ -126,7 +120,7 @@ struct ClassifyArgs {
 }
 
 #[derive(Debug, clap::Args)]
-struct BeatsArgs {
+pub struct BeatsArgs {
     #[command(flatten)]
     common: Common,
     /// The play on the table.
@@ -140,7 +134,7 @@ struct BeatsArgs {
 }
 
 #[derive(Debug, clap::Args)]
-struct PlaysArgs {
+pub struct PlaysArgs {
     #[command(flatten)]
     common: Common,
     /// The hand.
@@ -193,8 +187,8 @@ struct PrevDeclared {
 }
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(args: Args) -> ExitCode {
-    let code = match args.command {
+pub fn run(command: Command) -> ExitCode {
+    let code = match command {
         Command::Follow(a) => return super::shengji::follow(&a),
         Command::Batch => match batch(io::stdin().lock(), io::stdout().lock()) {
             Ok(()) => EXIT_OK,

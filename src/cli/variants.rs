@@ -22,15 +22,9 @@ use crate::variants::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
 use crate::variants::script::points;
 use crate::variants::{self, CompiledVariant, Registry, RegistryConfig, facts};
 
-/// Arguments of `shuangkou variants`.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(subcommand)]
-    command: Command,
-}
-
+/// The subcommands of `shuangkou variants`.
 #[derive(Debug, clap::Subcommand)]
-enum Command {
+pub enum Command {
     /// List the variants (and refused files) of a directory, or the embedded ones.
     List(ListArgs),
     /// Check variant files as the server does before activating them.
@@ -40,7 +34,7 @@ enum Command {
 }
 
 #[derive(Debug, clap::Args)]
-struct ListArgs {
+pub struct ListArgs {
     /// Variants directory (default: the scripts embedded in the binary).
     #[arg(long)]
     dir: Option<PathBuf>,
@@ -56,7 +50,7 @@ struct ListArgs {
 }
 
 #[derive(Debug, clap::Args)]
-struct CheckArgs {
+pub struct CheckArgs {
     /// Script files (`<id>.rhai`, of either game: each is checked as its `meta().game` says);
     /// none = every embedded script of `--game`.
     files: Vec<PathBuf>,
@@ -84,7 +78,7 @@ enum Hook {
 }
 
 #[derive(Debug, clap::Args)]
-struct SettleArgs {
+pub struct SettleArgs {
     /// Variant id (`classic`, `jj`, `baibian`, `huopin`, `qianbian`, `erren`, …).
     id: String,
     /// Variants directory (default: the embedded scripts); the file `<dir>/<id>.rhai` is used.
@@ -102,8 +96,8 @@ struct SettleArgs {
 }
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(args: Args) -> ExitCode {
-    match args.command {
+pub fn run(command: Command) -> ExitCode {
+    match command {
         Command::List(a) => list(a),
         Command::Check(a) => check(a),
         Command::Settle(a) => settle(a),

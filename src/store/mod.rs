@@ -33,6 +33,22 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::broadcast;
 
+/// Runs one operation on whichever backend this is, timed and observed under `$op`: `$memory`
+/// for the memory store (it answers at once), `$awaited` awaited for the embedded and the Redis
+/// store (the same call: both have it with the same signature).
+macro_rules! on_backend {
+    ($store:ident, $op:literal, |$m:pat_param| $memory:expr, |$s:ident| $awaited:expr) => {{
+        let t = Instant::now();
+        let r = match $store {
+            Store::Memory($m) => $memory,
+            Store::Embedded($s) => $awaited.await,
+            Store::Redis($s) => $awaited.await,
+        };
+        $store.observe($op, t, &r);
+        r
+    }};
+}
+
 /// A game's creation record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GameRecord {
@@ -253,26 +269,12 @@ impl Store {
 
     /// Stores a new game record (idempotent on platform + request id).
     pub async fn create(&self, record: &GameRecord) -> Result<Created, StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => s.create(record),
-            Store::Embedded(s) => s.create(record).await,
-            Store::Redis(s) => s.create(record).await,
-        };
-        self.observe("create", t, &r);
-        r
+        on_backend!(self, "create", |s| s.create(record), |s| s.create(record))
     }
 
     /// A game's record and its whole log.
     pub async fn load(&self, id: &str) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => s.load(id),
-            Store::Embedded(s) => s.load(id).await,
-            Store::Redis(s) => s.load(id).await,
-        };
-        self.observe("load", t, &r);
-        r
+        on_backend!(self, "load", |s| s.load(id), |s| s.load(id))
     }
 
     /// Several games' records and logs (recovery), in the order of `ids`: one read task for all
@@ -303,14 +305,12 @@ impl Store {
         id: &str,
         after_seq: u64,
     ) -> Result<Vec<LogEntry>, StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => s.entries_after(id, after_seq),
-            Store::Embedded(s) => s.entries_after(id, after_seq).await,
-            Store::Redis(s) => s.entries_after(id, after_seq).await,
-        };
-        self.observe("entries_after", t, &r);
-        r
+        on_backend!(
+            self,
+            "entries_after",
+            |s| s.entries_after(id, after_seq),
+            |s| s.entries_after(id, after_seq)
+        )
     }
 
     /// At most `limit` log entries after `after_seq`, in order: a page, for readers that walk a
@@ -322,27 +322,19 @@ impl Store {
         after_seq: u64,
         limit: usize,
     ) -> Result<Vec<LogEntry>, StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => s.entries_page(id, after_seq, limit),
-            Store::Embedded(s) => s.entries_page(id, after_seq, limit).await,
-            Store::Redis(s) => s.entries_page(id, after_seq, limit).await,
-        };
-        self.observe("entries_page", t, &r);
-        r
+        on_backend!(
+            self,
+            "entries_page",
+            |s| s.entries_page(id, after_seq, limit),
+            |s| s.entries_page(id, after_seq, limit)
+        )
     }
 
     /// Appends `entry` if the log has exactly `entry.seq - 1` entries. On `Ok` the entry is
     /// durable (as durable as the backend is).
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => s.append(id, entry),
-            Store::Embedded(s) => s.append(id, entry).await,
-            Store::Redis(s) => s.append(id, entry).await,
-        };
-        self.observe("append", t, &r);
-        r
+        on_backend!(self, "append", |s| s.append(id, entry), |s| s
+            .append(id, entry))
     }
 
     /// [`Store::append`], returning on a conflict the entries after `entry.seq - 1` (what
@@ -390,54 +382,33 @@ impl Store {
 
     /// Ids of the games not finished (the games to rebuild at start).
     pub async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => Ok(s.unfinished()),
-            Store::Embedded(s) => s.unfinished().await,
-            Store::Redis(s) => s.unfinished().await,
-        };
-        self.observe("unfinished", t, &r);
-        r
+        on_backend!(self, "unfinished", |s| Ok(s.unfinished()), |s| s
+            .unfinished())
     }
 
     /// Marks a game finished (archived; backends may expire it after a retention period).
     pub async fn finish(&self, id: &str) -> Result<(), StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(s) => {
+        on_backend!(
+            self,
+            "finish",
+            |s| {
                 s.finish(id);
                 Ok(())
-            }
-            Store::Embedded(s) => s.finish(id).await,
-            Store::Redis(s) => s.finish(id).await,
-        };
-        self.observe("finish", t, &r);
-        r
+            },
+            |s| s.finish(id)
+        )
     }
 
     /// Checks that the store is reachable (readiness); sets the `store_up` gauge.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(_) => Ok(()),
-            Store::Embedded(s) => s.ping().await,
-            Store::Redis(s) => s.ping().await,
-        };
+        let r = on_backend!(self, "ping", |_| Ok(()), |s| s.ping());
         crate::metrics::store_up(self.kind().name(), r.is_ok());
-        self.observe("ping", t, &r);
         r
     }
 
     /// Makes everything acknowledged durable (at shutdown).
     pub async fn flush(&self) -> Result<(), StoreError> {
-        let t = Instant::now();
-        let r = match self {
-            Store::Memory(_) => Ok(()),
-            Store::Embedded(s) => s.flush().await,
-            Store::Redis(s) => s.flush().await,
-        };
-        self.observe("flush", t, &r);
-        r
+        on_backend!(self, "flush", |_| Ok(()), |s| s.flush())
     }
 
     /// Records latency and errors; logs failures (never record or entry bodies).

@@ -212,23 +212,28 @@ pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError
     }
 }
 
-/// Compiles `source` with its contract's `functions` checked and calls its `meta()`.
-pub(super) fn compile_meta(
+/// The contract checks every family's compile makes, in this order: `source` compiles with its
+/// family's `functions` defined, `meta()` reads as the family's meta (`read_meta`), its id
+/// (`id_of`) names the file `expected_id` (when the script comes from a file), and `options()`
+/// returns option specs.
+pub(super) fn compile_contract<M>(
     origin: &str,
     source: &str,
+    expected_id: Option<&str>,
     functions: &[(&str, &[&str])],
-) -> Result<(AST, Dynamic), VariantError> {
+    read_meta: impl FnOnce(&Dynamic) -> Result<M, VariantError>,
+    id_of: impl FnOnce(&M) -> &str,
+) -> Result<(AST, M, Vec<OptionSpec>), VariantError> {
     let ast = checked_ast(origin, source, functions)?;
-    let meta = call_hook(&ast, origin, source, "meta", ())?;
-    Ok((ast, meta))
+    let meta = read_meta(&call_hook(&ast, origin, source, "meta", ())?)?;
+    named_as_file(origin, id_of(&meta), expected_id)?;
+    let specs_v = call_hook(&ast, origin, source, "options", ())?;
+    let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
+    Ok((ast, meta, specs))
 }
 
 /// `meta().id` must be the file's stem `expected` (when the script comes from a file).
-pub(super) fn named_as_file(
-    origin: &str,
-    id: &str,
-    expected: Option<&str>,
-) -> Result<(), VariantError> {
+fn named_as_file(origin: &str, id: &str, expected: Option<&str>) -> Result<(), VariantError> {
     match expected {
         Some(file) if file != id => Err(contract(
             origin,
@@ -275,12 +280,15 @@ impl CompiledVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<CompiledVariant, VariantError> {
-        let (ast, meta_v) = compile_meta(origin, source, &REQUIRED_FUNCTIONS)?;
+        let (ast, meta, specs) = compile_contract(
+            origin,
+            source,
+            expected_id,
+            &REQUIRED_FUNCTIONS,
+            |v| parse_meta(v).map_err(|m| contract(origin, format!("meta(): {m}"))),
+            |meta| &meta.id,
+        )?;
         let ast = Arc::new(ast);
-        let meta = parse_meta(&meta_v).map_err(|m| contract(origin, format!("meta(): {m}")))?;
-        named_as_file(origin, &meta.id, expected_id)?;
-        let specs_v = call_hook(&ast, origin, source, "options", ())?;
-        let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
         let mut compiled = CompiledVariant {
             origin: origin.to_string(),
             hash: content_hash(source),

@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use super::check::{CheckReport, parse_examples_of};
 use super::engine::{self, describe, from_json, to_json};
 use super::family::Family;
-use super::options::{OptionSpec, OptionValue, OptionValues, parse_specs};
-use super::script::{VariantError, call_hook, compile_meta, content_hash, contract, named_as_file};
+use super::options::{OptionSpec, OptionValue, OptionValues};
+use super::script::{VariantError, call_hook, compile_contract, content_hash, contract};
 use crate::seat::Seat;
 use crate::shengji::Level;
 use crate::shengji::hooks::{
@@ -83,19 +83,26 @@ impl ShengjiVariant {
         source: &str,
         expected_id: Option<&str>,
     ) -> Result<ShengjiVariant, VariantError> {
-        let (ast, meta) = compile_meta(origin, source, &SHENGJI_FUNCTIONS)?;
-        let meta_map = meta
-            .read_lock::<rhai::Map>()
-            .ok_or_else(|| contract(origin, format!("meta() returned {}", describe(&meta))))?
-            .clone();
-        let field = |k| text_field(&meta_map, k).map_err(|m| contract(origin, m));
-        let id = field("id")?;
-        if field("game")? != "shengji" {
-            return Err(contract(origin, "meta().game must be \"shengji\""));
-        }
-        named_as_file(origin, &id, expected_id)?;
-        let specs_v = call_hook(&ast, origin, source, "options", ())?;
-        let specs = parse_specs(&specs_v).map_err(|m| contract(origin, m))?;
+        let field = |map: &rhai::Map, k| text_field(map, k).map_err(|m| contract(origin, m));
+        let read_meta = |meta: &Dynamic| {
+            let map = meta
+                .read_lock::<rhai::Map>()
+                .ok_or_else(|| contract(origin, format!("meta() returned {}", describe(meta))))?
+                .clone();
+            let id = field(&map, "id")?;
+            if field(&map, "game")? != "shengji" {
+                return Err(contract(origin, "meta().game must be \"shengji\""));
+            }
+            Ok((id, map))
+        };
+        let (ast, (id, meta_map), specs) = compile_contract(
+            origin,
+            source,
+            expected_id,
+            &SHENGJI_FUNCTIONS,
+            read_meta,
+            |(id, _)| id,
+        )?;
         if !specs
             .iter()
             .any(|s| s.name == "bury_points" && matches!(s.default_value(), OptionValue::Bool(_)))
@@ -110,7 +117,7 @@ impl ShengjiVariant {
             hash: content_hash(source),
             source: Arc::from(source),
             ast,
-            name: field("name")?,
+            name: field(&meta_map, "name")?,
             id,
             specs,
         })

@@ -177,10 +177,7 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
             read_log(&journal, *record, entries).map_err(|m| format!("game {id}: {m}"))?;
         let span = arc
             .push(&Rec::Game {
-                id,
-                platform: g.platform.as_deref(),
-                request_id: g.request_id.as_deref(),
-                at,
+                game: g.finished_head(id, at),
                 record: &body,
                 script: script.as_deref(),
                 entries: bodies.iter().map(Vec::as_slice).collect(),
@@ -206,10 +203,7 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
         }
         let archived_at = |span: Span, entries: u64, at: u64, out: &mut FrameWriter<'_>| {
             out.push(&Rec::Archived {
-                id,
-                platform: g.platform.as_deref(),
-                request_id: g.request_id.as_deref(),
-                at,
+                game: g.finished_head(id, at),
                 entries,
                 span,
             })

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::journal::{self, Rec, Span};
+use super::journal::{self, Finished, Rec, Span};
 
 /// Where a game's frames are.
 #[derive(Clone, Debug)]
@@ -32,6 +32,16 @@ pub struct Game {
 }
 
 impl Game {
+    /// Its head as a finished game's frames carry it, finished at `at`.
+    pub fn finished_head<'a>(&'a self, id: &'a str, at: u64) -> Finished<'a> {
+        Finished {
+            id,
+            platform: self.platform.as_deref(),
+            request_id: self.request_id.as_deref(),
+            at,
+        }
+    }
+
     /// Entries in the game's log.
     pub fn log_len(&self) -> u64 {
         match &self.place {
@@ -131,10 +141,13 @@ impl Index {
                 self.garbage += g.journal_bytes;
             }
             Rec::Archived {
-                id,
-                platform,
-                request_id,
-                at,
+                game:
+                    Finished {
+                        id,
+                        platform,
+                        request_id,
+                        at,
+                    },
                 entries,
                 span: archived,
             } => {

@@ -57,6 +57,17 @@ pub struct Span {
     pub len: u32,
 }
 
+/// A finished game's head, the same in its journal frame (`Archived`) and its archive frame
+/// (`Game`): who it is, its idempotency key, and when it finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Finished<'a> {
+    pub id: &'a str,
+    pub platform: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    /// The unix second it finished.
+    pub at: u64,
+}
+
 /// One frame's content, borrowing from the payload bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Rec<'a> {
@@ -81,19 +92,13 @@ pub enum Rec<'a> {
     Finish { id: &'a str, at: u64 },
     /// A finished game with `entries` log entries, stored in the archive at `span`.
     Archived {
-        id: &'a str,
-        platform: Option<&'a str>,
-        request_id: Option<&'a str>,
-        at: u64,
+        game: Finished<'a>,
         entries: u64,
         span: Span,
     },
     /// A whole finished game (archive frames only).
     Game {
-        id: &'a str,
-        platform: Option<&'a str>,
-        request_id: Option<&'a str>,
-        at: u64,
+        game: Finished<'a>,
         record: &'a [u8],
         script: Option<&'a str>,
         entries: Vec<&'a [u8]>,
@@ -138,6 +143,12 @@ fn put_game_head(
     put_opt(out, request_id);
 }
 
+/// A finished game's frame head: [`put_game_head`], then when it finished.
+fn put_finished(out: &mut Vec<u8>, tag: u8, game: &Finished<'_>) {
+    put_game_head(out, tag, game.id, game.platform, game.request_id);
+    put_u64(out, game.at);
+}
+
 /// Appends `rec` as one frame to `out`; returns its span, `base` being the file offset of
 /// `out[0]`.
 pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
@@ -179,24 +190,17 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             put_u64(out, *at);
         }
         Rec::Archived {
-            id,
-            platform,
-            request_id,
-            at,
+            game,
             entries,
             span,
         } => {
-            put_game_head(out, T_ARCHIVED, id, *platform, *request_id);
-            put_u64(out, *at);
+            put_finished(out, T_ARCHIVED, game);
             put_u64(out, *entries);
             put_u64(out, span.off);
             put_u32(out, span.len);
         }
         Rec::Game {
-            id,
-            platform,
-            request_id,
-            at,
+            game,
             record,
             script,
             entries,
@@ -206,8 +210,7 @@ pub fn encode(rec: &Rec<'_>, base: u64, out: &mut Vec<u8>) -> Span {
             } else {
                 T_GAME
             };
-            put_game_head(out, tag, id, *platform, *request_id);
-            put_u64(out, *at);
+            put_finished(out, tag, game);
             put_bytes(out, record);
             if script.is_some() {
                 put_opt(out, *script);
@@ -268,6 +271,16 @@ impl<'a> Cur<'a> {
             t => Err(format!("bad option tag {t}")),
         }
     }
+
+    /// A finished game's head (fields read in the order written).
+    fn finished(&mut self) -> Result<Finished<'a>, String> {
+        Ok(Finished {
+            id: self.str()?,
+            platform: self.opt()?,
+            request_id: self.opt()?,
+            at: self.u64()?,
+        })
+    }
 }
 
 /// Decodes a frame's payload (checksum already checked).
@@ -299,10 +312,7 @@ pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
             at: c.u64()?,
         },
         T_ARCHIVED => Rec::Archived {
-            id: c.str()?,
-            platform: c.opt()?,
-            request_id: c.opt()?,
-            at: c.u64()?,
+            game: c.finished()?,
             entries: c.u64()?,
             span: Span {
                 off: c.u64()?,
@@ -310,8 +320,7 @@ pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
             },
         },
         tag @ (T_GAME | T_GAME_SCRIPTED) => {
-            let (id, platform, request_id, at, record) =
-                (c.str()?, c.opt()?, c.opt()?, c.u64()?, c.bytes()?);
+            let (game, record) = (c.finished()?, c.bytes()?);
             let script = if tag == T_GAME_SCRIPTED {
                 c.opt()?
             } else {
@@ -323,10 +332,7 @@ pub fn decode(payload: &[u8]) -> Result<Rec<'_>, String> {
                 entries.push(c.bytes()?);
             }
             Rec::Game {
-                id,
-                platform,
-                request_id,
-                at,
+                game,
                 record,
                 script,
                 entries,
@@ -557,27 +563,33 @@ mod tests {
             },
             Rec::Finish { id: "g", at: 99 },
             Rec::Archived {
-                id: "g",
-                platform: None,
-                request_id: Some("r"),
-                at: 5,
+                game: Finished {
+                    id: "g",
+                    platform: None,
+                    request_id: Some("r"),
+                    at: 5,
+                },
                 entries: 3,
                 span: Span { off: 16, len: 40 },
             },
             Rec::Game {
-                id: "g",
-                platform: Some("p"),
-                request_id: Some("r"),
-                at: 5,
+                game: Finished {
+                    id: "g",
+                    platform: Some("p"),
+                    request_id: Some("r"),
+                    at: 5,
+                },
                 record: b"rec",
                 script: None,
                 entries: vec![b"a", b"bb"],
             },
             Rec::Game {
-                id: "g",
-                platform: None,
-                request_id: None,
-                at: 6,
+                game: Finished {
+                    id: "g",
+                    platform: None,
+                    request_id: None,
+                    at: 6,
+                },
                 record: b"rec",
                 script: Some("h1"),
                 entries: vec![b"a"],

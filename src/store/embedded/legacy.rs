@@ -18,7 +18,7 @@ use std::path::Path;
 
 use redb::{Database, DatabaseError, ReadableTable, StorageError, TableDefinition, TableHandle};
 
-use super::journal::{self, FrameWriter, Rec};
+use super::journal::{self, Finished, FrameWriter, Rec};
 
 /// The redb file of layout version 1.
 pub const LEGACY_FILE: &str = "shuangkou.redb";
@@ -191,22 +191,22 @@ fn convert(db: &Database, dir: &Path, label: &str) -> Result<usize, String> {
                 .map_err(|x| e(x.into()))?
                 .map(|v| v.value());
             if let Some(at) = at {
+                let game = Finished {
+                    id,
+                    platform,
+                    request_id,
+                    at,
+                };
                 let span = arc
                     .push(&Rec::Game {
-                        id,
-                        platform,
-                        request_id,
-                        at,
+                        game,
                         record,
                         script: None,
                         entries: bodies.iter().map(Vec::as_slice).collect(),
                     })
                     .map_err(|x| io_err("write the archive", x))?;
                 log.push(&Rec::Archived {
-                    id,
-                    platform,
-                    request_id,
-                    at,
+                    game,
                     entries: bodies.len() as u64,
                     span,
                 })

@@ -291,12 +291,12 @@ impl Shared {
                 let payload = journal::read_frame(&archive, *span).map_err(fail)?;
                 match journal::decode(&payload).map_err(fail)? {
                     Rec::Game {
-                        id: got,
+                        game,
                         record: body,
                         script,
                         entries,
                         ..
-                    } if got == id => {
+                    } if game.id == id => {
                         let log = entries
                             .iter()
                             .enumerate()
