@@ -143,6 +143,23 @@ pub trait LiveGame: Send + Sized + 'static {
     fn is_disconnected(&self, _player: Player) -> bool {
         false
     }
+    /// True when presence's `step` applies to `player` now, in a game not finished: a
+    /// disconnect of a connected player, a reconnect of a disconnected one, the expiry of an
+    /// open window.
+    fn presence_applies(&self, player: Player, step: PresenceStep, now: u64) -> bool {
+        if self.finished() {
+            return false;
+        }
+        let away = self.is_disconnected(player);
+        match step {
+            PresenceStep::Disconnect => !away,
+            PresenceStep::Reconnect => away,
+            PresenceStep::Expire => self
+                .open_windows()
+                .iter()
+                .any(|&(p, at)| p == player && at <= now),
+        }
+    }
     /// The entry presence logs for `player` now, if `step` applies (a disconnect of a connected
     /// player, a reconnect of a disconnected one, the expiry of an open window); `None`: nothing.
     fn presence_entry(

@@ -121,19 +121,8 @@ impl LiveGame for Table {
         step: PresenceStep,
         now: u64,
     ) -> Option<Result<Prepared, ApiError>> {
-        if self.finished() {
-            return None;
-        }
-        let away = self.is_disconnected(player);
-        let applies = match step {
-            PresenceStep::Disconnect => !away,
-            PresenceStep::Reconnect => away,
-            PresenceStep::Expire => self
-                .open_windows()
-                .iter()
-                .any(|&(p, at)| p == player && at <= now),
-        };
-        applies.then(|| self.prepare_presence(player, step, now))
+        self.presence_applies(player, step, now)
+            .then(|| self.prepare_presence(player, step, now))
     }
 
     fn auto_entry(&self, now: u64) -> Option<Result<Prepared, ApiError>> {
