@@ -179,7 +179,8 @@ pub trait LiveGame: Send + Sized + 'static {
 }
 
 /// The [`LiveGame`] methods a family's type has as inherent methods of the same name and
-/// signature (`seq`, `finished`, `apply_entry`, `accept`, `notify`), for its `impl LiveGame`.
+/// signature (`seq`, `finished`, `apply_entry`, `accept`, `notify`, `deadline_passed`,
+/// `turn_is_away`, `open_windows`), for its `impl LiveGame`.
 macro_rules! inherent_live_game_methods {
     () => {
         fn seq(&self) -> u64 {
@@ -205,6 +206,15 @@ macro_rules! inherent_live_game_methods {
         }
         fn finishes(prepared: &Self::Prepared) -> bool {
             prepared.finished()
+        }
+        fn deadline_passed(&self, now: u64) -> bool {
+            Self::deadline_passed(self, now)
+        }
+        fn turn_is_away(&self) -> bool {
+            Self::turn_is_away(self)
+        }
+        fn open_windows(&self) -> Vec<($crate::seat::Player, u64)> {
+            Self::open_windows(self)
         }
     };
 }

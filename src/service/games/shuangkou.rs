@@ -98,18 +98,6 @@ impl LiveGame for Session {
         self.game().deadline()
     }
 
-    fn deadline_passed(&self, now: u64) -> bool {
-        Session::deadline_passed(self, now)
-    }
-
-    fn turn_is_away(&self) -> bool {
-        Session::turn_is_away(self)
-    }
-
-    fn open_windows(&self) -> Vec<(Player, u64)> {
-        Session::open_windows(self)
-    }
-
     fn is_disconnected(&self, player: Player) -> bool {
         self.game().is_disconnected(player)
     }

@@ -197,18 +197,10 @@ impl GameApi {
         caller: Caller,
         req: pb::GetReplayRequest,
     ) -> Result<pb::GetReplayResponse, ApiError> {
-        if req.game_id.is_empty() {
-            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-        }
         let games = self.app.games();
-        let game = games.load(&req.game_id).await?;
+        let game = super::named_game(games, &req.game_id).await?;
         let live = games.current(&game).await?;
-        access::replay(
-            &caller,
-            live.record.platform.as_deref(),
-            live.finished(),
-            &req.game_id,
-        )?;
+        super::may_replay(&caller, &*live, &req.game_id)?;
         let log = crate::service::history::stored_log(games.store(), &req.game_id).await?;
         let replay = live.replay(&log)?;
         if req.max_actions as usize > wire::replay::MAX_PAGE_ACTIONS {
@@ -298,10 +290,7 @@ impl GameApi {
             ));
         }
         let games = self.app.games();
-        if req.game_id.is_empty() {
-            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-        }
-        let game = games.load(&req.game_id).await?;
+        let game = super::named_game(games, &req.game_id).await?;
         let mut live = games.current(&game).await?;
         let now = now_ms();
         let reason = req.reason.as_str();

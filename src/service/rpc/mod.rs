@@ -203,6 +203,21 @@ async fn create_or_existing<G: LiveGame>(
     }
 }
 
+/// The game a request names, loaded (from the cache, else rebuilt from the store), for
+/// either family's GetReplay and AbortGame; an empty id is refused.
+async fn named_game<G: LiveGame>(games: &Games<G>, game_id: &str) -> Result<Shared<G>, ApiError> {
+    if game_id.is_empty() {
+        return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+    }
+    games.load(game_id).await
+}
+
+/// GetReplay's check for either family: `caller` may read `live`'s replay (`access::replay`).
+fn may_replay<G: LiveGame>(caller: &Caller, live: &G, game_id: &str) -> Result<(), ApiError> {
+    let platform = live.record().platform.as_deref();
+    access::replay(caller, platform, live.finished(), game_id)
+}
+
 /// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.
 pub async fn unary<Req, T, Fut>(
     app: &App,

@@ -161,19 +161,11 @@ impl ShengjiApi {
         caller: Caller,
         req: pb::GetReplayRequest,
     ) -> Result<pb::GetReplayResponse, ApiError> {
-        if req.game_id.is_empty() {
-            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-        }
         let tables = self.app.shengji();
-        let table = tables.load(&req.game_id).await?;
+        let table = super::named_game(tables, &req.game_id).await?;
         let live = tables.current(&table).await?;
+        super::may_replay(&caller, &*live, &req.game_id)?;
         let r = &live.record.base;
-        access::replay(
-            &caller,
-            r.platform.as_deref(),
-            live.finished(),
-            &req.game_id,
-        )?;
         let script = tables
             .registry()
             .get(&r.variant, &r.version)

@@ -99,18 +99,6 @@ impl LiveGame for Table {
         Table::deadline(self)
     }
 
-    fn deadline_passed(&self, now: u64) -> bool {
-        Table::deadline_passed(self, now)
-    }
-
-    fn turn_is_away(&self) -> bool {
-        Table::turn_is_away(self)
-    }
-
-    fn open_windows(&self) -> Vec<(Player, u64)> {
-        Table::open_windows(self)
-    }
-
     fn is_disconnected(&self, player: Player) -> bool {
         Table::is_disconnected(self, player)
     }
