@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::Creation;
 use super::retry::{self, Past};
 use super::watch::{self, EventStream};
 use crate::game::Game;
@@ -319,18 +320,13 @@ impl GameApi {
         let compiled = super::active_variant(app.registry(), &req.variant, "")?;
         let asked = !req.seed.is_empty() || req.preset_hands.is_some();
         super::admin_only(asked, admin, "seed and preset_hands")?;
-        let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "")?;
-        let (record, tokens) = Record::new(
-            &compiled,
-            &req,
-            platform,
-            &game_id,
-            app.token_key(),
-            now_ms(),
-        )?;
-        match super::create_or_existing(app.games(), record.clone(), &req.request_id).await? {
-            None => Ok(wire::created(&tokens, &record)),
-            Some(game) => {
+        let new = |platform, id: &str, key: &[u8; 32], now| {
+            Record::new(&compiled, &req, platform, id, key, now)
+        };
+        let id_parts = (platform, req.request_id.as_str(), "");
+        match super::create_game(app, app.games(), id_parts, new).await? {
+            Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),
+            Creation::Existing(game) => {
                 // The same request again: the same game and the same (derived) tokens.
                 let live = game.lock().await;
                 if live

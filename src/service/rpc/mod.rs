@@ -67,8 +67,10 @@ use tracing::Instrument;
 
 use super::access::{self, Caller};
 use super::app::App;
+use super::clock::now_ms;
 use super::games::{Games, LiveGame, Shared};
 use super::pb;
+use super::record::Tokens;
 use super::status::{ApiError, Reason};
 use crate::store::Created;
 use crate::variants::{Family, Registry};
@@ -189,17 +191,28 @@ fn new_game_id(
     ))
 }
 
-/// The end both games' CreateGame share: stores the new game (`Ok(None)`), or finds the game
-/// the same idempotent request (`request_id`) created before.
-async fn create_or_existing<G: LiveGame>(
+/// A CreateGame's outcome: a new game (its record and tokens), or the game the same
+/// idempotent request created before.
+enum Creation<G: LiveGame> {
+    New(G::Record, Tokens),
+    Existing(Shared<G>),
+}
+
+/// The end both games' CreateGame share: the new game's id (`new_game_id` in `scope`), its
+/// record and tokens from `build(platform, game id, token key, now)`, stored; or the game the
+/// same idempotent request (`request_id`) created before.
+async fn create_game<G: LiveGame>(
+    app: &App,
     games: &Games<G>,
-    record: G::Record,
-    request_id: &str,
-) -> Result<Option<Shared<G>>, ApiError> {
-    let request_id = (!request_id.is_empty()).then(|| request_id.to_string());
-    match games.create(record, request_id).await? {
-        Created::New => Ok(None),
-        Created::Existing(existing) => games.load(&existing).await.map(Some),
+    (platform, request_id, scope): (Option<String>, &str, &str),
+    build: impl FnOnce(Option<String>, &str, &[u8; 32], u64) -> Result<(G::Record, Tokens), ApiError>,
+) -> Result<Creation<G>, ApiError> {
+    let game_id = new_game_id(app, platform.as_deref(), request_id, scope)?;
+    let (record, tokens) = build(platform, &game_id, app.token_key(), now_ms())?;
+    let key = (!request_id.is_empty()).then(|| request_id.to_string());
+    match games.create(record.clone(), key).await? {
+        Created::New => Ok(Creation::New(record, tokens)),
+        Created::Existing(existing) => games.load(&existing).await.map(Creation::Existing),
     }
 }
 
