@@ -14,7 +14,7 @@ use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::bots;
 use crate::service::clock::now_ms;
-use crate::service::games::Shared;
+use crate::service::games::{Games, Shared};
 use crate::service::pb;
 use crate::service::record::{Record, check_request_id, idempotency_conflict, request_digest};
 use crate::service::session::{Idempotent, Session};
@@ -145,22 +145,14 @@ impl GameApi {
         let mut live = games.current(&game).await?;
         let digest = request_digest(&[b"leave"]);
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = again(&live, p, rid, &digest, "LeaveGame")? {
-            return Ok(wire::leave_response(respond(&live, seq, p)?));
-        }
-        if let Some(seq) = retry::older(
-            games,
-            &live,
-            (p, rid),
-            &digest,
-            "LeaveGame",
-            Past::Remembered,
-        )
-        .await?
-        {
-            return Ok(wire::leave_response(
-                retry::respond(games, &live, seq, p).await?,
-            ));
+        let asked = Asked {
+            player: p,
+            rid,
+            digest: &digest,
+            rpc: "LeaveGame",
+        };
+        if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
+            return Ok(wire::leave_response(resp));
         }
         let request = rid.map(|id| Idempotent {
             id,
@@ -173,20 +165,8 @@ impl GameApi {
         {
             Ok(s) => s,
             // Refused as a new leave: perhaps a retry of one older than the backlog.
-            Err(e) => match retry::older(
-                games,
-                &live,
-                (p, rid),
-                &digest,
-                "LeaveGame",
-                Past::BeforeBacklog,
-            )
-            .await?
-            {
-                Some(seq) => {
-                    let resp = retry::respond(games, &live, seq, p).await?;
-                    return Ok(wire::leave_response(resp));
-                }
+            Err(e) => match original(games, &live, asked, Past::BeforeBacklog).await? {
+                Some(resp) => return Ok(wire::leave_response(resp)),
                 None => return Err(e),
             },
         };
@@ -379,20 +359,14 @@ impl GameApi {
         let expected = req.expected_seq;
         let digest = submit_digest(&action, expected);
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = again(&live, player, rid, &digest, "SubmitPlay")? {
-            return respond(&live, seq, player);
-        }
-        if let Some(seq) = retry::older(
-            games,
-            &live,
-            (player, rid),
-            &digest,
-            "SubmitPlay",
-            Past::Remembered,
-        )
-        .await?
-        {
-            return retry::respond(games, &live, seq, player).await;
+        let asked = Asked {
+            player,
+            rid,
+            digest: &digest,
+            rpc: "SubmitPlay",
+        };
+        if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
+            return Ok(resp);
         }
         let request = rid.map(|id| Idempotent {
             id,
@@ -428,17 +402,8 @@ impl GameApi {
             Err(e) => match again(&live, player, rid, &digest, "SubmitPlay")? {
                 Some(seq) => respond(&live, seq, player),
                 // Refused as a new action: perhaps a retry of an action older than the backlog.
-                None => match retry::older(
-                    games,
-                    &live,
-                    (player, rid),
-                    &digest,
-                    "SubmitPlay",
-                    Past::BeforeBacklog,
-                )
-                .await?
-                {
-                    Some(seq) => retry::respond(games, &live, seq, player).await,
+                None => match original(games, &live, asked, Past::BeforeBacklog).await? {
+                    Some(resp) => Ok(resp),
                     None => Err(naming_players(e, live.game(), player)),
                 },
             },
@@ -450,6 +415,42 @@ impl GameApi {
 fn respond(live: &Session, seq: u64, player: Player) -> Result<pb::SubmitPlayResponse, ApiError> {
     let (at, events) = live.action_at(seq)?;
     Ok(wire::submit_response(live.game(), seq, at, events, player))
+}
+
+/// A request that may retry an earlier one: its player, idempotency key, digest and rpc.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    player: Player,
+    rid: Option<&'a str>,
+    digest: &'a str,
+    rpc: &'static str,
+}
+
+/// The original response of a retried request (`player`'s key `rid`), if it is one: before the
+/// request is judged (`Past::Remembered`), an action the backlog keeps ([`again`]) or one whose
+/// key it remembers; once it was refused as a new one (`Past::BeforeBacklog`), an action older
+/// than the backlog. Both but the backlog's are read from the store's log.
+async fn original(
+    games: &Games,
+    live: &Session,
+    asked: Asked<'_>,
+    past: Past,
+) -> Result<Option<pb::SubmitPlayResponse>, ApiError> {
+    let Asked {
+        player,
+        rid,
+        digest,
+        rpc,
+    } = asked;
+    if past == Past::Remembered
+        && let Some(seq) = again(live, player, rid, digest, rpc)?
+    {
+        return respond(live, seq, player).map(Some);
+    }
+    match retry::older(games, live, (player, rid), digest, rpc, past).await? {
+        Some(seq) => retry::respond(games, live, seq, player).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The seq of the action `player` already caused with this idempotency key, if it did (the same
