@@ -271,7 +271,8 @@ mod tests {
                 "the bot seats acted through the schedule"
             );
             drop(live);
-            let log = crate::service::shengji::history::stored_log(tables.store(), "s1")
+            let decode = crate::service::shengji::entry::decode;
+            let log = crate::service::log_pages::decoded_log(tables.store(), "s1", decode)
                 .await
                 .unwrap();
             assert!(
