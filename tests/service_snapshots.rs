@@ -16,6 +16,7 @@ use shuangkou::hand::Declared;
 use shuangkou::seat::Player;
 use shuangkou::service::games::{Games, GamesConfig};
 use shuangkou::service::history::{self, History};
+use shuangkou::service::log_pages::LogPages;
 use shuangkou::service::record::{NewGame, Record};
 use shuangkou::service::session::{Idempotent, Session};
 use shuangkou::service::wire::Action as WireAction;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use shuangkou::seat::{Player, Seat};
 use shuangkou::service::bots::decision_seed;
+use shuangkou::service::log_pages::LogPages;
 use shuangkou::service::shengji::history::{self, History};
 use shuangkou::service::shengji::record::{NewShengji, ShengjiRecord};
 use shuangkou::service::shengji::table::{

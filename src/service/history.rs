@@ -11,6 +11,7 @@
 use crate::seat::Player;
 use std::sync::Arc;
 
+use super::log_pages::{self, LogPages, Paged};
 use super::session::snapshot;
 use super::status::{ApiError, Reason};
 use super::stored::{Stored, decode, replay_entry};
@@ -19,11 +20,10 @@ use crate::game::{Event, Game, GameConfig, HashScheme};
 use crate::store::Store;
 use crate::variants::ScriptVariant;
 
-/// Log entries read (and replayed) per step.
-pub const PAGE: usize = 64;
+pub use super::log_pages::PAGE;
 
 /// The events of one action: (seq, accepted at, events).
-pub type Action = (u64, u64, Vec<Event>);
+pub type Action = Paged<Event>;
 
 /// What a replay from the creation needs (cloned from a live session: no store read).
 #[derive(Clone)]
@@ -102,9 +102,24 @@ impl History {
         self.game.as_ref().map(Game::seq)
     }
 
+    /// The events of the action at `seq` (accepted at, events), replayed from the newest
+    /// snapshot before it (else from the creation).
+    pub async fn action_at(
+        mut self,
+        store: &Store,
+        seq: u64,
+    ) -> Result<(u64, Vec<Event>), ApiError> {
+        self.wanted = seq;
+        log_pages::action_at(self, store, seq).await
+    }
+}
+
+impl LogPages for History {
+    type Event = Event;
+
     /// The next actions' events, in order (the creation, seq 0, first): at most [`PAGE`]
     /// actions; empty once the stored log has no more.
-    pub async fn next_page(&mut self, store: &Store) -> Result<Vec<Action>, ApiError> {
+    async fn next_page(&mut self, store: &Store) -> Result<Vec<Action>, ApiError> {
         if self.done {
             return Ok(Vec::new());
         }
@@ -154,28 +169,6 @@ impl History {
         self.game = Some(game);
         Ok(actions)
     }
-
-    /// The events of the action at `seq` (accepted at, events), replayed from the newest
-    /// snapshot before it (else from the creation).
-    pub async fn action_at(
-        mut self,
-        store: &Store,
-        seq: u64,
-    ) -> Result<(u64, Vec<Event>), ApiError> {
-        self.wanted = seq;
-        loop {
-            let page = self.next_page(store).await?;
-            if page.is_empty() {
-                return Err(ApiError::new(
-                    Reason::BadRequest,
-                    format!("no action {seq}"),
-                ));
-            }
-            if let Some((_, at, events)) = page.into_iter().find(|(s, _, _)| *s == seq) {
-                return Ok((at, events));
-            }
-        }
-    }
 }
 
 /// The seq of the action `player` caused with `request_id` among the log's entries after
@@ -186,33 +179,19 @@ pub async fn find_request(
     id: &str,
     player: Player,
     request_id: &str,
-    (mut after, before): (u64, u64),
+    range: (u64, u64),
 ) -> Result<Option<(u64, Option<String>)>, ApiError> {
-    while after < before {
-        let limit = PAGE.min(usize::try_from(before - after).unwrap_or(PAGE));
-        let page = store.entries_page(id, after, limit).await?;
-        let Some(last) = page.last() else {
-            return Ok(None);
-        };
-        after = last.seq;
-        for e in &page {
-            let s = decode(e)?;
-            if s.entry.player == player && s.request_id.as_deref() == Some(request_id) {
-                return Ok(Some((e.seq, s.request_digest)));
-            }
-        }
-    }
-    Ok(None)
+    log_pages::find_entry(store, id, range, |e| {
+        let s = decode(e)?;
+        let mine = s.entry.player == player && s.request_id.as_deref() == Some(request_id);
+        Ok(mine.then_some((e.seq, s.request_digest)))
+    })
+    .await
 }
 
 /// Every stored log entry of a game, decoded (GetReplay).
 pub async fn stored_log(store: &Store, id: &str) -> Result<Vec<Stored>, ApiError> {
-    store
-        .entries_after(id, 0)
-        .await?
-        .iter()
-        .map(decode)
-        .collect()
+    log_pages::decoded_log(store, id, decode).await
 }
 
 async fn blocking<T: Send + 'static>(

@@ -11,6 +11,7 @@
 //! - [`backlog`]: a session's bounded recent past; [`history`]: older events from the store;
 //! - [`stored`]: a log entry's body and its checked replay;
 //! - [`live_games`]: what both games' live-game owners share (count in progress, commit refusals);
+//! - [`log_pages`]: a stored log read a page at a time (both families: retries, old actions);
 //! - [`presence`]: who is connected (WatchGame streams), disconnects and reconnects;
 //! - [`bots`]: the server-side bot driver (bot seats' turns, 托管 after a deadline);
 //! - [`timers`]: the schedule's task (sleeps until the next due entry, workers play the turns);
@@ -31,6 +32,7 @@ pub mod clock;
 pub mod games;
 pub mod history;
 pub mod live_games;
+pub mod log_pages;
 pub mod pb;
 pub mod presence;
 pub mod record;

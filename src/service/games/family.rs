@@ -143,6 +143,23 @@ pub trait LiveGame: Send + Sized + 'static {
     fn is_disconnected(&self, _player: Player) -> bool {
         false
     }
+    /// True when presence's `step` applies to `player` now, in a game not finished: a
+    /// disconnect of a connected player, a reconnect of a disconnected one, the expiry of an
+    /// open window.
+    fn presence_applies(&self, player: Player, step: PresenceStep, now: u64) -> bool {
+        if self.finished() {
+            return false;
+        }
+        let away = self.is_disconnected(player);
+        match step {
+            PresenceStep::Disconnect => !away,
+            PresenceStep::Reconnect => away,
+            PresenceStep::Expire => self
+                .open_windows()
+                .iter()
+                .any(|&(p, at)| p == player && at <= now),
+        }
+    }
     /// The entry presence logs for `player` now, if `step` applies (a disconnect of a connected
     /// player, a reconnect of a disconnected one, the expiry of an open window); `None`: nothing.
     fn presence_entry(
@@ -162,7 +179,8 @@ pub trait LiveGame: Send + Sized + 'static {
 }
 
 /// The [`LiveGame`] methods a family's type has as inherent methods of the same name and
-/// signature (`seq`, `finished`, `apply_entry`, `accept`, `notify`), for its `impl LiveGame`.
+/// signature (`seq`, `finished`, `apply_entry`, `accept`, `notify`, `deadline_passed`,
+/// `turn_is_away`, `open_windows`), for its `impl LiveGame`.
 macro_rules! inherent_live_game_methods {
     () => {
         fn seq(&self) -> u64 {
@@ -188,6 +206,15 @@ macro_rules! inherent_live_game_methods {
         }
         fn finishes(prepared: &Self::Prepared) -> bool {
             prepared.finished()
+        }
+        fn deadline_passed(&self, now: u64) -> bool {
+            Self::deadline_passed(self, now)
+        }
+        fn turn_is_away(&self) -> bool {
+            Self::turn_is_away(self)
+        }
+        fn open_windows(&self) -> Vec<($crate::seat::Player, u64)> {
+            Self::open_windows(self)
         }
     };
 }

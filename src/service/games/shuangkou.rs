@@ -98,18 +98,6 @@ impl LiveGame for Session {
         self.game().deadline()
     }
 
-    fn deadline_passed(&self, now: u64) -> bool {
-        Session::deadline_passed(self, now)
-    }
-
-    fn turn_is_away(&self) -> bool {
-        Session::turn_is_away(self)
-    }
-
-    fn open_windows(&self) -> Vec<(Player, u64)> {
-        Session::open_windows(self)
-    }
-
     fn is_disconnected(&self, player: Player) -> bool {
         self.game().is_disconnected(player)
     }
@@ -120,19 +108,14 @@ impl LiveGame for Session {
         step: PresenceStep,
         now: u64,
     ) -> Option<Result<Prepared, ApiError>> {
-        if Session::finished(self) {
+        if !self.presence_applies(player, step, now) {
             return None;
         }
-        let away = self.game().is_disconnected(player);
         let action = match step {
-            PresenceStep::Disconnect => (!away).then_some(Action::Disconnect),
-            PresenceStep::Reconnect => away.then_some(Action::Reconnect),
-            PresenceStep::Expire => self
-                .open_windows()
-                .iter()
-                .any(|&(p, at)| p == player && at <= now)
-                .then_some(Action::ReconnectExpired),
-        }?;
+            PresenceStep::Disconnect => Action::Disconnect,
+            PresenceStep::Reconnect => Action::Reconnect,
+            PresenceStep::Expire => Action::ReconnectExpired,
+        };
         Some(self.prepare_action(player, action, now))
     }
 }

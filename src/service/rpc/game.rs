@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::Creation;
 use super::retry::{self, Past};
 use super::watch::{self, EventStream};
 use crate::game::Game;
@@ -13,7 +14,7 @@ use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::bots;
 use crate::service::clock::now_ms;
-use crate::service::games::Shared;
+use crate::service::games::{Games, Shared};
 use crate::service::pb;
 use crate::service::record::{Record, check_request_id, idempotency_conflict, request_digest};
 use crate::service::session::{Idempotent, Session};
@@ -144,22 +145,14 @@ impl GameApi {
         let mut live = games.current(&game).await?;
         let digest = request_digest(&[b"leave"]);
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = again(&live, p, rid, &digest, "LeaveGame")? {
-            return Ok(wire::leave_response(respond(&live, seq, p)?));
-        }
-        if let Some(seq) = retry::older(
-            games,
-            &live,
-            (p, rid),
-            &digest,
-            "LeaveGame",
-            Past::Remembered,
-        )
-        .await?
-        {
-            return Ok(wire::leave_response(
-                retry::respond(games, &live, seq, p).await?,
-            ));
+        let asked = Asked {
+            player: p,
+            rid,
+            digest: &digest,
+            rpc: "LeaveGame",
+        };
+        if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
+            return Ok(wire::leave_response(resp));
         }
         let request = rid.map(|id| Idempotent {
             id,
@@ -172,20 +165,8 @@ impl GameApi {
         {
             Ok(s) => s,
             // Refused as a new leave: perhaps a retry of one older than the backlog.
-            Err(e) => match retry::older(
-                games,
-                &live,
-                (p, rid),
-                &digest,
-                "LeaveGame",
-                Past::BeforeBacklog,
-            )
-            .await?
-            {
-                Some(seq) => {
-                    let resp = retry::respond(games, &live, seq, p).await?;
-                    return Ok(wire::leave_response(resp));
-                }
+            Err(e) => match original(games, &live, asked, Past::BeforeBacklog).await? {
+                Some(resp) => return Ok(wire::leave_response(resp)),
                 None => return Err(e),
             },
         };
@@ -197,18 +178,10 @@ impl GameApi {
         caller: Caller,
         req: pb::GetReplayRequest,
     ) -> Result<pb::GetReplayResponse, ApiError> {
-        if req.game_id.is_empty() {
-            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-        }
         let games = self.app.games();
-        let game = games.load(&req.game_id).await?;
+        let game = super::named_game(games, &req.game_id).await?;
         let live = games.current(&game).await?;
-        access::replay(
-            &caller,
-            live.record.platform.as_deref(),
-            live.finished(),
-            &req.game_id,
-        )?;
+        super::may_replay(&caller, &*live, &req.game_id)?;
         let log = crate::service::history::stored_log(games.store(), &req.game_id).await?;
         let replay = live.replay(&log)?;
         if req.max_actions as usize > wire::replay::MAX_PAGE_ACTIONS {
@@ -298,10 +271,7 @@ impl GameApi {
             ));
         }
         let games = self.app.games();
-        if req.game_id.is_empty() {
-            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-        }
-        let game = games.load(&req.game_id).await?;
+        let game = super::named_game(games, &req.game_id).await?;
         let mut live = games.current(&game).await?;
         let now = now_ms();
         let reason = req.reason.as_str();
@@ -330,18 +300,13 @@ impl GameApi {
         let compiled = super::active_variant(app.registry(), &req.variant, "")?;
         let asked = !req.seed.is_empty() || req.preset_hands.is_some();
         super::admin_only(asked, admin, "seed and preset_hands")?;
-        let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "")?;
-        let (record, tokens) = Record::new(
-            &compiled,
-            &req,
-            platform,
-            &game_id,
-            app.token_key(),
-            now_ms(),
-        )?;
-        match super::create_or_existing(app.games(), record.clone(), &req.request_id).await? {
-            None => Ok(wire::created(&tokens, &record)),
-            Some(game) => {
+        let new = |platform, id: &str, key: &[u8; 32], now| {
+            Record::new(&compiled, &req, platform, id, key, now)
+        };
+        let id_parts = (platform, req.request_id.as_str(), "");
+        match super::create_game(app, app.games(), id_parts, new).await? {
+            Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),
+            Creation::Existing(game) => {
                 // The same request again: the same game and the same (derived) tokens.
                 let live = game.lock().await;
                 if live
@@ -394,20 +359,14 @@ impl GameApi {
         let expected = req.expected_seq;
         let digest = submit_digest(&action, expected);
         let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());
-        if let Some(seq) = again(&live, player, rid, &digest, "SubmitPlay")? {
-            return respond(&live, seq, player);
-        }
-        if let Some(seq) = retry::older(
-            games,
-            &live,
-            (player, rid),
-            &digest,
-            "SubmitPlay",
-            Past::Remembered,
-        )
-        .await?
-        {
-            return retry::respond(games, &live, seq, player).await;
+        let asked = Asked {
+            player,
+            rid,
+            digest: &digest,
+            rpc: "SubmitPlay",
+        };
+        if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
+            return Ok(resp);
         }
         let request = rid.map(|id| Idempotent {
             id,
@@ -443,17 +402,8 @@ impl GameApi {
             Err(e) => match again(&live, player, rid, &digest, "SubmitPlay")? {
                 Some(seq) => respond(&live, seq, player),
                 // Refused as a new action: perhaps a retry of an action older than the backlog.
-                None => match retry::older(
-                    games,
-                    &live,
-                    (player, rid),
-                    &digest,
-                    "SubmitPlay",
-                    Past::BeforeBacklog,
-                )
-                .await?
-                {
-                    Some(seq) => retry::respond(games, &live, seq, player).await,
+                None => match original(games, &live, asked, Past::BeforeBacklog).await? {
+                    Some(resp) => Ok(resp),
                     None => Err(naming_players(e, live.game(), player)),
                 },
             },
@@ -465,6 +415,42 @@ impl GameApi {
 fn respond(live: &Session, seq: u64, player: Player) -> Result<pb::SubmitPlayResponse, ApiError> {
     let (at, events) = live.action_at(seq)?;
     Ok(wire::submit_response(live.game(), seq, at, events, player))
+}
+
+/// A request that may retry an earlier one: its player, idempotency key, digest and rpc.
+#[derive(Clone, Copy)]
+struct Asked<'a> {
+    player: Player,
+    rid: Option<&'a str>,
+    digest: &'a str,
+    rpc: &'static str,
+}
+
+/// The original response of a retried request (`player`'s key `rid`), if it is one: before the
+/// request is judged (`Past::Remembered`), an action the backlog keeps ([`again`]) or one whose
+/// key it remembers; once it was refused as a new one (`Past::BeforeBacklog`), an action older
+/// than the backlog. Both but the backlog's are read from the store's log.
+async fn original(
+    games: &Games,
+    live: &Session,
+    asked: Asked<'_>,
+    past: Past,
+) -> Result<Option<pb::SubmitPlayResponse>, ApiError> {
+    let Asked {
+        player,
+        rid,
+        digest,
+        rpc,
+    } = asked;
+    if past == Past::Remembered
+        && let Some(seq) = again(live, player, rid, digest, rpc)?
+    {
+        return respond(live, seq, player).map(Some);
+    }
+    match retry::older(games, live, (player, rid), digest, rpc, past).await? {
+        Some(seq) => retry::respond(games, live, seq, player).await.map(Some),
+        None => Ok(None),
+    }
 }
 
 /// The seq of the action `player` already caused with this idempotency key, if it did (the same

@@ -67,8 +67,10 @@ use tracing::Instrument;
 
 use super::access::{self, Caller};
 use super::app::App;
+use super::clock::now_ms;
 use super::games::{Games, LiveGame, Shared};
 use super::pb;
+use super::record::Tokens;
 use super::status::{ApiError, Reason};
 use crate::store::Created;
 use crate::variants::{Family, Registry};
@@ -189,18 +191,44 @@ fn new_game_id(
     ))
 }
 
-/// The end both games' CreateGame share: stores the new game (`Ok(None)`), or finds the game
-/// the same idempotent request (`request_id`) created before.
-async fn create_or_existing<G: LiveGame>(
+/// A CreateGame's outcome: a new game (its record and tokens), or the game the same
+/// idempotent request created before.
+enum Creation<G: LiveGame> {
+    New(G::Record, Tokens),
+    Existing(Shared<G>),
+}
+
+/// The end both games' CreateGame share: the new game's id (`new_game_id` in `scope`), its
+/// record and tokens from `build(platform, game id, token key, now)`, stored; or the game the
+/// same idempotent request (`request_id`) created before.
+async fn create_game<G: LiveGame>(
+    app: &App,
     games: &Games<G>,
-    record: G::Record,
-    request_id: &str,
-) -> Result<Option<Shared<G>>, ApiError> {
-    let request_id = (!request_id.is_empty()).then(|| request_id.to_string());
-    match games.create(record, request_id).await? {
-        Created::New => Ok(None),
-        Created::Existing(existing) => games.load(&existing).await.map(Some),
+    (platform, request_id, scope): (Option<String>, &str, &str),
+    build: impl FnOnce(Option<String>, &str, &[u8; 32], u64) -> Result<(G::Record, Tokens), ApiError>,
+) -> Result<Creation<G>, ApiError> {
+    let game_id = new_game_id(app, platform.as_deref(), request_id, scope)?;
+    let (record, tokens) = build(platform, &game_id, app.token_key(), now_ms())?;
+    let key = (!request_id.is_empty()).then(|| request_id.to_string());
+    match games.create(record.clone(), key).await? {
+        Created::New => Ok(Creation::New(record, tokens)),
+        Created::Existing(existing) => games.load(&existing).await.map(Creation::Existing),
     }
+}
+
+/// The game a request names, loaded (from the cache, else rebuilt from the store), for
+/// either family's GetReplay and AbortGame; an empty id is refused.
+async fn named_game<G: LiveGame>(games: &Games<G>, game_id: &str) -> Result<Shared<G>, ApiError> {
+    if game_id.is_empty() {
+        return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
+    }
+    games.load(game_id).await
+}
+
+/// GetReplay's check for either family: `caller` may read `live`'s replay (`access::replay`).
+fn may_replay<G: LiveGame>(caller: &Caller, live: &G, game_id: &str) -> Result<(), ApiError> {
+    let platform = live.record().platform.as_deref();
+    access::replay(caller, platform, live.finished(), game_id)
 }
 
 /// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.

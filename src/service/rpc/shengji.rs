@@ -11,8 +11,8 @@ use std::sync::Arc;
 use tokio_stream::Stream;
 use tonic::Status;
 
-use super::Subject;
 use super::wakeup::{Counted, Wakeups, send_all, settle};
+use super::{Creation, Subject};
 use crate::game::Viewer;
 use crate::service::access::{self, Caller, TokenRules};
 use crate::service::app::App;
@@ -161,19 +161,11 @@ impl ShengjiApi {
         caller: Caller,
         req: pb::GetReplayRequest,
     ) -> Result<pb::GetReplayResponse, ApiError> {
-        if req.game_id.is_empty() {
-            return Err(ApiError::new(Reason::BadRequest, "game_id is required"));
-        }
         let tables = self.app.shengji();
-        let table = tables.load(&req.game_id).await?;
+        let table = super::named_game(tables, &req.game_id).await?;
         let live = tables.current(&table).await?;
+        super::may_replay(&caller, &*live, &req.game_id)?;
         let r = &live.record.base;
-        access::replay(
-            &caller,
-            r.platform.as_deref(),
-            live.finished(),
-            &req.game_id,
-        )?;
         let script = tables
             .registry()
             .get(&r.variant, &r.version)
@@ -201,18 +193,13 @@ impl ShengjiApi {
             admin,
             "seed and deck",
         )?;
-        let game_id = super::new_game_id(app, platform.as_deref(), &req.request_id, "shengji:")?;
-        let (record, tokens) = ShengjiRecord::new(
-            &compiled,
-            &req,
-            platform,
-            &game_id,
-            app.token_key(),
-            now_ms(),
-        )?;
-        match super::create_or_existing(tables, record.clone(), &req.request_id).await? {
-            None => Ok(wire::created(&tokens, &record)),
-            Some(table) => {
+        let new = |platform, id: &str, key: &[u8; 32], now| {
+            ShengjiRecord::new(&compiled, &req, platform, id, key, now)
+        };
+        let id_parts = (platform, req.request_id.as_str(), "shengji:");
+        match super::create_game(app, tables, id_parts, new).await? {
+            Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),
+            Creation::Existing(table) => {
                 let live = table.lock().await;
                 let again = live.record.base.tokens_again(app.token_key())?;
                 Ok(wire::created(&again, &live.record))

@@ -23,6 +23,7 @@ use crate::game::Viewer;
 use crate::service::access::{self, Caller};
 use crate::service::app::App;
 use crate::service::history::History;
+use crate::service::log_pages::LogPages;
 use crate::service::pb;
 use crate::service::session::Session;
 use crate::service::status::{ApiError, Reason};

@@ -99,18 +99,6 @@ impl LiveGame for Table {
         Table::deadline(self)
     }
 
-    fn deadline_passed(&self, now: u64) -> bool {
-        Table::deadline_passed(self, now)
-    }
-
-    fn turn_is_away(&self) -> bool {
-        Table::turn_is_away(self)
-    }
-
-    fn open_windows(&self) -> Vec<(Player, u64)> {
-        Table::open_windows(self)
-    }
-
     fn is_disconnected(&self, player: Player) -> bool {
         Table::is_disconnected(self, player)
     }
@@ -121,19 +109,8 @@ impl LiveGame for Table {
         step: PresenceStep,
         now: u64,
     ) -> Option<Result<Prepared, ApiError>> {
-        if self.finished() {
-            return None;
-        }
-        let away = self.is_disconnected(player);
-        let applies = match step {
-            PresenceStep::Disconnect => !away,
-            PresenceStep::Reconnect => away,
-            PresenceStep::Expire => self
-                .open_windows()
-                .iter()
-                .any(|&(p, at)| p == player && at <= now),
-        };
-        applies.then(|| self.prepare_presence(player, step, now))
+        self.presence_applies(player, step, now)
+            .then(|| self.prepare_presence(player, step, now))
     }
 
     fn auto_entry(&self, now: u64) -> Option<Result<Prepared, ApiError>> {
@@ -294,11 +271,14 @@ mod tests {
                 "the bot seats acted through the schedule"
             );
             drop(live);
-            let log = tables.store().entries_after("s1", 0).await.unwrap();
-            let by_seat_2 = log
-                .iter()
-                .any(|e| crate::service::shengji::entry::decode(e).unwrap().player == 2);
-            assert!(by_seat_2, "a bot seat's entries are logged");
+            let decode = crate::service::shengji::entry::decode;
+            let log = crate::service::log_pages::decoded_log(tables.store(), "s1", decode)
+                .await
+                .unwrap();
+            assert!(
+                log.iter().any(|e| e.player == 2),
+                "a bot seat's entries are logged"
+            );
             assert!(tables.run_due(u64::MAX).await.is_empty());
             assert!(tables.cached("s1").is_none(), "evicted once finished");
             assert!(tables.load("s1").await.unwrap().lock().await.finished());

@@ -9,14 +9,14 @@
 use super::entry::{Stored, TableEvent, decode};
 use super::family::{SharedTable, Tables};
 use super::table::Table;
-use crate::service::status::{ApiError, Reason};
+use crate::service::log_pages::{self, LogPages, Paged};
+use crate::service::status::ApiError;
 use crate::store::Store;
 
-/// Log entries read (and replayed) per step.
-pub const PAGE: usize = 64;
+pub use crate::service::log_pages::PAGE;
 
 /// The events of one request: (seq, accepted at, events).
-pub type Request = (u64, u64, Vec<TableEvent>);
+pub type Request = Paged<TableEvent>;
 
 /// A replay of one table's log from its creation, a page at a time.
 pub struct History {
@@ -37,10 +37,14 @@ impl History {
             done: false,
         })
     }
+}
+
+impl LogPages for History {
+    type Event = TableEvent;
 
     /// The next requests' events in order (the creation, seq 0, first): at most [`PAGE`];
     /// empty once the stored log has no more.
-    pub async fn next_page(&mut self, store: &Store) -> Result<Vec<Request>, ApiError> {
+    async fn next_page(&mut self, store: &Store) -> Result<Vec<Request>, ApiError> {
         if !self.started {
             self.started = true;
             let (at, events) = self.table.action_at(0)?;
@@ -61,26 +65,6 @@ impl History {
         }
         Ok(page)
     }
-
-    /// The events of the request at `seq` (accepted at, events), replayed from the creation.
-    pub async fn action_at(
-        mut self,
-        store: &Store,
-        seq: u64,
-    ) -> Result<(u64, Vec<TableEvent>), ApiError> {
-        loop {
-            let page = self.next_page(store).await?;
-            if page.is_empty() {
-                return Err(ApiError::new(
-                    Reason::BadRequest,
-                    format!("no action {seq}"),
-                ));
-            }
-            if let Some((_, at, events)) = page.into_iter().find(|(s, _, _)| *s == seq) {
-                return Ok((at, events));
-            }
-        }
-    }
 }
 
 /// The events of the request at `seq`: kept by the table, or replayed from the store.
@@ -93,7 +77,7 @@ pub async fn events_of(
         let (at, events) = live.action_at(seq)?;
         return Ok((at, events.to_vec()));
     }
-    History::new(live)?.action_at(store, seq).await
+    log_pages::action_at(History::new(live)?, store, seq).await
 }
 
 /// The seq of the request `player` made with `request_id` among the log's entries after
@@ -103,23 +87,14 @@ pub async fn find_request(
     id: &str,
     player: u8,
     request_id: &str,
-    (mut after, before): (u64, u64),
+    range: (u64, u64),
 ) -> Result<Option<u64>, ApiError> {
-    while after < before {
-        let limit = PAGE.min(usize::try_from(before - after).unwrap_or(PAGE));
-        let page = store.entries_page(id, after, limit).await?;
-        let Some(last) = page.last() else {
-            return Ok(None);
-        };
-        after = last.seq;
-        for e in &page {
-            let s = decode(e)?;
-            if s.player == player && s.request_id.as_deref() == Some(request_id) {
-                return Ok(Some(e.seq));
-            }
-        }
-    }
-    Ok(None)
+    log_pages::find_entry(store, id, range, |e| {
+        let s = decode(e)?;
+        let mine = s.player == player && s.request_id.as_deref() == Some(request_id);
+        Ok(mine.then_some(e.seq))
+    })
+    .await
 }
 
 /// The request `player` already made with `request_id`, if any, and its events: a kept one, one
@@ -198,10 +173,5 @@ pub async fn watch_batch(
 
 /// Every stored log entry of a table, decoded (GetReplay).
 pub async fn stored_log(store: &Store, id: &str) -> Result<Vec<Stored>, ApiError> {
-    store
-        .entries_after(id, 0)
-        .await?
-        .iter()
-        .map(decode)
-        .collect()
+    log_pages::decoded_log(store, id, decode).await
 }
