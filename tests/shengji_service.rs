@@ -5,6 +5,7 @@
 
 pub mod common;
 
+use common::shengji::create_shengji;
 use common::{ADMIN_KEY, TestServer, authed, channel, game_seed, test_seed};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -50,19 +51,7 @@ impl From<pb::CreateGameResponse> for Table {
 }
 
 async fn create(c: &mut Client, seed: u64, options: &[(&str, &str)]) -> Table {
-    let req = pb::CreateGameRequest {
-        seed: game_seed(seed),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..Default::default()
-    };
-    let r = c
-        .create_game(authed(req, ADMIN_KEY))
-        .await
-        .expect("create")
-        .into_inner();
+    let r = create_shengji(c, seed, options).await;
     assert_eq!(r.seat_tokens.len(), 4);
     assert_eq!(r.variant, "shengji");
     Table::from(r)
