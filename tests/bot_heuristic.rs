@@ -30,6 +30,15 @@ fn played(d: Decision) -> String {
     }
 }
 
+/// What the `heuristic` bot plays at the table dealt `hands` after `plays` (one a turn).
+fn heuristic_after(hooks: &Table, hands: &[&str], plays: &[&str]) -> String {
+    let mut g = game(hooks, hands);
+    for play in plays {
+        act(&mut g, hooks, play);
+    }
+    played(decide("heuristic", &g, hooks))
+}
+
 fn rc(s: &str) -> RankCounts {
     s.parse().unwrap()
 }
@@ -40,27 +49,18 @@ const FILLER: &str = "3 4 6 8 9 T Q K 5 5 7 7";
 fn does_not_overtake_a_partner_who_holds_the_trick() {
     let hooks = Table::new(Rules::CLASSIC);
     // Seat 0 (the bot's partner) leads a 9; seat 1 passes; the bot (seat 2) could beat it.
-    let mut g = game(&hooks, &["9 3 4 5 6 8 8", FILLER, "T J K K 4 4", FILLER]);
-    act(&mut g, &hooks, "9");
-    act(&mut g, &hooks, "pass");
-    assert_eq!(played(decide("heuristic", &g, &hooks)), "pass");
+    let hands = ["9 3 4 5 6 8 8", FILLER, "T J K K 4 4", FILLER];
+    assert_eq!(heuristic_after(&hooks, &hands, &["9", "pass"]), "pass");
     // The contrast: the same cards against an opponent's 9, it follows.
-    let mut g = game(
-        &hooks,
-        &["3 4 5 6 8 8 Q", "9 3 4 6 8 T", "T J K K 4 4", FILLER],
-    );
-    act(&mut g, &hooks, "3");
-    act(&mut g, &hooks, "9");
-    assert_ne!(played(decide("heuristic", &g, &hooks)), "pass");
+    let hands = ["3 4 5 6 8 8 Q", "9 3 4 6 8 T", "T J K K 4 4", FILLER];
+    assert_ne!(heuristic_after(&hooks, &hands, &["3", "9"]), "pass");
 }
 
 #[test]
 fn overtakes_a_partner_to_go_out() {
     let hooks = Table::new(Rules::CLASSIC);
-    let mut g = game(&hooks, &["9 3 4 5 6 8 8", FILLER, "K", FILLER]);
-    act(&mut g, &hooks, "9");
-    act(&mut g, &hooks, "pass");
-    assert_eq!(played(decide("heuristic", &g, &hooks)), "K");
+    let hands = ["9 3 4 5 6 8 8", FILLER, "K", FILLER];
+    assert_eq!(heuristic_after(&hooks, &hands, &["9", "pass"]), "K");
 }
 
 #[test]
@@ -69,17 +69,12 @@ fn bombs_to_stop_a_double_and_keeps_the_bomb_otherwise() {
     // Seat 0 goes out; its partner (seat 2, eleven cards left) plays an A. The bot (seat 3) has
     // no single above A, only the bomb 7 7 7 7: one more opponent out is a 雙扣, so it bombs.
     let bot = "7 7 7 7 4 5 6 9 9 J";
-    let mut g = game(&hooks, &["3", FILLER, "A 3 4 6 8 9 T Q K 5 5 J", bot]);
-    act(&mut g, &hooks, "3");
-    act(&mut g, &hooks, "pass");
-    act(&mut g, &hooks, "A");
-    assert_eq!(played(decide("heuristic", &g, &hooks)), "7 7 7 7");
+    let plays = ["3", "pass", "A"];
+    let hands = ["3", FILLER, "A 3 4 6 8 9 T Q K 5 5 J", bot];
+    assert_eq!(heuristic_after(&hooks, &hands, &plays), "7 7 7 7");
     // The contrast: seat 0 is still in (no 雙扣 threat), the A's player is far from out.
-    let mut g = game(&hooks, &["3 8 8 Q", FILLER, "A 3 4 6 8 9 T Q K 5 5 J", bot]);
-    act(&mut g, &hooks, "3");
-    act(&mut g, &hooks, "pass");
-    act(&mut g, &hooks, "A");
-    assert_eq!(played(decide("heuristic", &g, &hooks)), "pass");
+    let hands = ["3 8 8 Q", FILLER, "A 3 4 6 8 9 T Q K 5 5 J", bot];
+    assert_eq!(heuristic_after(&hooks, &hands, &plays), "pass");
 }
 
 #[test]
@@ -117,14 +112,10 @@ fn plays_a_bomb_for_its_points_where_the_variant_pays_for_bombs() {
         FILLER,
     ];
     let plain = Table::new(Rules::CLASSIC);
-    let mut g = game(&plain, &hands);
-    act(&mut g, &plain, "A");
-    assert_eq!(played(decide("heuristic", &g, &plain)), "pass");
+    assert_eq!(heuristic_after(&plain, &hands, &["A"]), "pass");
     let mut paying = Table::new(Rules::CLASSIC);
     paying.bomb_bonus = 500;
-    let mut g = game(&paying, &hands);
-    act(&mut g, &paying, "A");
-    assert_eq!(played(decide("heuristic", &g, &paying)), "8 8 8 8");
+    assert_eq!(heuristic_after(&paying, &hands, &["A"]), "8 8 8 8");
 }
 
 #[test]

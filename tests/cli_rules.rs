@@ -19,6 +19,12 @@ fn stdout(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
 }
 
+/// Line `index` of `text` starts with `start` and holds `part`.
+fn assert_line(text: &str, index: usize, start: &str, part: &str) {
+    let line = text.lines().nth(index).unwrap_or_default();
+    assert!(line.starts_with(start) && line.contains(part), "{text}");
+}
+
 fn json(line: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
@@ -63,14 +69,8 @@ fn classify_prints_every_interpretation() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
-    assert!(
-        lines[0].starts_with("straight") && lines[0].contains("key 8"),
-        "{text}"
-    );
-    assert!(
-        lines[1].starts_with("pair_chain") && lines[1].contains("key 5"),
-        "{text}"
-    );
+    assert_line(&text, 0, "straight", "key 8");
+    assert_line(&text, 1, "pair_chain", "key 5");
 }
 
 #[test]
@@ -215,14 +215,8 @@ fn plays_lists_weakest_first() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 7, "{text}");
-    assert!(
-        lines[0].starts_with("3 ") && lines[0].contains("single"),
-        "{text}"
-    );
-    assert!(
-        lines[6].starts_with("3 3 BJ") && lines[6].contains("triple"),
-        "{text}"
-    );
+    assert_line(&text, 0, "3 ", "single");
+    assert_line(&text, 6, "3 3 BJ", "triple");
 
     let out = rules(
         &[

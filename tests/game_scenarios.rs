@@ -10,7 +10,7 @@ use shuangkou::game::hooks::{
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::rules::Rules;
-use shuangkou::seat::{Player, Seat};
+use shuangkou::seat::{Player, Seat, Seating};
 
 // Seats as patterns (a `const` matches where a call cannot).
 const SEAT_0: Seat = Seat::new(0);
@@ -76,11 +76,30 @@ fn pass(g: &mut Game, h: &dyn VariantHooks, seat: u8) -> Vec<Event> {
     .unwrap_or_else(|e| panic!("seat {seat} pass: {e}"))
 }
 
+/// Plays `moves` in order (seat, cards or "pass"); the events of the last one.
+fn turns(g: &mut Game, h: &dyn VariantHooks, moves: &[(u8, &str)]) -> Vec<Event> {
+    let mut events = Vec::new();
+    for &(seat, cards) in moves {
+        events = match cards {
+            "pass" => pass(g, h, seat),
+            _ => play(g, h, seat, cards),
+        };
+    }
+    events
+}
+
 fn deal_end(events: &[Event]) -> Option<&shuangkou::game::DealResult> {
     events.iter().find_map(|e| match e {
         Event::DealEnded(r) => Some(r),
         _ => None,
     })
+}
+
+/// `events` end the deal with `outcome`, the seats out in the order `places`.
+fn assert_deal_ended(events: &[Event], outcome: Outcome, places: &[u8]) {
+    let r = deal_end(events).unwrap();
+    assert_eq!(r.outcome, Some(outcome));
+    assert_eq!(r.places, Seat::list(places));
 }
 
 #[test]
@@ -96,9 +115,7 @@ fn jie_feng_partner_leads_after_unbeaten_last_play() {
         }
     )));
     assert_eq!(g.turn(), Some(Seat::new(1)));
-    pass(&mut g, &h, 1);
-    pass(&mut g, &h, 2);
-    let ev = pass(&mut g, &h, 3);
+    let ev = turns(&mut g, &h, &[(1, "pass"), (2, "pass"), (3, "pass")]);
     assert!(
         ev.iter().any(|e| matches!(
             e,
@@ -118,10 +135,7 @@ fn jie_feng_partner_leads_after_unbeaten_last_play() {
 fn beaten_last_play_goes_to_the_trick_winner() {
     // F02: N plays its last card, E beats it, S and W pass (N is skipped): E leads.
     let (mut g, h) = start(&["3", "4 9", "5 5", "6 6"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    play(&mut g, &h, 1, "9");
-    pass(&mut g, &h, 2);
-    let ev = pass(&mut g, &h, 3);
+    let ev = turns(&mut g, &h, &[(0, "3"), (1, "9"), (2, "pass"), (3, "pass")]);
     assert!(ev.iter().any(|e| matches!(
         e,
         Event::TrickWon {
@@ -136,10 +150,7 @@ fn beaten_last_play_goes_to_the_trick_winner() {
 #[test]
 fn a_pass_does_not_lock_a_player_out_of_the_trick() {
     let (mut g, h) = start(&["3 8", "4 9", "5 T", "6 J"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    pass(&mut g, &h, 1);
-    play(&mut g, &h, 2, "5");
-    pass(&mut g, &h, 3);
+    turns(&mut g, &h, &[(0, "3"), (1, "pass"), (2, "5"), (3, "pass")]);
     // N passed nothing yet; E passed before S's play and may play again now.
     pass(&mut g, &h, 0);
     play(&mut g, &h, 1, "9");
@@ -150,9 +161,7 @@ fn a_pass_does_not_lock_a_player_out_of_the_trick() {
 fn double_ends_after_the_second_player_of_a_team() {
     // F03: N 1st, S 2nd → 雙扣 at once, E and W still holding cards.
     let (mut g, h) = start(&["3", "4 4", "5", "6 6"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    pass(&mut g, &h, 1);
-    let ev = play(&mut g, &h, 2, "5");
+    let ev = turns(&mut g, &h, &[(0, "3"), (1, "pass"), (2, "5")]);
     let r = deal_end(&ev).expect("the deal ends when S goes out");
     assert_eq!(r.outcome, Some(Outcome::Double));
     assert_eq!(&r.places[..2], &Seat::list(&[0, 2]));
@@ -164,38 +173,26 @@ fn double_ends_after_the_second_player_of_a_team() {
 fn single_when_winners_are_first_and_third() {
     // F04: N 1st, E 2nd, S 3rd → 單扣 when S finishes.
     let (mut g, h) = start(&["3", "4", "5 8", "6 6"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    play(&mut g, &h, 1, "4");
-    play(&mut g, &h, 2, "5");
-    pass(&mut g, &h, 3);
+    turns(&mut g, &h, &[(0, "3"), (1, "4"), (2, "5"), (3, "pass")]);
     // The trick goes to S (still active) who leads.
     assert_eq!(g.turn(), Some(Seat::new(2)));
     let ev = play(&mut g, &h, 2, "8");
-    let r = deal_end(&ev).unwrap();
-    assert_eq!(r.outcome, Some(Outcome::Single));
-    assert_eq!(r.places, Seat::list(&[0, 1, 2, 3]));
+    assert_deal_ended(&ev, Outcome::Single, &[0, 1, 2, 3]);
 }
 
 #[test]
 fn draw_when_winners_are_first_and_fourth() {
     // F05: N 1st, E 2nd, W 3rd → the E–W pair is complete; S is 4th; 平扣.
     let (mut g, h) = start(&["3", "4", "6 6", "5"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    play(&mut g, &h, 1, "4");
-    pass(&mut g, &h, 2);
-    let ev = play(&mut g, &h, 3, "5");
-    let r = deal_end(&ev).unwrap();
-    assert_eq!(r.outcome, Some(Outcome::Draw));
-    assert_eq!(r.places, Seat::list(&[0, 1, 3, 2]));
+    let ev = turns(&mut g, &h, &[(0, "3"), (1, "4"), (2, "pass"), (3, "5")]);
+    assert_deal_ended(&ev, Outcome::Draw, &[0, 1, 3, 2]);
 }
 
 #[test]
 fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
     // S is out; N goes out on an unbeaten play: the team is complete, the deal is over.
     let (mut g, h) = start(&["3 3", "4 4", "5", "2 2"], Rules::CLASSIC);
-    play(&mut g, &h, 0, "3");
-    pass(&mut g, &h, 1);
-    let ev = play(&mut g, &h, 2, "5");
+    let ev = turns(&mut g, &h, &[(0, "3"), (1, "pass"), (2, "5")]);
     assert!(ev.iter().any(|e| matches!(
         e,
         Event::PlayerOut {
@@ -203,9 +200,7 @@ fn jie_feng_when_partner_is_out_ends_the_deal_anyway() {
             place: 1
         }
     )));
-    pass(&mut g, &h, 3);
-    pass(&mut g, &h, 0);
-    let ev = pass(&mut g, &h, 1);
+    let ev = turns(&mut g, &h, &[(3, "pass"), (0, "pass"), (1, "pass")]);
     // 接風 from S to N.
     assert!(ev.iter().any(|e| matches!(
         e,
@@ -388,15 +383,7 @@ fn shown_card_held_twice_keeps_the_seats() {
     for seed in 0..8u8 {
         let (g, ev) =
             Game::new(config(1, None), &hooks, [seed; 32], Some(spec.clone()), 0).unwrap();
-        let Some(Event::DealStarted {
-            players,
-            leader,
-            shown_card,
-            ..
-        }) = ev.first()
-        else {
-            panic!("no deal start")
-        };
+        let (players, leader, shown_card) = deal_started(&ev);
         assert_eq!(
             players.players(),
             Player::list(&[0, 1, 2, 3]),
@@ -406,6 +393,19 @@ fn shown_card_held_twice_keeps_the_seats() {
             g.hand(*leader).contains(*shown_card),
             "seed {seed}: the holder leads"
         );
+    }
+}
+
+/// The seating, the leader and the shown card of the deal `events` start.
+fn deal_started(events: &[Event]) -> (&Seating, &Seat, &shuangkou::cards::Card) {
+    match events.first() {
+        Some(Event::DealStarted {
+            players,
+            leader,
+            shown_card,
+            ..
+        }) => (players, leader, shown_card),
+        _ => panic!("no deal start"),
     }
 }
 
@@ -445,15 +445,7 @@ fn shown_card_twin_holder_swaps_with_the_seat_opposite() {
             0,
         )
         .unwrap();
-        let Some(Event::DealStarted {
-            players,
-            leader,
-            shown_card,
-            ..
-        }) = ev.first()
-        else {
-            panic!("no deal start")
-        };
+        let (players, leader, shown_card) = deal_started(&ev);
         if n.contains(*shown_card) {
             assert_eq!(*leader, Seat::new(0));
             assert_eq!(

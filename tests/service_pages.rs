@@ -25,6 +25,15 @@ use shuangkou::service::wire::replay::assemble;
 const WORST: &str = "3 3 4 4 5 5 6 6 7 7 8 8 9 9 T T J J Q Q K K A SJ SJ BJ BJ";
 
 /// Its card ids: ranks 3..K of spades in both decks, the ace of spades, both decks' jokers.
+/// A page of a reply encodes to at most `max_bytes`.
+fn assert_fits(page: &impl Message, max_bytes: usize) {
+    assert!(
+        page.encoded_len() <= max_bytes,
+        "{} bytes",
+        page.encoded_len()
+    );
+}
+
 fn worst_ids() -> Vec<u32> {
     let mut ids: Vec<u32> = (0..11).flat_map(|r| [r, 54 + r]).collect();
     ids.extend([11, 52, 106, 53, 107]);
@@ -109,11 +118,7 @@ async fn service_plays(
             .await
             .expect("GetHints")
             .into_inner();
-        assert!(
-            page.encoded_len() <= max_bytes,
-            "{} bytes",
-            page.encoded_len()
-        );
+        assert_fits(&page, max_bytes);
         assert_eq!(page.offset as usize, out.len(), "pages chain");
         assert!(*total.get_or_insert(page.total) == page.total);
         out.extend(
@@ -273,20 +278,15 @@ async fn long_match_replays(deals: u32, max_bytes: usize) {
         let page = c
             .get_replay(authed(
                 pb::GetReplayRequest {
-                    game_id: g.game_id.clone(),
                     page_token: token.clone(),
-                    ..Default::default()
+                    ..replay_req(&g.game_id)
                 },
                 "",
             ))
             .await
             .expect("GetReplay")
             .into_inner();
-        assert!(
-            page.encoded_len() <= max_bytes,
-            "{} bytes",
-            page.encoded_len()
-        );
+        assert_fits(&page, max_bytes);
         token = page.next_page_token.clone();
         pages.push(page);
         if token.is_empty() {

@@ -6,7 +6,8 @@ pub mod common;
 
 use std::time::Duration;
 
-use common::{ADMIN_KEY, TestServer, authed, channel, game_seed, poll_until, test_seed};
+use common::shengji::create_shengji;
+use common::{ADMIN_KEY, TestServer, authed, channel, poll_until, test_seed};
 use shuangkou::service::pb::shengji as pb;
 use shuangkou::service::pb::shengji::shengji_engine_client::ShengjiEngineClient;
 use tonic::{Code, Status};
@@ -36,15 +37,7 @@ async fn shengji_streams_per_token_are_bounded() {
     })
     .await;
     let mut c = ShengjiEngineClient::new(channel(server.addr).await);
-    let req = pb::CreateGameRequest {
-        seed: game_seed(test_seed(2001)),
-        ..Default::default()
-    };
-    let g = c
-        .create_game(authed(req, ADMIN_KEY))
-        .await
-        .expect("create")
-        .into_inner();
+    let g = create_shengji(&mut c, test_seed(2001), &[]).await;
     let (addr, id, seat0) = (server.addr, g.game_id.clone(), g.seat_tokens[0].clone());
     let a = watch(addr, &id, &seat0).await.expect("first");
     let _b = watch(addr, &id, &seat0).await.expect("second");

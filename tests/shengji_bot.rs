@@ -124,57 +124,48 @@ fn played(v: &View) -> shuangkou::cards::Card {
     }
 }
 
+/// The rule bot at [`spot`]`(seat, hand, trick)` plays `want`.
+fn assert_plays(seat: u8, hand: &str, trick: &[(u8, &str)], want: &str) {
+    assert_eq!(
+        played(&spot(seat, hand, trick)),
+        c(want),
+        "seat {seat} holding {hand} on {trick:?}"
+    );
+}
+
 #[test]
 fn feeds_points_to_a_partner_winning_the_trick() {
     // Partner (seat 0) leads A♠, seat 1 follows Q♠: seat 2 puts its K♠ (10 points) on it.
-    assert_eq!(
-        played(&spot(2, "KS 3S 4C", &[(0, "AS"), (1, "QS")])),
-        c("KS")
-    );
+    assert_plays(2, "KS 3S 4C", &[(0, "AS"), (1, "QS")], "KS");
     // The most points it can: K♠ before 5♠.
-    assert_eq!(
-        played(&spot(2, "5S KS 3S", &[(0, "AS"), (1, "QS")])),
-        c("KS")
-    );
+    assert_plays(2, "5S KS 3S", &[(0, "AS"), (1, "QS")], "KS");
     // Partner winning a trump lead and seat 2 void in trumps: it throws its 10, not the 3.
-    assert_eq!(
-        played(&spot(2, "TC 3C 9S", &[(0, "4H"), (1, "3H")])),
-        c("TC")
-    );
+    assert_plays(2, "TC 3C 9S", &[(0, "4H"), (1, "3H")], "TC");
     // An opponent winning instead: the 10 is kept, the 3 thrown.
-    assert_eq!(
-        played(&spot(2, "TC 3C 9S", &[(0, "3H"), (1, "4H")])),
-        c("3C")
-    );
+    assert_plays(2, "TC 3C 9S", &[(0, "3H"), (1, "4H")], "3C");
 }
 
 #[test]
 fn keeps_trumps_unless_the_trick_has_points() {
     // An opponent wins a pointless spade trick; seat 3 is void: it throws a low club.
-    assert_eq!(
-        played(&spot(3, "3H 4H 6C 7C", &[(0, "9S"), (1, "3S"), (2, "AS")])),
-        c("6C")
-    );
+    assert_plays(3, "3H 4H 6C 7C", &[(0, "9S"), (1, "3S"), (2, "AS")], "6C");
     // With a K in the trick, it trumps in with its lowest trump.
-    assert_eq!(
-        played(&spot(3, "3H 4H 6C 7C", &[(0, "9S"), (1, "KS"), (2, "AS")])),
-        c("3H")
-    );
+    assert_plays(3, "3H 4H 6C 7C", &[(0, "9S"), (1, "KS"), (2, "AS")], "3H");
 }
 
 #[test]
 fn takes_a_trick_with_its_lowest_winning_card_and_otherwise_plays_low() {
-    assert_eq!(played(&spot(1, "QS AS 3S 4C", &[(0, "JS")])), c("QS"));
+    assert_plays(1, "QS AS 3S 4C", &[(0, "JS")], "QS");
     // Cannot beat A♠: the lowest spade, points kept.
-    assert_eq!(played(&spot(1, "KS 3S 4C", &[(0, "AS")])), c("3S"));
+    assert_plays(1, "KS 3S 4C", &[(0, "AS")], "3S");
 }
 
 #[test]
 fn leads_aces_then_from_its_longest_side_suit() {
-    assert_eq!(played(&spot(0, "3C 4C 8C 9D QD 4H", &[])), c("3C"));
-    assert_eq!(played(&spot(0, "AD 3C 4C 8C 4H", &[])), c("AD"));
+    assert_plays(0, "3C 4C 8C 9D QD 4H", &[], "3C");
+    assert_plays(0, "AD 3C 4C 8C 4H", &[], "AD");
     // Only trumps: the lowest trump.
-    assert_eq!(played(&spot(0, "BJ 2S 4H 9H", &[])), c("4H"));
+    assert_plays(0, "BJ 2S 4H 9H", &[], "4H");
 }
 
 #[test]

@@ -24,6 +24,14 @@ fn bury_all_but(g: &mut Game, keep: &str) {
     ok(g, &H, Action::Bury { seat, cards });
 }
 
+/// Seat `seat` shows `card` (亮主).
+fn declare(seat: Seat, card: &str) -> Action {
+    Action::Declare {
+        seat,
+        card: c(card),
+    }
+}
+
 fn rejected(game: &mut Game, action: Action, want: GameError) {
     let before = game.clone();
     let hash = game.state_hash();
@@ -91,10 +99,7 @@ fn deal_1_first_declarer_becomes_dealer_and_the_first_declaration_stands() {
     // Before 2♥ reaches seat a, it cannot be shown.
     rejected(
         &mut g,
-        Action::Declare {
-            seat: a,
-            card: c("2H"),
-        },
+        declare(a, "2H"),
         GameError::CardNotHeld {
             seat: a,
             card: c("2H"),
@@ -106,10 +111,7 @@ fn deal_1_first_declarer_becomes_dealer_and_the_first_declaration_stands() {
     // Seat b holds 2♣ after the third card; a joker cannot declare, nor a non-level card.
     rejected(
         &mut g,
-        Action::Declare {
-            seat: a,
-            card: c("3S"),
-        },
+        declare(a, "3S"),
         GameError::NotALevelCard {
             card: c("3S"),
             level: shengji_support::level(2),
@@ -120,24 +122,14 @@ fn deal_1_first_declarer_becomes_dealer_and_the_first_declaration_stands() {
     }
     rejected(
         &mut g,
-        Action::Declare {
-            seat: b,
-            card: c("BJ"),
-        },
+        declare(b, "BJ"),
         GameError::NotALevelCard {
             card: c("BJ"),
             level: shengji_support::level(2),
         },
     );
     // Seat a declares first (it now holds 2♥): it becomes the dealer, hearts are trump.
-    let ev = ok(
-        &mut g,
-        &H,
-        Action::Declare {
-            seat: a,
-            card: c("2H"),
-        },
-    );
+    let ev = ok(&mut g, &H, declare(a, "2H"));
     assert_eq!(
         ev,
         vec![Event::Declared {
@@ -151,10 +143,7 @@ fn deal_1_first_declarer_becomes_dealer_and_the_first_declaration_stands() {
     // No override: seat b's 2♣ comes too late.
     rejected(
         &mut g,
-        Action::Declare {
-            seat: b,
-            card: c("2C"),
-        },
+        declare(b, "2C"),
         GameError::AlreadyDeclared {
             seat: a,
             card: c("2H"),
@@ -188,10 +177,7 @@ fn a_declaration_after_the_last_card_still_counts_and_the_declaring_window_then_
     );
     rejected(
         &mut g,
-        Action::Declare {
-            seat: Seat::new(3),
-            card: c("5D"),
-        },
+        declare(Seat::new(3), "5D"),
         GameError::WrongPhase {
             action: "declare",
             phase: Phase::Exchange,
@@ -207,23 +193,13 @@ fn the_level_played_is_the_dealer_sides() {
     }
     rejected(
         &mut g,
-        Action::Declare {
-            seat: Seat::new(0),
-            card: c("5S"),
-        },
+        declare(Seat::new(0), "5S"),
         GameError::NotALevelCard {
             card: c("5S"),
             level: shengji_support::level(7),
         },
     );
-    ok(
-        &mut g,
-        &H,
-        Action::Declare {
-            seat: Seat::new(1),
-            card: c("7S"),
-        },
-    );
+    ok(&mut g, &H, declare(Seat::new(1), "7S"));
 }
 
 #[test]
@@ -497,10 +473,7 @@ fn bad_ids_and_seats_are_typed_errors() {
     let mut g = started(0, [2, 2], ["", "", "", ""], "");
     rejected(
         &mut g,
-        Action::Declare {
-            seat: Seat::new(4),
-            card: c("2S"),
-        },
+        declare(Seat::new(4), "2S"),
         GameError::NoSuchSeat(Seat::new(4)),
     );
     let far = shuangkou::cards::Card::new(60).unwrap();

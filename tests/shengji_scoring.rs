@@ -113,11 +113,16 @@ fn result(events: &[Event]) -> DealResult {
         .expect("the deal ended")
 }
 
+/// [`sweep`] and the result of the deal it ends.
+fn swept(dealer: u8, levels: [u8; 2], strong: u8, hooks: &StandardHooks) -> (Game, DealResult) {
+    let (g, events) = sweep(dealer, levels, strong, hooks);
+    (g, result(&events))
+}
+
 #[test]
 fn kou_di_when_the_opponents_win_the_last_trick() {
     let hooks = StandardHooks::default();
-    let (g, events) = sweep(0, [2, 2], 1, &hooks);
-    let r = result(&events);
+    let (g, r) = swept(0, [2, 2], 1, &hooks);
     assert_eq!(r.last_trick_winner.team(), 1);
     assert_eq!((r.buried_points, r.multiplier, r.bottom_bonus), (15, 2, 30));
     assert_eq!(r.trick_points, [0, 85]);
@@ -139,7 +144,7 @@ fn the_kou_di_multiplier_is_a_setting() {
         multiplier: 3,
         ..StandardHooks::default()
     };
-    let r = result(&sweep(2, [2, 2], 3, &hooks).1);
+    let r = swept(2, [2, 2], 3, &hooks).1;
     // P = 85 + 15 × 3 = 130: +5; the seat after dealer 2 is 3.
     assert_eq!((r.multiplier, r.opponents_points), (3, 130));
     assert_eq!(r.upgrade, up(Side::Opponents, 5));
@@ -149,8 +154,7 @@ fn the_kou_di_multiplier_is_a_setting() {
 #[test]
 fn no_kou_di_when_the_dealer_side_wins_the_last_trick() {
     let hooks = StandardHooks::default();
-    let (g, events) = sweep(1, [2, 7], 1, &hooks);
-    let r = result(&events);
+    let (g, r) = swept(1, [2, 7], 1, &hooks);
     assert_eq!(r.last_trick_winner.team(), 1);
     // The buried 15 points stay out: P = 0, 莊家 +3, the dealer's partner deals next.
     assert_eq!(
@@ -168,8 +172,8 @@ fn no_kou_di_when_the_dealer_side_wins_the_last_trick() {
 fn reaching_a_ends_the_match() {
     let hooks = StandardHooks::default();
     // From 10, +3 is K: the match goes on, the partner deals at K.
-    let (g, events) = sweep(0, [10, 2], 0, &hooks);
-    assert_eq!(result(&events).levels_after, [level(13), level(2)]);
+    let (g, r) = swept(0, [10, 2], 0, &hooks);
+    assert_eq!(r.levels_after, [level(13), level(2)]);
     assert_eq!(
         (g.winner(), g.dealer(), g.level()),
         (None, Some(Seat::new(2)), level(13))
@@ -184,10 +188,7 @@ fn reaching_a_ends_the_match() {
     assert!(events.contains(&Event::MatchEnded { winner: 0 }));
     assert_eq!((g.phase(), g.winner()), (Phase::Finished, Some(0)));
     // From Q, +3 is capped at A.
-    assert_eq!(
-        result(&sweep(0, [12, 2], 0, &hooks).1).levels_after[0],
-        level(14)
-    );
+    assert_eq!(swept(0, [12, 2], 0, &hooks).1.levels_after[0], level(14));
     // Nothing is accepted after the end.
     let before = g.clone();
     assert_eq!(
@@ -196,7 +197,7 @@ fn reaching_a_ends_the_match() {
     );
     assert_eq!(g, before);
     // The 閑家 reach A too: from Q, +4 (P = 115) → A.
-    let r = result(&sweep(0, [2, 12], 1, &hooks).1);
+    let r = swept(0, [2, 12], 1, &hooks).1;
     assert_eq!((r.levels_after[1], r.winner), (level(14), Some(1)));
 }
 
@@ -207,22 +208,20 @@ fn defend_a_makes_a_team_at_a_win_a_deal_as_dealer_at_a() {
         ..StandardHooks::default()
     };
     // Reaching A is not enough.
-    let (g, events) = sweep(0, [11, 2], 0, &hooks);
-    let r = result(&events);
+    let (g, r) = swept(0, [11, 2], 0, &hooks);
     assert_eq!((r.levels_after[0], r.winner), (level(14), None));
     assert_eq!(
         (g.phase(), g.dealer(), g.level()),
         (Phase::Dealing, Some(Seat::new(2)), level(14))
     );
     // Taking over at A as 閑家 is not enough either.
-    let r = result(&sweep(1, [14, 2], 0, &hooks).1);
+    let r = swept(1, [14, 2], 0, &hooks).1;
     assert_eq!(
         (r.upgrade.side, r.winner, r.next_dealer),
         (Side::Opponents, None, Some(Seat::new(2)))
     );
     // Keeping the deal as 莊家 at A wins (the level cards are the aces here).
-    let (g, events) = sweep(0, [14, 2], 2, &hooks);
-    let r = result(&events);
+    let (g, r) = swept(0, [14, 2], 2, &hooks);
     assert_eq!(
         (r.level, r.upgrade.side, r.winner),
         (level(14), Side::Dealer, Some(0))

@@ -5,6 +5,7 @@
 
 pub mod common;
 
+use common::shengji::create_shengji;
 use common::{ADMIN_KEY, TestServer, authed, channel, game_seed, test_seed};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -50,19 +51,7 @@ impl From<pb::CreateGameResponse> for Table {
 }
 
 async fn create(c: &mut Client, seed: u64, options: &[(&str, &str)]) -> Table {
-    let req = pb::CreateGameRequest {
-        seed: game_seed(seed),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..Default::default()
-    };
-    let r = c
-        .create_game(authed(req, ADMIN_KEY))
-        .await
-        .expect("create")
-        .into_inner();
+    let r = create_shengji(c, seed, options).await;
     assert_eq!(r.seat_tokens.len(), 4);
     assert_eq!(r.variant, "shengji");
     Table::from(r)
@@ -127,7 +116,21 @@ async fn submit(
         .map(|r| r.into_inner())
 }
 
+/// The status that refuses [`submit`]`(c, t, seat, seq, action)`.
+async fn refused(c: &mut Client, t: &Table, seat: u32, seq: u64, action: A) -> Status {
+    submit(c, t, seat, seq, action)
+        .await
+        .expect_err("the action is refused")
+}
+
 use pb::submit_action_request::Action as A;
+
+/// The dealer's 埋底 of `cards`.
+fn bury(cards: &[u32]) -> A {
+    A::Bury(pb::Bury {
+        cards: cards.to_vec(),
+    })
+}
 
 fn set(ids: &[u32]) -> CardSet {
     CardSet::from_ids(ids).expect("card ids")
@@ -226,9 +229,7 @@ async fn play_match(c: &mut Client, t: &Table, seed: u64, check_every: u64) -> p
                 cards.swap(i, j);
             }
             cards.truncate(6);
-            submit(c, t, turn, seq, A::Bury(pb::Bury { cards }))
-                .await
-                .expect("bury");
+            submit(c, t, turn, seq, bury(&cards)).await.expect("bury");
         } else {
             let card = h.legal_cards[rng.random_range(0..h.legal_cards.len())];
             submit(c, t, turn, seq, A::Play(pb::PlayCard { card }))
@@ -359,9 +360,7 @@ async fn whole_matches_over_the_wire_leak_no_hidden_card_and_replay_exactly() {
             .expect("the replay of a finished match");
         verify_replay(&replay, end.winner);
         // Nothing more is accepted.
-        let e = submit(&mut c, &t, 0, 0, A::Deal(pb::Deal { count: 1 }))
-            .await
-            .unwrap_err();
+        let e = refused(&mut c, &t, 0, 0, A::Deal(pb::Deal { count: 1 })).await;
         assert_eq!(reason(&e), "GAME_OVER");
     }
 }
@@ -370,20 +369,14 @@ async fn whole_matches_over_the_wire_leak_no_hidden_card_and_replay_exactly() {
 async fn before_the_deal_ends_plays_bad_requests_and_foreign_tokens_are_refused() {
     let (_server, mut c, t) = fresh_table(5).await;
     // Before the deal ends: no bury, no play.
-    let e = submit(&mut c, &t, 0, 0, A::Play(pb::PlayCard { card: 0 }))
-        .await
-        .unwrap_err();
+    let e = refused(&mut c, &t, 0, 0, A::Play(pb::PlayCard { card: 0 })).await;
     assert_eq!(
         (e.code(), reason(&e).as_str()),
         (Code::FailedPrecondition, "WRONG_PHASE")
     );
-    let e = submit(&mut c, &t, 0, 0, A::Deal(pb::Deal { count: 0 }))
-        .await
-        .unwrap_err();
+    let e = refused(&mut c, &t, 0, 0, A::Deal(pb::Deal { count: 0 })).await;
     assert_eq!(reason(&e), "BAD_REQUEST");
-    let e = submit(&mut c, &t, 0, 0, A::Declare(pb::Declare { card: 54 }))
-        .await
-        .unwrap_err();
+    let e = refused(&mut c, &t, 0, 0, A::Declare(pb::Declare { card: 54 })).await;
     assert_eq!(
         (e.code(), reason(&e).as_str()),
         (Code::InvalidArgument, "BAD_CARD_ID")
@@ -432,9 +425,7 @@ async fn a_retried_deal_is_one_action_and_a_stale_seq_is_aborted() {
     assert_eq!((first.seq, again.seq), (1, 1));
     assert_eq!(state(&mut c, &t, &t.spectator).await.stock_count, 54 - 5);
     // A stale expected_seq.
-    let e = submit(&mut c, &t, 0, 7, A::Deal(pb::Deal { count: 1 }))
-        .await
-        .unwrap_err();
+    let e = refused(&mut c, &t, 0, 7, A::Deal(pb::Deal { count: 1 })).await;
     assert_eq!(
         (e.code(), reason(&e).as_str()),
         (Code::Aborted, "STALE_SEQ")
@@ -468,38 +459,18 @@ async fn bury_and_play_rejections_name_their_reasons_and_leaving_ends_the_match(
     let dealer = st.dealer.unwrap();
     let me = state(&mut c, &t, &t.seats[dealer as usize]).await;
     assert_eq!(me.hand.len(), 18, "the dealer took the bottom");
-    let e = submit(
-        &mut c,
-        &t,
-        dealer,
-        seq,
-        A::Bury(pb::Bury {
-            cards: me.hand[..5].to_vec(),
-        }),
-    )
-    .await
-    .unwrap_err();
+    let e = refused(&mut c, &t, dealer, seq, bury(&me.hand[..5])).await;
     assert_eq!(
         (e.code(), reason(&e).as_str()),
         (Code::InvalidArgument, "BURY_COUNT")
     );
     let other = (dealer + 1) % 4;
-    let e = submit(&mut c, &t, other, seq, A::Bury(pb::Bury { cards: vec![] }))
-        .await
-        .unwrap_err();
+    let e = refused(&mut c, &t, other, seq, bury(&[])).await;
     assert_eq!(reason(&e), "NOT_THE_DEALER");
-    seq = submit(
-        &mut c,
-        &t,
-        dealer,
-        seq,
-        A::Bury(pb::Bury {
-            cards: me.hand[..6].to_vec(),
-        }),
-    )
-    .await
-    .unwrap()
-    .seq;
+    seq = submit(&mut c, &t, dealer, seq, bury(&me.hand[..6]))
+        .await
+        .unwrap()
+        .seq;
     // The dealer leads; then find a seat that holds a card it may not play.
     let lead = hints(&mut c, &t, dealer).await.legal_cards[0];
     seq = submit(
@@ -517,9 +488,7 @@ async fn bury_and_play_rejections_name_their_reasons_and_leaving_ends_the_match(
     let hand = state(&mut c, &t, &t.seats[next as usize]).await.hand;
     match hand.iter().find(|id| !h.legal_cards.contains(id)) {
         Some(&card) => {
-            let e = submit(&mut c, &t, next, seq, A::Play(pb::PlayCard { card }))
-                .await
-                .unwrap_err();
+            let e = refused(&mut c, &t, next, seq, A::Play(pb::PlayCard { card })).await;
             assert_eq!(
                 (e.code(), reason(&e).as_str()),
                 (Code::FailedPrecondition, "MUST_FOLLOW")
@@ -533,15 +502,14 @@ async fn bury_and_play_rejections_name_their_reasons_and_leaving_ends_the_match(
         }
         None => eprintln!("seat {next} may play any card here; MUST_FOLLOW not exercised"),
     }
-    let e = submit(
+    let e = refused(
         &mut c,
         &t,
         dealer,
         seq,
         A::Play(pb::PlayCard { card: me.hand[17] }),
     )
-    .await
-    .unwrap_err();
+    .await;
     assert_eq!(reason(&e), "NOT_YOUR_TURN");
     // The replay waits for the end (but the admin sees it); leaving ends the match.
     let e = get_replay(&mut c, &t).await.unwrap_err();
@@ -619,9 +587,7 @@ async fn bot_seats_play_a_whole_match_with_one_player() {
         .into_inner();
     let t = Table::from(r);
     // A bot's seat cannot be played through its token.
-    let e = submit(&mut c, &t, 2, 0, A::Deal(pb::Deal { count: 1 }))
-        .await
-        .unwrap_err();
+    let e = refused(&mut c, &t, 2, 0, A::Deal(pb::Deal { count: 1 })).await;
     assert_eq!(reason(&e), "PERMISSION_DENIED_TOKEN");
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut end = None;
@@ -643,9 +609,7 @@ async fn bot_seats_play_a_whole_match_with_one_player() {
         let h = hints(&mut c, &t, 0).await;
         if h.must_bury {
             let cards = st.hand[..6].to_vec();
-            submit(&mut c, &t, 0, seq, A::Bury(pb::Bury { cards }))
-                .await
-                .unwrap();
+            submit(&mut c, &t, 0, seq, bury(&cards)).await.unwrap();
         } else {
             let card = h.legal_cards[rng.random_range(0..h.legal_cards.len())];
             submit(&mut c, &t, 0, seq, A::Play(pb::PlayCard { card }))

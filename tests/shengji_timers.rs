@@ -12,7 +12,8 @@ pub mod common;
 
 use std::time::Duration;
 
-use common::{ADMIN_KEY, TestServer, authed, channel, game_seed, test_seed};
+use common::shengji::create_shengji;
+use common::{ADMIN_KEY, TestServer, authed, channel, test_seed};
 use shuangkou::service::pb::shengji as pb;
 use shuangkou::service::pb::shengji::shengji_engine_client::ShengjiEngineClient;
 use tokio_stream::StreamExt;
@@ -25,21 +26,6 @@ fn timers_on(c: &mut shuangkou::config::ServeConfig) {
     c.admin_key = Some(ADMIN_KEY.into());
     c.no_turn_timers = false;
     c.presence_grace_ms = 200;
-}
-
-async fn create(c: &mut Client, seed: u64, options: &[(&str, &str)]) -> pb::CreateGameResponse {
-    let req = pb::CreateGameRequest {
-        seed: game_seed(seed),
-        options: options
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        ..Default::default()
-    };
-    c.create_game(authed(req, ADMIN_KEY))
-        .await
-        .expect("create")
-        .into_inner()
 }
 
 async fn state(c: &mut Client, id: &str, token: &str) -> pb::GameState {
@@ -115,7 +101,7 @@ async fn a_seat_that_does_not_act_by_its_deadline_is_played_by_the_rule_bot() {
     use pb::game_event::Kind;
     let server = TestServer::start(timers_on).await;
     let mut c = ShengjiEngineClient::new(channel(server.addr).await);
-    let t = create(&mut c, test_seed(70), &[("turn_seconds", "5")]).await;
+    let t = create_shengji(&mut c, test_seed(70), &[("turn_seconds", "5")]).await;
     let s = state(&mut c, &t.game_id, &t.spectator_token).await;
     let to_act = s.to_act.expect("the seat that deals");
     assert!(s.turn_deadline > 0, "a turn deadline");
@@ -172,7 +158,7 @@ async fn a_dropped_stream_is_a_disconnect_and_the_end_of_the_window_ends_the_mat
     use pb::game_event::Kind;
     let server = TestServer::start(timers_on).await;
     let mut c = ShengjiEngineClient::new(channel(server.addr).await);
-    let t = create(
+    let t = create_shengji(
         &mut c,
         test_seed(71),
         &[("turn_seconds", "600"), ("reconnect_seconds", "10")],

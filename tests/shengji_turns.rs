@@ -55,6 +55,18 @@ fn accept(t: &mut Table, log: &mut Vec<LogEntry>, p: Prepared) -> u64 {
     t.accept(p)
 }
 
+/// Prepares and accepts presence step `step` of `player` at `at`.
+fn presence(
+    t: &mut Table,
+    log: &mut Vec<LogEntry>,
+    player: Player,
+    step: PresenceStep,
+    at: u64,
+) -> u64 {
+    let p = t.prepare_presence(player, step, at).unwrap();
+    accept(t, log, p)
+}
+
 fn seat_of(p: Player) -> u8 {
     p.number()
 }
@@ -182,16 +194,10 @@ fn a_disconnected_seats_turn_is_played_at_once_and_presence_does_not_move_the_cl
     let (p, command) = t.auto_command().unwrap().unwrap();
     assert_eq!(p, player);
     // 托管 for a seat that is not to act is refused, disconnected or not.
-    let d = t
-        .prepare_presence(other, PresenceStep::Disconnect, T0 + 10)
-        .unwrap();
-    accept(&mut t, &mut log, d);
+    presence(&mut t, &mut log, other, PresenceStep::Disconnect, T0 + 10);
     let wrong = t.prepare_auto(other, command, T0 + 11).err();
     assert_eq!(wrong.map(|e| e.reason), Some(Reason::NotYourTurn));
-    let d = t
-        .prepare_presence(player, PresenceStep::Disconnect, T0 + 20)
-        .unwrap();
-    accept(&mut t, &mut log, d);
+    presence(&mut t, &mut log, player, PresenceStep::Disconnect, T0 + 20);
     assert!(t.turn_is_away() && t.is_disconnected(player));
     assert_eq!(
         t.deadline(),
@@ -220,10 +226,7 @@ fn the_end_of_the_reconnect_window_makes_the_seat_leave_and_its_team_lose() {
     let (_, mut t) = table(None);
     let mut log = Vec::new();
     let p1 = Player::new(1);
-    let d = t
-        .prepare_presence(p1, PresenceStep::Disconnect, T0 + 5)
-        .unwrap();
-    accept(&mut t, &mut log, d);
+    presence(&mut t, &mut log, p1, PresenceStep::Disconnect, T0 + 5);
     assert_eq!(t.open_windows(), vec![(p1, T0 + 5 + WINDOW_MS)]);
     let early = t
         .prepare_presence(p1, PresenceStep::Expire, T0 + 5 + WINDOW_MS - 1)
@@ -264,18 +267,12 @@ fn a_reconnect_closes_the_window() {
         twice(&t, PresenceStep::Reconnect, T0 + 1),
         Some(Reason::BadRequest)
     );
-    let d = t
-        .prepare_presence(p2, PresenceStep::Disconnect, T0 + 2)
-        .unwrap();
-    accept(&mut t, &mut log, d);
+    presence(&mut t, &mut log, p2, PresenceStep::Disconnect, T0 + 2);
     assert_eq!(
         twice(&t, PresenceStep::Disconnect, T0 + 3),
         Some(Reason::BadRequest)
     );
-    let r = t
-        .prepare_presence(p2, PresenceStep::Reconnect, T0 + 4)
-        .unwrap();
-    let seq = accept(&mut t, &mut log, r);
+    let seq = presence(&mut t, &mut log, p2, PresenceStep::Reconnect, T0 + 4);
     assert_eq!(
         t.action_at(seq).unwrap().1,
         &[TableEvent::Reconnected { seat: 2 }]
@@ -437,25 +434,19 @@ fn the_replay_of_auto_and_presence_entries_verifies_and_a_tampered_one_does_not(
     let p = t.prepare_auto(dealer, c, T0 + TURN_MS).unwrap();
     accept(&mut t, &mut log, p);
     let at = T0 + TURN_MS + 100;
-    let d = t
-        .prepare_presence(dealer, PresenceStep::Disconnect, at)
-        .unwrap();
-    accept(&mut t, &mut log, d);
+    presence(&mut t, &mut log, dealer, PresenceStep::Disconnect, at);
     let (_, c) = t.auto_command().unwrap().unwrap();
     let p = t.prepare_auto(dealer, c, at + 1).unwrap();
     accept(&mut t, &mut log, p);
-    let r = t
-        .prepare_presence(dealer, PresenceStep::Reconnect, at + 2)
-        .unwrap();
-    accept(&mut t, &mut log, r);
-    let d = t
-        .prepare_presence(dealer, PresenceStep::Disconnect, at + 3)
-        .unwrap();
-    accept(&mut t, &mut log, d);
-    let x = t
-        .prepare_presence(dealer, PresenceStep::Expire, at + 3 + WINDOW_MS)
-        .unwrap();
-    accept(&mut t, &mut log, x);
+    presence(&mut t, &mut log, dealer, PresenceStep::Reconnect, at + 2);
+    presence(&mut t, &mut log, dealer, PresenceStep::Disconnect, at + 3);
+    presence(
+        &mut t,
+        &mut log,
+        dealer,
+        PresenceStep::Expire,
+        at + 3 + WINDOW_MS,
+    );
     let kinds: Vec<String> = log
         .iter()
         .map(|e| {

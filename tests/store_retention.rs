@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use common::store_fixtures::entry;
 use common::{TestServer, temp_dir};
-use shuangkou::service::pb;
 use shuangkou::store::embedded::{EmbeddedStore, Options, journal};
 use shuangkou::store::{Appended, Created, GameRecord, Store, parse_retention};
 
@@ -294,17 +293,8 @@ async fn a_match_kept_through_an_archive_rewrite_replays_and_verifies() {
     }
     let server = TestServer::restart(|| common::config(|c| c.store = spec.clone())).await;
     let mut client = server.client().await;
-    let replay = client
-        .get_replay(common::authed(
-            pb::GetReplayRequest {
-                game_id: game_id.clone(),
-                ..Default::default()
-            },
-            "",
-        ))
-        .await
-        .expect("the replay of the kept match")
-        .into_inner();
+    // The replay of the kept match.
+    let replay = common::get_replay(&mut client, &game_id, "").await;
     let rebuilt = common::rebuild(&replay).expect("the replay verifies");
     assert_eq!(rebuilt.last().phase(), shuangkou::game::Phase::Finished);
     drop(server);

@@ -22,6 +22,7 @@ use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
 pub mod requests;
+pub mod shengji;
 pub mod store_fixtures;
 pub mod temp;
 pub use requests::*;
