@@ -176,6 +176,9 @@ def declared_metrics():
         text = f.read()
     names = set(re.findall(r'"(shuangkou_[a-z0-9_]+)"', text))
     histograms = set(re.findall(r"describe_histogram!\(\s*([A-Z_]+)", text))
+    # Histograms described from a table (`const SECONDS_HISTOGRAMS: [(&str, &str); N] = [...]`).
+    for table in re.findall(r"const [A-Z_]*HISTOGRAMS\b[^=]*=\s*\[(.*?)\];", text, re.S):
+        histograms |= set(re.findall(r"\(\s*([A-Z_]+)\s*,", table))
     consts = dict(re.findall(r'pub const ([A-Z_]+): &str = "(shuangkou_[a-z0-9_]+)"', text))
     for h in histograms:
         if h in consts:
