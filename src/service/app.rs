@@ -140,10 +140,9 @@ impl App {
         &self.shengji_presence
     }
 
-    /// The due work of the 升級 games (the schedule, then presence): bot seats' turns and turn
-    /// deadlines, each played in its own task, reconnect windows, evictions, disconnects.
     /// What is due for the 升級 games at `now` (the schedule's task runs it each round after
-    /// Shuangkou's): their turns, each played in its own task, and their presence.
+    /// Shuangkou's): bot seats' turns and turn deadlines (托管), each played in its own task,
+    /// reconnect windows and evictions, then presence (disconnects).
     async fn run_shengji_due(&self, now: u64) {
         for turn in self.shengji.run_due(now).await {
             let tables = Arc::clone(&self.shengji);
