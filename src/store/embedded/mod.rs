@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use self::index::{Index, Place};
+use self::index::{Game, Index, Place};
 use self::journal::Rec;
 use self::ops::{Op, Queued, Reply};
 use self::writer::{Writer, run_writer};
@@ -241,12 +241,41 @@ impl Shared {
         after: u64,
         limit: usize,
     ) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
-        let (game, journal, archive) = {
+        let (game, first, journal, archive) = {
             let st = self.state(op)?;
             let Some(g) = st.index.games.get(id) else {
                 return Ok(None);
             };
-            (g.clone(), Arc::clone(&st.journal), Arc::clone(&st.archive))
+            // Only the spans of the entries asked for: a page of a long log copies a page, not
+            // the whole log's positions.
+            let (place, first) = match &g.place {
+                Place::Journal { record, entries } => {
+                    let first = clamp(after).min(entries.len());
+                    let end = first.saturating_add(limit).min(entries.len());
+                    let entries = entries[first..end].to_vec();
+                    (
+                        Place::Journal {
+                            record: *record,
+                            entries,
+                        },
+                        first,
+                    )
+                }
+                archived @ Place::Archive { .. } => (archived.clone(), 0),
+            };
+            let game = Game {
+                place,
+                finished: g.finished,
+                platform: g.platform.clone(),
+                request_id: g.request_id.clone(),
+                journal_bytes: g.journal_bytes,
+            };
+            (
+                game,
+                first,
+                Arc::clone(&st.journal),
+                Arc::clone(&st.archive),
+            )
         };
         let fail = |m: String| store_error(op, format!("{}: game {id}: {m}", self.label));
         let record = |body: &[u8], script: Option<&str>| {
@@ -273,7 +302,8 @@ impl Shared {
                     record(&[], None)?
                 };
                 let mut log = Vec::new();
-                for (i, span) in entries.iter().enumerate().skip(clamp(after)).take(limit) {
+                for (k, span) in entries.iter().enumerate() {
+                    let i = first + k;
                     let payload = journal::read_frame(&journal, *span).map_err(fail)?;
                     match journal::decode(&payload).map_err(fail)? {
                         Rec::Append { seq, body, .. } if seq == i as u64 + 1 => {
