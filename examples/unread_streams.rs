@@ -43,7 +43,9 @@ async fn sample(pid: u32, secs: u64) -> Result<Vec<f64>, String> {
     let mut v = Vec::new();
     for _ in 0..secs.max(1) {
         tokio::time::sleep(Duration::from_secs(1)).await;
-        v.push(rss_kib(pid).ok_or(format!("no /proc/{pid}/status: is the server running?"))? as f64);
+        v.push(
+            rss_kib(pid).ok_or(format!("no /proc/{pid}/status: is the server running?"))? as f64,
+        );
     }
     Ok(v)
 }
