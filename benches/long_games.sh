@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 21's service measurements (BENCHMARKS.md, "Long matches"), against release binaries:
 #
-#   benches/long_games.sh [timers|match|all] [out-dir]
+#   benches/long_games.sh [timers|match|streams|all] [out-dir]
 #
 # timers: for each store (memory, embedded in a temporary directory, Redis on a private loopback
 #         redis-server), a server with turn timers on and `examples/timer_lateness`: TIMER_GAMES
@@ -9,6 +9,11 @@
 #         the lateness of every automatic play read from the replays;
 # match:  `examples/match_latency` over one MATCH_DEALS-deal match (default 1000) on the memory
 #         store: SubmitPlay p50 by deal number.
+# all:    timers and match (not streams).
+# streams: for the memory and the embedded store, `examples/unread_streams`: one STREAMS_DEALS-deal
+#         bot match (default 500) played by the server, then the server's VmRSS with no stream, with
+#         STREAMS (default 50) unread WatchGame streams from seq 0 held STREAMS_HOLD s (default 20),
+#         and after they close; STREAMS_WINDOW_KB sets the client's stream window (default hyper's).
 # Each run writes its output to the out-dir (default target/bench-long) and prints its JSON line.
 # Environment: BIN (default target/release), REDIS_PORT (default 16380).
 set -euo pipefail
@@ -21,11 +26,16 @@ REDIS_PORT=${REDIS_PORT:-16380}
 TIMER_GAMES=${TIMER_GAMES:-10000}
 TIMER_WAIT=${TIMER_WAIT:-30}
 MATCH_DEALS=${MATCH_DEALS:-1000}
+STREAMS_DEALS=${STREAMS_DEALS:-500}
+STREAMS=${STREAMS:-50}
+STREAMS_HOLD=${STREAMS_HOLD:-20}
+STREAMS_WINDOW_KB=${STREAMS_WINDOW_KB:-}
 KEY=bench-admin-key-0123456789abcdef
 # The binaries the chosen measurement needs.
 case $what in
   timers) needs="shuangkou examples/timer_lateness" ;;
   match) needs="shuangkou examples/match_latency" ;;
+  streams) needs="shuangkou examples/unread_streams" ;;
   *) needs="shuangkou examples/timer_lateness examples/match_latency" ;;
 esac
 for exe in $needs; do
@@ -85,4 +95,19 @@ if [ "$what" = match ] || [ "$what" = all ]; then
   "$BIN/examples/match_latency" "127.0.0.1:$port" "$MATCH_DEALS" 21 | tee -a "$out/match.txt"
   echo "load average at the end $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/match.txt"
   stop
+fi
+
+if [ "$what" = streams ]; then
+  for store in memory embedded; do
+    case $store in
+      memory) spec=memory ;;
+      embedded) spec=$tmp/data ;;
+    esac
+    serve "$spec" --no-turn-timers --max-watch-streams-per-token "$((STREAMS + 1))"
+    echo "streams $store: load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/streams-$store.txt"
+    server_pid=$(pgrep -P "$pid" -x shuangkou || echo "$pid")
+    "$BIN/examples/unread_streams" "127.0.0.1:$port" "$KEY" "$server_pid" "$STREAMS_DEALS" "$STREAMS" \
+      "$STREAMS_HOLD" 900 $STREAMS_WINDOW_KB | tee -a "$out/streams-$store.txt"
+    stop
+  done
 fi
