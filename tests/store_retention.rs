@@ -2,7 +2,8 @@
 //! period the store's files stop growing as games finish (expired games are deleted and the
 //! archive rewritten without them), games within the period and games in progress read back
 //! whole, an archive rewrite interrupted by a crash is finished or undone at open, and a match
-//! kept through a rewrite still replays and verifies through the service.
+//! kept through a rewrite still replays and verifies through the service; an expired game's
+//! snapshot file is deleted with it.
 
 pub mod common;
 
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use common::store_fixtures::entry;
 use common::{TestServer, temp_dir};
-use shuangkou::store::embedded::{EmbeddedStore, Options, journal};
+use shuangkou::store::embedded::{EmbeddedStore, Options, journal, snapshots};
 use shuangkou::store::{Appended, Created, GameRecord, Store, parse_retention};
 
 fn record(id: &str) -> GameRecord {
@@ -215,6 +216,65 @@ async fn an_archive_rewrite_cut_short_is_finished_or_undone_at_open() {
     store.finish("live").await.unwrap();
     embedded(&store).compact_now().await.unwrap();
     intact(&store, "live", 2).await;
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Creates `id` with `plays` entries and a snapshot at `seq` whose body is "`id` at `seq`".
+async fn play_with_snapshot(store: &Store, id: &str, plays: u64, seq: u64) {
+    play(store, id, plays).await;
+    let body = format!("{id} at {seq}").into_bytes();
+    store.put_snapshot(id, seq, body).await.unwrap();
+}
+
+/// An expired game's snapshot file is deleted by the compaction that drops the game (a game
+/// expiring without one is no error); the snapshots of a kept finished game and of a game in
+/// progress stay, and the store reopens and compacts again with the file gone.
+#[tokio::test]
+async fn an_expired_games_snapshot_file_is_deleted() {
+    let dir = temp_dir("retention-snapshots");
+    let retention = Some(Duration::from_secs(100));
+    let (now, clock) = clock(START);
+    let store = open(&dir, retention, &clock);
+    play_with_snapshot(&store, "gone", 5, 3).await;
+    store.finish("gone").await.unwrap();
+    play(&store, "plain", 2).await;
+    store.finish("plain").await.unwrap();
+    now.fetch_add(60, Ordering::SeqCst);
+    play_with_snapshot(&store, "kept", 4, 2).await;
+    store.finish("kept").await.unwrap();
+    play_with_snapshot(&store, "live", 3, 1).await;
+    let file = |id: &str| snapshots::file_of(&dir, id);
+    assert!(file("gone").exists());
+    now.fetch_add(60, Ordering::SeqCst);
+    embedded(&store).compact_now().await.unwrap();
+    assert_eq!(store.load("gone").await.unwrap(), None, "expired");
+    assert_eq!(store.load("plain").await.unwrap(), None, "expired");
+    assert!(
+        !file("gone").exists(),
+        "the expired game's snapshot file is left"
+    );
+    assert!(store.snapshots("gone", u64::MAX).await.unwrap().is_empty());
+    let kept = store.snapshots("kept", u64::MAX).await.unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].body, b"kept at 2");
+    drop(store);
+
+    // Reopened: nothing refers to the deleted file; the kept games and snapshots read back and
+    // a later compaction runs.
+    let store = open(&dir, retention, &clock);
+    intact(&store, "kept", 4).await;
+    intact(&store, "live", 3).await;
+    assert_eq!(store.load("gone").await.unwrap(), None);
+    assert_eq!(
+        store.snapshots("live", u64::MAX).await.unwrap()[0].body,
+        b"live at 1"
+    );
+    store.finish("live").await.unwrap();
+    embedded(&store).compact_now().await.unwrap();
+    intact(&store, "live", 3).await;
+    assert!(file("kept").exists() && file("live").exists());
+    assert!(!file("gone").exists());
     drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }

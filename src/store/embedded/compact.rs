@@ -8,7 +8,8 @@
 //! 2. writes a new journal beside the old one: the script table's frames, one small `Archived`
 //!    frame per finished game, and the frames of each game in progress copied as they are; fsyncs it and renames it over the
 //!    old one (the commit point), then fsyncs the directory;
-//! 3. swaps the index and the file handle.
+//! 3. swaps the index and the file handle;
+//! 4. deletes the snapshot files of the games that expired.
 //!
 //! A crash before the rename leaves the old journal (and unreferenced bytes at the archive's end);
 //! after it, the new journal, whose archive frames were fsynced first. So the journal read at open
@@ -25,7 +26,7 @@ use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
 use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
-use super::{Shared, legacy, open_rw};
+use super::{Shared, legacy, open_rw, snapshots};
 
 /// Compacts if due (or if `force`), calling `idle` first (it waits until no commit is in
 /// flight); failures are logged and the old journal stays in use.
@@ -195,10 +196,11 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
         let span = out.push(&rec).map_err(|e| io("write the new journal", e))?;
         index.apply(span, &rec)?;
     }
-    let (mut kept, mut archived, mut dropped) = (0, 0, 0);
+    let (mut kept, mut archived) = (0, 0);
+    let mut dropped = Vec::new();
     for (id, g) in &st.index.games {
         if expired(g) {
-            dropped += 1;
+            dropped.push(id.to_string());
             continue;
         }
         let archived_at = |span: Span, entries: u64, at: u64, out: &mut FrameWriter<'_>| {
@@ -298,9 +300,17 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
     if let Err(e) = legacy::sync_dir(&shared.dir) {
         tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");
     }
+    // 4. The expired games' snapshot files, once the journal without them is in. A snapshot is a
+    //    cache: had the rename not lasted, the game would replay its log instead.
+    for id in &dropped {
+        if let Err(e) = snapshots::delete(&shared.dir, id) {
+            tracing::warn!(store = "embedded", game = %id, error = %e,
+                "cannot delete the snapshot file of an expired game");
+        }
+    }
     Ok(Done {
         kept,
         archived,
-        expired: dropped,
+        expired: dropped.len(),
     })
 }

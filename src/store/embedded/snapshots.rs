@@ -17,7 +17,8 @@ pub const DIR: &str = "snapshots";
 
 const HEADER: usize = 4 + 4 + 8;
 
-fn file_of(dir: &Path, id: &str) -> PathBuf {
+/// The path of the game's snapshot file under the store's directory `dir`.
+pub fn file_of(dir: &Path, id: &str) -> PathBuf {
     let name: String = id.bytes().map(|b| format!("{b:02x}")).collect();
     dir.join(DIR).join(name)
 }
@@ -46,6 +47,14 @@ pub fn append(dir: &Path, id: &str, seq: u64, body: &[u8]) -> io::Result<()> {
         .append(true)
         .open(path)?
         .write_all(&frame)
+}
+
+/// Deletes the game's snapshot file (a game without one is not an error).
+pub fn delete(dir: &Path, id: &str) -> io::Result<()> {
+    match fs::remove_file(file_of(dir, id)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// The game's snapshots at or before `seq`, oldest first (the last one written at a seq wins).
@@ -146,6 +155,12 @@ mod tests {
         let seqs: Vec<u64> = back.iter().map(|s| s.seq).collect();
         assert_eq!(seqs, vec![10, 20]);
         assert_eq!(back[1].body, b"twenty");
+        delete(&dir, "g/1").unwrap();
+        assert!(!path.exists());
+        assert!(read(&dir, "g/1", u64::MAX).unwrap().is_empty());
+        // Deleting a game without a file (again, or never written) is not an error.
+        delete(&dir, "g/1").unwrap();
+        delete(&dir, "never").unwrap();
         let _ = fs::remove_dir_all(&dir);
     }
 }
