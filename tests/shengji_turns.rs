@@ -596,3 +596,37 @@ async fn a_watcher_far_behind_the_backlog_gets_every_event_in_order_across_pages
     assert_eq!(seen.len(), expected.len());
     assert_eq!(seen, expected);
 }
+
+/// The shared schedule asks a family for presence entries through `LiveGame::presence_entry`,
+/// which logs a step only where it applies (a disconnect of a connected player, a reconnect of a
+/// disconnected one, the expiry of an open window at its end): otherwise nothing is prepared,
+/// not even a refused entry.
+#[test]
+fn presence_entries_are_prepared_only_where_the_step_applies() {
+    use shuangkou::service::games::LiveGame;
+    let (_, mut t) = table(None);
+    let mut log = Vec::new();
+    let p2 = Player::new(2);
+    let entry = |t: &Table, step, at| LiveGame::presence_entry(t, p2, step, at);
+    assert!(
+        entry(&t, PresenceStep::Reconnect, T0 + 1).is_none(),
+        "already connected"
+    );
+    assert!(
+        entry(&t, PresenceStep::Expire, T0 + WINDOW_MS * 2).is_none(),
+        "no window open"
+    );
+    let away = entry(&t, PresenceStep::Disconnect, T0 + 3).expect("a disconnect applies");
+    accept(&mut t, &mut log, away.expect("a disconnect entry"));
+    assert!(
+        entry(&t, PresenceStep::Disconnect, T0 + 4).is_none(),
+        "already away"
+    );
+    let end = T0 + 3 + WINDOW_MS;
+    assert!(
+        entry(&t, PresenceStep::Expire, end - 1).is_none(),
+        "the window is still open"
+    );
+    let expired = entry(&t, PresenceStep::Expire, end).expect("the window has ended");
+    assert!(expired.expect("an expiry entry").finished());
+}

@@ -164,12 +164,21 @@ pub trait LiveGame: Send + Sized + 'static {
     /// player, a reconnect of a disconnected one, the expiry of an open window); `None`: nothing.
     fn presence_entry(
         &self,
-        _player: Player,
-        _step: PresenceStep,
-        _now: u64,
+        player: Player,
+        step: PresenceStep,
+        now: u64,
     ) -> Option<Result<Self::Prepared, ApiError>> {
-        None
+        self.presence_applies(player, step, now)
+            .then(|| self.prepare_presence_step(player, step, now))
     }
+    /// The log entry of presence `step` for `player` at `now`, prepared on a copy (the family's
+    /// own entry kind: Shuangkou's presence actions, 升級's presence steps).
+    fn prepare_presence_step(
+        &self,
+        player: Player,
+        step: PresenceStep,
+        now: u64,
+    ) -> Result<Self::Prepared, ApiError>;
     /// 托管: the service's action for the player to act, whose deadline passed or who is away,
     /// decided from that player's view; `None`: nothing to do. (Shuangkou's is `service::bots`,
     /// whose search bot thinks off the async runtime.)

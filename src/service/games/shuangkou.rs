@@ -102,20 +102,17 @@ impl LiveGame for Session {
         self.game().is_disconnected(player)
     }
 
-    fn presence_entry(
+    fn prepare_presence_step(
         &self,
         player: Player,
         step: PresenceStep,
         now: u64,
-    ) -> Option<Result<Prepared, ApiError>> {
-        if !self.presence_applies(player, step, now) {
-            return None;
-        }
+    ) -> Result<Prepared, ApiError> {
         let action = match step {
             PresenceStep::Disconnect => Action::Disconnect,
             PresenceStep::Reconnect => Action::Reconnect,
             PresenceStep::Expire => Action::ReconnectExpired,
         };
-        Some(self.prepare_action(player, action, now))
+        self.prepare_action(player, action, now)
     }
 }

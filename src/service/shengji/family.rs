@@ -103,14 +103,13 @@ impl LiveGame for Table {
         Table::is_disconnected(self, player)
     }
 
-    fn presence_entry(
+    fn prepare_presence_step(
         &self,
         player: Player,
         step: PresenceStep,
         now: u64,
-    ) -> Option<Result<Prepared, ApiError>> {
-        self.presence_applies(player, step, now)
-            .then(|| self.prepare_presence(player, step, now))
+    ) -> Result<Prepared, ApiError> {
+        self.prepare_presence(player, step, now)
     }
 
     fn auto_entry(&self, now: u64) -> Option<Result<Prepared, ApiError>> {
