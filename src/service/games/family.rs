@@ -25,6 +25,17 @@ pub enum PresenceStep {
     Expire,
 }
 
+impl PresenceStep {
+    /// The family's own entry kind for this step, given the one for each step.
+    pub fn pick<T>(self, disconnect: T, reconnect: T, expire: T) -> T {
+        match self {
+            PresenceStep::Disconnect => disconnect,
+            PresenceStep::Reconnect => reconnect,
+            PresenceStep::Expire => expire,
+        }
+    }
+}
+
 /// One game family's live game, as the shared owner of live games holds it.
 pub trait LiveGame: Send + Sized + 'static {
     /// The variant registry games of this family are built from.

@@ -108,11 +108,11 @@ impl LiveGame for Session {
         step: PresenceStep,
         now: u64,
     ) -> Result<Prepared, ApiError> {
-        let action = match step {
-            PresenceStep::Disconnect => Action::Disconnect,
-            PresenceStep::Reconnect => Action::Reconnect,
-            PresenceStep::Expire => Action::ReconnectExpired,
-        };
+        let action = step.pick(
+            Action::Disconnect,
+            Action::Reconnect,
+            Action::ReconnectExpired,
+        );
         self.prepare_action(player, action, now)
     }
 }

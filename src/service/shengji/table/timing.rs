@@ -102,11 +102,7 @@ impl Table {
         step: PresenceStep,
         now: u64,
     ) -> Result<Prepared, ApiError> {
-        let step = match step {
-            PresenceStep::Disconnect => Step::Disconnect,
-            PresenceStep::Reconnect => Step::Reconnect,
-            PresenceStep::Expire => Step::Expire,
-        };
+        let step = step.pick(Step::Disconnect, Step::Reconnect, Step::Expire);
         self.prepare_stored(
             Stored {
                 player: player.number(),
