@@ -134,3 +134,21 @@ export function shareLinks(
   });
   return links;
 }
+
+/** Writes a countdown's seconds left (rounded up, never below 0) from its `data-deadline`. */
+export function tick(el: HTMLElement): void {
+  const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
+  el.textContent = `${left} s`;
+}
+
+/**
+ * A countdown to `deadline` (Unix ms from the server; 0: none) that the live table ticks every
+ * second (`LiveTable.start`): the turn deadline of the seat to act, a disconnected seat's
+ * reconnect window.
+ */
+export function countdown(deadline: bigint, cls: string, title: string): HTMLElement | null {
+  if (deadline <= 0n) return null;
+  const el = h("span", { class: `marker countdown ${cls}`, title, "data-deadline": deadline.toString() });
+  tick(el);
+  return el;
+}

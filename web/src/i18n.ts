@@ -27,6 +27,8 @@ const LABELS = {
   score: ["score", "分"],
   auto: ["托管 auto-play", "托管"],
   disconnected: ["disconnected", "斷線"],
+  turnClock: ["seconds left to act", "剩餘出牌秒數"],
+  reconnectClock: ["seconds left to reconnect", "剩餘重連秒數"],
   bot: ["bot", "機器人"],
   bots: ["Bots for the other seats", "其他座位的機器人"],
   botDelay: ["Bot pause before each play (ms)", "機器人出牌前停頓 (毫秒)"],

@@ -3,7 +3,7 @@
 // without piling reads up (a call while a read is in flight shares it and marks it dirty).
 
 import { cancelled, rejection, type Rejection } from "./api";
-import { h, measured } from "./dom";
+import { h, measured, tick } from "./dom";
 import { t } from "./i18n";
 
 /**
@@ -86,6 +86,7 @@ export abstract class LiveTable<E extends { seq: bigint }> {
   protected message = "";
   private busy = false;
   private readonly keys = (ev: KeyboardEvent) => this.onKey(ev);
+  private ticker?: ReturnType<typeof setInterval>;
 
   constructor(
     protected readonly root: HTMLElement,
@@ -164,10 +165,13 @@ export abstract class LiveTable<E extends { seq: bigint }> {
     await this.refresh();
     void this.watch();
     document.addEventListener("keydown", this.keys);
+    // Countdowns (`dom.countdown`) tick in place: no re-render, so focus and selection stay.
+    this.ticker = setInterval(() => this.root.querySelectorAll<HTMLElement>("[data-deadline]").forEach(tick), 1000);
   }
 
   stop(): void {
     this.abort.abort();
+    clearInterval(this.ticker);
     document.removeEventListener("keydown", this.keys);
   }
 }

@@ -9,7 +9,7 @@ import type { DealResult, GameEvent, GameState, GetHintsResponse } from "./gen/s
 import { Phase, Side } from "./gen/shengji/v1/shengji_pb";
 import { auth, rejection, shengjiApi as api } from "./api";
 import { cardElement } from "./cards";
-import { button, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
+import { button, countdown, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
 import { t, teamWords, type LabelKey } from "./i18n";
 import { Feed, LiveTable, coalesced } from "./live";
 import { cardPoints, sortByTrump, suitIndex } from "./trump";
@@ -194,8 +194,19 @@ export class ShengjiTable extends LiveTable<GameEvent> {
     if (st.turn === seat && st.phase !== Phase.FINISHED) {
       markers.append(h("span", { class: "marker turn" }, `▶ ${t("turn")}`));
     }
+    if (st.toAct === seat && st.phase !== Phase.FINISHED) {
+      const clock = countdown(st.turnDeadline, "turn-clock", t("turnClock"));
+      if (clock) markers.append(clock);
+    }
     if (st.dealer === seat) markers.append(h("span", { class: "marker dealer" }, t("dealer")));
-    if (st.botSeats.includes(seat)) markers.append(h("span", { class: "marker bot" }, t("ruleBot")));
+    const bot = st.botSeats.includes(seat);
+    if (bot) markers.append(h("span", { class: "marker bot" }, t("ruleBot")));
+    const presence = st.presence.find((p) => p.seat === seat);
+    if (presence && !presence.connected && !bot) {
+      markers.append(h("span", { class: "marker offline" }, t("disconnected")));
+      const window = countdown(presence.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
+      if (window) markers.append(window);
+    }
     if (st.declaration?.seat === seat) {
       markers.append(h("span", { class: "marker declared" }, t("declared")), row([st.declaration.card]));
     }

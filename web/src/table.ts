@@ -7,7 +7,7 @@ import type { GameEvent, GetStateResponse, Play, SeatState } from "./gen/shuangk
 import { Phase } from "./gen/shuangkou/v1/shuangkou_pb";
 import { api, auth, rejection, type Interpretation } from "./api";
 import { cardElement, cardRow, sortHand, wildOf, type Wild } from "./cards";
-import { absolute, button, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
+import { absolute, button, countdown, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
 import { Feed, LiveTable, coalesced } from "./live";
 import { ordinal, outcomeWords, t, typeWords } from "./i18n";
 import { renderResults } from "./results";
@@ -244,11 +244,15 @@ export class Table extends LiveTable<GameEvent> {
     const markers = h("span", { class: "markers" });
     if (st.turnSeat === s.seat && st.phase === Phase.PLAYING) {
       markers.append(h("span", { class: "marker turn" }, `▶ ${t("turn")}`));
+      const clock = countdown(st.turnDeadline, "turn-clock", t("turnClock"));
+      if (clock) markers.append(clock);
     }
     if (s.autoPlay) markers.append(h("span", { class: "marker auto" }, t("auto")));
     if (s.bot !== "") markers.append(h("span", { class: "marker bot" }, `${t("bot")} ${s.bot}`));
     if (connected(s) === false && s.bot === "") {
       markers.append(h("span", { class: "marker offline" }, t("disconnected")));
+      const window = countdown(s.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
+      if (window) markers.append(window);
     }
     const entry = this.trick.get(s.seat);
     const action = entry

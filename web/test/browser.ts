@@ -230,6 +230,19 @@ try {
       screenshotTaken = true;
     }
     if (turns === 0) {
+      // The turn clock on the seat to act (seat 0, waited for): GetState's turn deadline.
+      const want = (await api.getState({ gameId: game }, bearer(seatTokens[0]))).turnDeadline;
+      check(want > 0n, "seat 0's turn has a deadline (turn timers on)");
+      for (const [who, p] of [["table", page], ["spectator", spectator]] as const) {
+        const clock = p.locator(`.seat[data-seat="${first.seats.find((x) => x.player === 0)?.seat ?? 0}"] .turn-clock`);
+        const shown = await clock.getAttribute("data-deadline", { timeout: STEP_MS });
+        const text = (await clock.textContent()) ?? "";
+        const left = Number(/(\d+) s$/.exec(text)?.[1] ?? NaN);
+        check(
+          shown === want.toString() && left >= 0 && left <= Math.ceil((Number(want) - Date.now()) / 1000) + 1,
+          `the ${who} shows seat 0's turn clock (${text}, deadline ${shown} = GetState's ${want})`,
+        );
+      }
       await page.click("#suggest");
       await waitFor("the bot's suggestion", STEP_MS, async () => ((await page.textContent("#message")) ?? "").startsWith("Bot's suggestion") ? true : undefined);
       check(true, `the bot's suggestion answers (${await page.textContent("#message")})`);

@@ -179,6 +179,14 @@ export async function shengjiDeal(
         throw new Error(`升級: the spectator's page shows hidden cards: not public ${notPublic.join(",")}, from the person's hand ${fromHand.join(",")}`);
       }
       spectatorChecks++;
+      if (tricks === 0) {
+        // The turn clock on the person's seat (to act, waited for): GetState's turn deadline.
+        check(view.toAct === 0 && view.turnDeadline > 0n, "升級: the person is to act, with a deadline");
+        for (const [who, p] of [["table", page], ["spectator", spectator]] as const) {
+          const shown = await p.locator('.seat[data-seat="0"] .turn-clock').getAttribute("data-deadline", { timeout: STEP_MS });
+          check(shown === view.turnDeadline.toString(), `升級: the ${who} shows the person's turn clock (deadline ${shown} = GetState's ${view.turnDeadline})`);
+        }
+      }
       if (!shot && tricks >= 3) {
         await page.screenshot({ path: screenshot, fullPage: true });
         shot = true;
