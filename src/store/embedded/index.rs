@@ -42,6 +42,31 @@ impl Game {
         }
     }
 
+    /// A copy of the game holding only the spans of entries `first..first + limit` of a journal
+    /// log (a page of a long log copies a page, not the whole log's positions), and the index
+    /// of the page's first entry (`first`, at most the log's length; 0 for an archived game,
+    /// whose copy is whole).
+    pub fn page(&self, first: usize, limit: usize) -> (Game, usize) {
+        let (place, first) = match &self.place {
+            Place::Journal { record, entries } => {
+                let first = first.min(entries.len());
+                let end = first.saturating_add(limit).min(entries.len());
+                let entries = entries[first..end].to_vec();
+                let record = *record;
+                (Place::Journal { record, entries }, first)
+            }
+            archived @ Place::Archive { .. } => (archived.clone(), 0),
+        };
+        let game = Game {
+            place,
+            finished: self.finished,
+            platform: self.platform.clone(),
+            request_id: self.request_id.clone(),
+            journal_bytes: self.journal_bytes,
+        };
+        (game, first)
+    }
+
     /// Entries in the game's log.
     pub fn log_len(&self) -> u64 {
         match &self.place {

@@ -57,7 +57,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use self::index::{Game, Index, Place};
+use self::index::{Index, Place};
 use self::journal::Rec;
 use self::ops::{Op, Queued, Reply};
 use self::writer::{Writer, run_writer};
@@ -246,30 +246,7 @@ impl Shared {
             let Some(g) = st.index.games.get(id) else {
                 return Ok(None);
             };
-            // Only the spans of the entries asked for: a page of a long log copies a page, not
-            // the whole log's positions.
-            let (place, first) = match &g.place {
-                Place::Journal { record, entries } => {
-                    let first = clamp(after).min(entries.len());
-                    let end = first.saturating_add(limit).min(entries.len());
-                    let entries = entries[first..end].to_vec();
-                    (
-                        Place::Journal {
-                            record: *record,
-                            entries,
-                        },
-                        first,
-                    )
-                }
-                archived @ Place::Archive { .. } => (archived.clone(), 0),
-            };
-            let game = Game {
-                place,
-                finished: g.finished,
-                platform: g.platform.clone(),
-                request_id: g.request_id.clone(),
-                journal_bytes: g.journal_bytes,
-            };
+            let (game, first) = g.page(clamp(after), limit);
             (
                 game,
                 first,
