@@ -204,8 +204,8 @@ export class ShengjiTable extends LiveTable<GameEvent> {
     const presence = st.presence.find((p) => p.seat === seat);
     if (presence && !presence.connected && !bot) {
       markers.append(h("span", { class: "marker offline" }, t("disconnected")));
-      const window = countdown(presence.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
-      if (window) markers.append(window);
+      const reconnect = countdown(presence.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
+      if (reconnect) markers.append(reconnect);
     }
     if (st.declaration?.seat === seat) {
       markers.append(h("span", { class: "marker declared" }, t("declared")), row([st.declaration.card]));

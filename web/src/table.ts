@@ -251,8 +251,8 @@ export class Table extends LiveTable<GameEvent> {
     if (s.bot !== "") markers.append(h("span", { class: "marker bot" }, `${t("bot")} ${s.bot}`));
     if (connected(s) === false && s.bot === "") {
       markers.append(h("span", { class: "marker offline" }, t("disconnected")));
-      const window = countdown(s.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
-      if (window) markers.append(window);
+      const reconnect = countdown(s.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
+      if (reconnect) markers.append(reconnect);
     }
     const entry = this.trick.get(s.seat);
     const action = entry
