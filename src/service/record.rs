@@ -243,6 +243,33 @@ pub fn tokens_for(
     Ok((Tokens { seats, spectator }, digests, spectator_digest))
 }
 
+/// A new game's player names (every game family's): the request's, else `player0`…; `game`
+/// (named in the refusal) seats exactly `players`, each name at most 128 bytes.
+pub fn player_names(
+    requested: &[String],
+    players: usize,
+    game: &str,
+) -> Result<Vec<String>, ApiError> {
+    let names: Vec<String> = if requested.is_empty() {
+        (0..players).map(|i| format!("player{i}")).collect()
+    } else {
+        requested.to_vec()
+    };
+    if names.len() != players {
+        return Err(bad(
+            Reason::BadRequest,
+            format!("{game} needs {players} players, got {}", names.len()),
+        ));
+    }
+    if names.iter().any(|n| n.len() > 128) {
+        return Err(bad(
+            Reason::BadRequest,
+            "player names are at most 128 bytes",
+        ));
+    }
+    Ok(names)
+}
+
 fn bad(reason: Reason, msg: impl Into<String>) -> ApiError {
     ApiError::new(reason, msg)
 }
@@ -306,27 +333,7 @@ impl Record {
         now_ms: u64,
     ) -> Result<(Record, Tokens), ApiError> {
         let players = compiled.meta().players as usize;
-        let names: Vec<String> = if req.players.is_empty() {
-            (0..players).map(|i| format!("player{i}")).collect()
-        } else {
-            req.players.clone()
-        };
-        if names.len() != players {
-            return Err(bad(
-                Reason::BadRequest,
-                format!(
-                    "{} needs {players} players, got {}",
-                    compiled.id(),
-                    names.len()
-                ),
-            ));
-        }
-        if names.iter().any(|n| n.len() > 128) {
-            return Err(bad(
-                Reason::BadRequest,
-                "player names are at most 128 bytes",
-            ));
-        }
+        let names = player_names(&req.players, players, compiled.id())?;
         // Options are checked against the variant's schema (and configure() evaluates rules()).
         crate::variants::registry::configure(compiled, &req.options)
             .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
@@ -475,6 +482,33 @@ mod tests {
             bot_delay_ms: 0,
             auto_policy: String::new(),
         }
+    }
+
+    #[test]
+    fn player_names_default_to_player_n_and_must_seat_the_game_exactly() {
+        let names = player_names(&[], 4, "升級").unwrap();
+        assert_eq!(names, ["player0", "player1", "player2", "player3"]);
+        let given = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(player_names(&given, 2, "classic").unwrap(), given);
+        let e = player_names(&given, 4, "升級").unwrap_err();
+        assert_eq!(e.reason, Reason::BadRequest);
+        assert_eq!(e.message, "升級 needs 4 players, got 2");
+        let three = player_names(&[], 3, "classic").unwrap();
+        assert_eq!(
+            three,
+            ["player0", "player1", "player2"],
+            "as many defaults as seats"
+        );
+    }
+
+    #[test]
+    fn a_player_name_is_at_most_128_bytes() {
+        let longest = vec!["x".repeat(128), "y".to_string()];
+        assert!(player_names(&longest, 2, "g").is_ok());
+        let long = vec!["x".repeat(129), "y".to_string()];
+        let e = player_names(&long, 2, "g").unwrap_err();
+        assert_eq!(e.reason, Reason::BadRequest);
+        assert_eq!(e.message, "player names are at most 128 bytes");
     }
 
     #[test]

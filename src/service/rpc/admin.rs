@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::service::access::{self, Caller};
+use super::Call;
 use crate::service::app::App;
 use crate::service::pb;
 use crate::service::status::{ApiError, Reason};
@@ -36,46 +36,42 @@ rpcs! {
     reload_variants(ReloadVariantsRequest) -> ReloadVariantsResponse = "ReloadVariants" => reload;
 }
 
-impl AdminApi {
-    async fn validate(
-        &self,
-        caller: Caller,
-        req: pb::ValidateVariantRequest,
-    ) -> Result<pb::ValidateVariantResponse, ApiError> {
-        access::admin(self.app.keys(), &caller)?;
-        let name = if req.file_name.is_empty() {
-            "candidate.rhai".to_string()
-        } else {
-            req.file_name
-        };
-        let source = req.source;
-        let hash = crate::variants::content_hash(&source);
-        let checked = blocking(move || {
-            let expected = name.strip_suffix(".rhai").map(str::to_string);
-            crate::variants::load(
-                &name,
-                &source,
-                expected.as_deref(),
-                crate::variants::check::DEFAULT_RANDOM_DEALS,
-                crate::variants::check::DEFAULT_SEED,
-            )
-            .map(|(v, _)| v.id().to_string())
-            .map_err(|e| e.to_string())
-        })
-        .await?;
-        Ok(validated(checked, hash))
-    }
+async fn validate(
+    call: Call<'_>,
+    req: pb::ValidateVariantRequest,
+) -> Result<pb::ValidateVariantResponse, ApiError> {
+    call.admin()?;
+    let name = if req.file_name.is_empty() {
+        "candidate.rhai".to_string()
+    } else {
+        req.file_name
+    };
+    let source = req.source;
+    let hash = crate::variants::content_hash(&source);
+    let checked = blocking(move || {
+        let expected = name.strip_suffix(".rhai").map(str::to_string);
+        crate::variants::load(
+            &name,
+            &source,
+            expected.as_deref(),
+            crate::variants::check::DEFAULT_RANDOM_DEALS,
+            crate::variants::check::DEFAULT_SEED,
+        )
+        .map(|(v, _)| v.id().to_string())
+        .map_err(|e| e.to_string())
+    })
+    .await?;
+    Ok(validated(checked, hash))
+}
 
-    async fn reload(
-        &self,
-        caller: Caller,
-        _: pb::ReloadVariantsRequest,
-    ) -> Result<pb::ReloadVariantsResponse, ApiError> {
-        access::admin(self.app.keys(), &caller)?;
-        let registry = Arc::clone(self.app.registry());
-        match blocking(move || registry.reload()).await? {
-            Err(e) => Err(ApiError::new(Reason::BadRequest, e.to_string())),
-            Ok(report) => Ok(reload_report(&report)),
-        }
+async fn reload(
+    call: Call<'_>,
+    _: pb::ReloadVariantsRequest,
+) -> Result<pb::ReloadVariantsResponse, ApiError> {
+    call.admin()?;
+    let registry = Arc::clone(call.app.registry());
+    match blocking(move || registry.reload()).await? {
+        Err(e) => Err(ApiError::new(Reason::BadRequest, e.to_string())),
+        Ok(report) => Ok(reload_report(&report)),
     }
 }

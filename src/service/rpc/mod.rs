@@ -14,9 +14,9 @@
 //! The top of the service's dependencies: nothing else in the service imports these modules
 //! but `server`.
 
-/// Implements a tonic service trait whose every rpc is [`unary_in`] over a method of the same
-/// name on the service type: `rpc(Request) -> Response = "Method" => handler;`, where
-/// `handler(&self, Caller, Request) -> Result<Response, ApiError>`. The request and response
+/// Implements a tonic service trait whose every rpc is [`unary_in`] over a handler function of the
+/// module: `rpc(Request) -> Response = "Method" => handler;`, where
+/// `handler(Call, Request) -> Result<Response, ApiError>`. The request and response
 /// types are those of the `pb` module in scope where it is used; `status = f` names the API's
 /// status of a rejection (default: `shuangkou.v1`'s). Extra trait items (stream types) go in the
 /// braces after the trait.
@@ -38,7 +38,9 @@ macro_rules! rpcs {
                         &self.app,
                         $method,
                         request,
-                        |caller, req| self.$handler(caller, req),
+                        |caller, req| {
+                            $handler(crate::service::rpc::Call { app: &self.app, caller }, req)
+                        },
                         $status,
                     )
                     .await
@@ -94,6 +96,19 @@ pub fn services(
             .max_decoding_message_size(limit)
             .max_encoding_message_size(limit);
     (game, admin)
+}
+
+/// What every handler is given besides its request: the app it serves and who calls.
+pub struct Call<'a> {
+    pub app: &'a Arc<App>,
+    pub caller: Caller,
+}
+
+impl Call<'_> {
+    /// Refuses a caller without the admin key (anyone on a server without keys).
+    fn admin(&self) -> Result<(), ApiError> {
+        access::admin(self.app.keys(), &self.caller)
+    }
 }
 
 /// The game a request is about, for its tracing span ("" when none).
@@ -225,10 +240,18 @@ async fn named_game<G: LiveGame>(games: &Games<G>, game_id: &str) -> Result<Shar
     games.load(game_id).await
 }
 
-/// GetReplay's check for either family: `caller` may read `live`'s replay (`access::replay`).
-fn may_replay<G: LiveGame>(caller: &Caller, live: &G, game_id: &str) -> Result<(), ApiError> {
+/// GetReplay's game for either family: `game` (named `game_id`) caught up under its lock, once
+/// `caller` may read its replay (`access::replay`).
+async fn replayable<'a, G: LiveGame>(
+    games: &Games<G>,
+    game: &'a Shared<G>,
+    caller: &Caller,
+    game_id: &str,
+) -> Result<tokio::sync::MutexGuard<'a, G>, ApiError> {
+    let live = games.current(game).await?;
     let platform = live.record().platform.as_deref();
-    access::replay(caller, platform, live.finished(), game_id)
+    access::replay(caller, platform, live.finished(), game_id)?;
+    Ok(live)
 }
 
 /// Runs one rpc: the caller, a tracing span, metrics, and the status of a rejection.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cards::{Card, CardSet};
-use crate::service::record::{Record, Tokens, seed_hex, tokens_for};
+use crate::service::record::{Record, Tokens, player_names, seed_hex, tokens_for};
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::Setup;
 use crate::variants::ShengjiVariant;
@@ -59,17 +59,7 @@ impl ShengjiRecord {
         token_key: &[u8; 32],
         now_ms: u64,
     ) -> Result<(ShengjiRecord, Tokens), ApiError> {
-        let players: Vec<String> = if req.players.is_empty() {
-            (0..4).map(|i| format!("player{i}")).collect()
-        } else {
-            req.players.clone()
-        };
-        if players.len() != 4 {
-            return Err(bad(format!("升級 needs 4 players, got {}", players.len())));
-        }
-        if players.iter().any(|n| n.len() > 128) {
-            return Err(bad("player names are at most 128 bytes"));
-        }
+        let players = player_names(&req.players, 4, "升級")?;
         compiled
             .configure(&req.options)
             .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))?;
