@@ -357,13 +357,7 @@ async fn submit(
                     "the request was applied meanwhile",
                 ));
             }
-            if let Some(expected) = expected.filter(|&e| e != l.seq()) {
-                return Err(ApiError::new(
-                    Reason::StaleSeq,
-                    format!("expected seq {expected} but the game is at {}", l.seq()),
-                )
-                .with("current_seq", l.seq().to_string()));
-            }
+            super::expect_seq(expected, l.seq())?;
             l.prepare(player, action, now, request)
         })
         .await;

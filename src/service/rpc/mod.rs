@@ -231,6 +231,19 @@ async fn create_game<G: LiveGame>(
     }
 }
 
+/// A request's `expected_seq` (`None`: none sent) against the seq `at` of the game it acts on:
+/// STALE_SEQ, with the `current_seq`, when they differ.
+fn expect_seq(expected: Option<u64>, at: u64) -> Result<(), ApiError> {
+    match expected {
+        Some(expected) if expected != at => Err(ApiError::new(
+            Reason::StaleSeq,
+            format!("expected seq {expected} but the game is at {at}"),
+        )
+        .with("current_seq", at.to_string())),
+        _ => Ok(()),
+    }
+}
+
 /// The game a request names, loaded (from the cache, else rebuilt from the store), for
 /// either family's GetReplay and AbortGame; an empty id is refused.
 async fn named_game<G: LiveGame>(games: &Games<G>, game_id: &str) -> Result<Shared<G>, ApiError> {
@@ -323,5 +336,21 @@ fn code_name(code: tonic::Code) -> &'static str {
         Unavailable => "UNAVAILABLE",
         DataLoss => "DATA_LOSS",
         Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sent_expected_seq_must_be_the_games_seq() {
+        assert!(expect_seq(None, 5).is_ok(), "none sent: any seq");
+        assert!(expect_seq(Some(5), 5).is_ok());
+        let e = expect_seq(Some(4), 5).unwrap_err();
+        assert_eq!(e.reason, Reason::StaleSeq);
+        assert_eq!(e.message, "expected seq 4 but the game is at 5");
+        let current = e.metadata.iter().find(|(k, _)| k == "current_seq");
+        assert_eq!(current.map(|(_, v)| v.as_str()), Some("5"));
     }
 }

@@ -232,13 +232,8 @@ async fn submit(
     let expected = req.expected_seq;
     let committed = tables
         .commit_cached(&mut live, |t| {
-            if expected != 0 && expected != t.seq() {
-                return Err(ApiError::new(
-                    Reason::StaleSeq,
-                    format!("expected seq {expected} but the game is at {}", t.seq()),
-                )
-                .with("current_seq", t.seq().to_string()));
-            }
+            // 0: none sent (`shengji.v1`'s field is not optional).
+            super::expect_seq((expected != 0).then_some(expected), t.seq())?;
             t.prepare(player, command, now, rid)
         })
         .await;
