@@ -36,7 +36,7 @@ use super::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
 use super::family::{Family, game_of};
 use super::schema::OptionSchema;
 use super::script::{CompiledVariant, ScriptVariant, VariantError, content_hash};
-use super::{embedded_origin, load_family};
+use super::{embedded_origin, load};
 
 /// How a registry is set up.
 #[derive(Clone, Debug)]
@@ -392,7 +392,7 @@ impl<V: Family> Registry<V> {
             let version = match known {
                 // A version already checked (e.g. a revert to a version games still use).
                 Some(v) => v,
-                None => match load_family::<V>(
+                None => match load::<V>(
                     &f.origin,
                     &text,
                     Some(&f.id),
