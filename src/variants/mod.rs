@@ -108,7 +108,7 @@ pub fn load<V: Family>(
     random: usize,
     seed: u64,
 ) -> Result<(Arc<V>, CheckReport), VariantError> {
-    let compiled = Arc::new(V::compile(origin, source, expected_id)?);
-    let report = V::check(&compiled, random, seed)?;
+    let compiled = Arc::new((V::COMPILE)(origin, source, expected_id)?);
+    let report = (V::CHECK)(&compiled, random, seed)?;
     Ok((compiled, report))
 }

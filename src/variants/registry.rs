@@ -283,7 +283,7 @@ impl<V: Family> Registry<V> {
                 message: format!("the text does not hash to the pinned version {hash}"),
             });
         }
-        let compiled = Arc::new(V::compile(origin, source, Some(id))?);
+        let compiled = Arc::new((V::COMPILE)(origin, source, Some(id))?);
         let mut st = self.write();
         let v = st
             .versions
@@ -316,7 +316,7 @@ impl<V: Family> Registry<V> {
 
     fn scan(&self) -> Result<Vec<Found>, RegistryError> {
         let Some(dir) = &self.config.dir else {
-            return Ok(V::embedded()
+            return Ok(V::EMBEDDED
                 .iter()
                 .map(|(id, src)| Found {
                     id: id.to_string(),
