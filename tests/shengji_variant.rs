@@ -24,7 +24,7 @@ fn source() -> &'static str {
 
 fn compiled() -> Arc<ShengjiVariant> {
     let (v, report) =
-        variants::load_family::<ShengjiVariant>("shengji.rhai", source(), Some("shengji"), 40, 1)
+        variants::load::<ShengjiVariant>("shengji.rhai", source(), Some("shengji"), 40, 1)
             .expect("the embedded script passes its activation checks");
     assert!(report.examples >= 15, "{report:?}");
     assert!(report.random_calls > 0);

@@ -67,7 +67,9 @@ fn settle_error(src: &str) -> HookError {
     // The same variant keeps working.
     assert_eq!(v.seating(&seating()).unwrap().leader, Seat::new(1));
     // And a version like this never becomes active.
-    let refused = variants::load("hostile/classic.rhai", src, Some("classic"), 5, 1).unwrap_err();
+    let refused =
+        variants::load::<CompiledVariant>("hostile/classic.rhai", src, Some("classic"), 5, 1)
+            .unwrap_err();
     assert!(
         matches!(
             refused,
@@ -340,7 +342,8 @@ fn a_script_breaking_its_sum_rule_is_refused() {
         "base[p[2]] = -d + 1; base[p[3]] = -d + 1;",
     );
     assert_ne!(src, CLASSIC);
-    let e = variants::load("hostile/classic.rhai", &src, Some("classic"), 20, 1).unwrap_err();
+    let e = variants::load::<CompiledVariant>("hostile/classic.rhai", &src, Some("classic"), 20, 1)
+        .unwrap_err();
     assert!(
         e.to_string().contains("R01") || e.to_string().contains("sum rule"),
         "{e}"
@@ -352,7 +355,8 @@ fn a_script_breaking_its_sum_rule_is_refused() {
 /// The same script without examples: the random batch must catch it.
 fn check_examples_removed(src: &str) -> VariantError {
     let src = with_replaced_in(src, "examples", "fn examples() { [] }");
-    variants::load("hostile/classic.rhai", &src, Some("classic"), 50, 1).unwrap_err()
+    variants::load::<CompiledVariant>("hostile/classic.rhai", &src, Some("classic"), 50, 1)
+        .unwrap_err()
 }
 
 fn with_replaced_in(src: &str, name: &str, replacement: &str) -> String {

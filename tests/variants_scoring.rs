@@ -130,7 +130,7 @@ fn every_embedded_script_passes_its_activation_checks() {
         .iter()
         .map(|(id, src)| {
             std::thread::spawn(move || {
-                variants::load(
+                variants::load::<variants::CompiledVariant>(
                     &variants::embedded_origin(id),
                     src,
                     Some(id),

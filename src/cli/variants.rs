@@ -266,9 +266,9 @@ fn load_any(
         ((r.0.id().to_string(), r.0.short_hash().to_string()), r.1)
     }
     if variants::family::game_of(origin, text) == variants::ShengjiVariant::GAME {
-        variants::load_family::<variants::ShengjiVariant>(origin, text, id, random, seed).map(named)
+        variants::load::<variants::ShengjiVariant>(origin, text, id, random, seed).map(named)
     } else {
-        variants::load(origin, text, id, random, seed).map(named)
+        variants::load::<CompiledVariant>(origin, text, id, random, seed).map(named)
     }
 }
 

@@ -20,7 +20,7 @@ use super::extremes;
 use super::facts::{self, RandomFacts};
 use super::options::{OptionValue, OptionValues};
 use super::script::{
-    CompiledVariant, ScriptVariant, VariantError, call_hook, parse_seating, points,
+    CompiledVariant, Returned, ScriptVariant, VariantError, call_hook, parse_seating, points,
 };
 use crate::game::hooks::{SeatingDecision, Settlement, VariantHooks};
 
@@ -184,9 +184,15 @@ fn run_example(v: &ScriptVariant, ex: &Example) -> Result<(), String> {
         "seating" => {
             let f = facts::parse_seating(&ex.facts, &rules)?;
             let got = v.seating(&f).map_err(|e| e.to_string())?;
-            let want: SeatingDecision =
-                parse_seating(&ex.expect, rules.players, "expect", v.compiled().origin())
-                    .map_err(|e| e.message)?;
+            let want: SeatingDecision = parse_seating(
+                &ex.expect,
+                Returned {
+                    hook: "expect",
+                    origin: v.compiled().origin(),
+                    players: rules.players,
+                },
+            )
+            .map_err(|e| e.message)?;
             if want != got {
                 return Err(format!("expected {want:?}, got {got:?}"));
             }

@@ -18,17 +18,24 @@ use super::script::{CompiledVariant, VariantError};
 /// The game of Shuangkou scripts (and of every script that does not say).
 pub const SHUANGKOU: &str = "shuangkou";
 
+/// A family's compile: a script's origin (named in messages), its text and the id its file
+/// name expects → a compiled version whose contract was checked.
+pub type Compile<V> = fn(&str, &str, Option<&str>) -> Result<V, VariantError>;
+
+/// A family's activation checks of a compiled version: the declared examples and `random`
+/// random hook calls drawn from `seed`.
+pub type Check<V> = fn(&Arc<V>, usize, u64) -> Result<CheckReport, VariantError>;
+
 /// What the registry needs of a compiled version of one game family.
 pub trait Family: Send + Sync + Sized + 'static {
     /// The `meta().game` of this family's scripts.
     const GAME: &'static str;
     /// The scripts compiled into the binary for this family, by id.
-    fn embedded() -> &'static [(&'static str, &'static str)];
+    const EMBEDDED: &'static [(&'static str, &'static str)];
     /// Compiles a script and checks its contract (`expected_id`: the file stem).
-    fn compile(origin: &str, source: &str, expected_id: Option<&str>)
-    -> Result<Self, VariantError>;
+    const COMPILE: Compile<Self>;
     /// Runs the activation checks: the declared examples and `random` random hook calls.
-    fn check(this: &Arc<Self>, random: usize, seed: u64) -> Result<CheckReport, VariantError>;
+    const CHECK: Check<Self>;
     fn id(&self) -> &str;
     /// The content hash (SHA-256 of the text, hex) games pin.
     fn hash(&self) -> &str;
@@ -40,19 +47,9 @@ pub trait Family: Send + Sync + Sized + 'static {
 
 impl Family for CompiledVariant {
     const GAME: &'static str = SHUANGKOU;
-    fn embedded() -> &'static [(&'static str, &'static str)] {
-        &super::EMBEDDED
-    }
-    fn compile(
-        origin: &str,
-        source: &str,
-        expected_id: Option<&str>,
-    ) -> Result<Self, VariantError> {
-        CompiledVariant::compile(origin, source, expected_id)
-    }
-    fn check(this: &Arc<Self>, random: usize, seed: u64) -> Result<CheckReport, VariantError> {
-        super::check::run(this, random, seed)
-    }
+    const EMBEDDED: &'static [(&'static str, &'static str)] = &super::EMBEDDED;
+    const COMPILE: Compile<Self> = CompiledVariant::compile;
+    const CHECK: Check<Self> = super::check::run;
     fn id(&self) -> &str {
         CompiledVariant::id(self)
     }

@@ -98,27 +98,17 @@ pub fn builtin_rules(id: &str) -> Result<Rules, VariantError> {
     builtin(id).map(|v| *v.rules())
 }
 
-/// Compiles a script, checks its contract, runs its examples and `random_deals` random deals:
-/// everything a version must pass to become active.
-pub fn load(
-    origin: &str,
-    source: &str,
-    expected_id: Option<&str>,
-    random_deals: usize,
-    seed: u64,
-) -> Result<(Arc<CompiledVariant>, CheckReport), VariantError> {
-    load_family::<CompiledVariant>(origin, source, expected_id, random_deals, seed)
-}
-
-/// [`load`] for a script of any game family.
-pub fn load_family<V: Family>(
+/// Compiles a script of the game family `V` ([`CompiledVariant`] for Shuangkou,
+/// [`ShengjiVariant`] for 升級), checks its contract, runs its examples and `random` random calls
+/// (deals for Shuangkou) seeded by `seed`: everything a version must pass to become active.
+pub fn load<V: Family>(
     origin: &str,
     source: &str,
     expected_id: Option<&str>,
     random: usize,
     seed: u64,
 ) -> Result<(Arc<V>, CheckReport), VariantError> {
-    let compiled = Arc::new(V::compile(origin, source, expected_id)?);
-    let report = V::check(&compiled, random, seed)?;
+    let compiled = Arc::new((V::COMPILE)(origin, source, expected_id)?);
+    let report = (V::CHECK)(&compiled, random, seed)?;
     Ok((compiled, report))
 }

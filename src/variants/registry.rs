@@ -36,7 +36,7 @@ use super::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
 use super::family::{Family, game_of};
 use super::schema::OptionSchema;
 use super::script::{CompiledVariant, ScriptVariant, VariantError, content_hash};
-use super::{embedded_origin, load_family};
+use super::{embedded_origin, load};
 
 /// How a registry is set up.
 #[derive(Clone, Debug)]
@@ -283,7 +283,7 @@ impl<V: Family> Registry<V> {
                 message: format!("the text does not hash to the pinned version {hash}"),
             });
         }
-        let compiled = Arc::new(V::compile(origin, source, Some(id))?);
+        let compiled = Arc::new((V::COMPILE)(origin, source, Some(id))?);
         let mut st = self.write();
         let v = st
             .versions
@@ -316,7 +316,7 @@ impl<V: Family> Registry<V> {
 
     fn scan(&self) -> Result<Vec<Found>, RegistryError> {
         let Some(dir) = &self.config.dir else {
-            return Ok(V::embedded()
+            return Ok(V::EMBEDDED
                 .iter()
                 .map(|(id, src)| Found {
                     id: id.to_string(),
@@ -392,7 +392,7 @@ impl<V: Family> Registry<V> {
             let version = match known {
                 // A version already checked (e.g. a revert to a version games still use).
                 Some(v) => v,
-                None => match load_family::<V>(
+                None => match load::<V>(
                     &f.origin,
                     &text,
                     Some(&f.id),

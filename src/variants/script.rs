@@ -205,6 +205,14 @@ fn check_functions(
     Ok(())
 }
 
+/// A bad option value or name given to the script `origin` ([`VariantError::Options`]).
+pub(super) fn options_error(origin: &str, message: String) -> VariantError {
+    VariantError::Options {
+        origin: origin.to_string(),
+        message,
+    }
+}
+
 pub(super) fn contract(origin: &str, message: impl Into<String>) -> VariantError {
     VariantError::Contract {
         origin: origin.to_string(),
@@ -392,11 +400,8 @@ impl CompiledVariant {
         self: &Arc<Self>,
         overrides: &BTreeMap<String, OptionValue>,
     ) -> Result<ScriptVariant, VariantError> {
-        let values =
-            OptionValues::new(&self.specs, overrides).map_err(|message| VariantError::Options {
-                origin: self.origin.clone(),
-                message,
-            })?;
+        let values = OptionValues::new(&self.specs, overrides)
+            .map_err(|m| options_error(&self.origin, m))?;
         let (rules, sum_rule) = self
             .eval_rules(&values)
             .map_err(|e| self.options_refused(e))?;
@@ -437,10 +442,8 @@ impl CompiledVariant {
         &self,
         pairs: &[String],
     ) -> Result<BTreeMap<String, OptionValue>, VariantError> {
-        OptionValues::parse_overrides(&self.specs, pairs).map_err(|message| VariantError::Options {
-            origin: self.origin.clone(),
-            message,
-        })
+        OptionValues::parse_overrides(&self.specs, pairs)
+            .map_err(|m| options_error(&self.origin, m))
     }
 }
 
@@ -557,36 +560,58 @@ impl ScriptVariant {
         )
     }
 
+    /// What `hook` of this configuration returned is read back for.
+    fn returned<'a>(&'a self, hook: &'a str) -> Returned<'a> {
+        Returned {
+            hook,
+            origin: self.compiled.origin(),
+            players: self.rules.players,
+        }
+    }
+
     fn settlement(&self, hook: &str, v: Dynamic) -> Result<Settlement, HookError> {
-        parse_settlement(&v, self.rules.players, hook, self.compiled.origin())
+        parse_settlement(&v, self.returned(hook))
     }
 }
 
-/// The map a hook returned, holding no key but `keys`; `shape` (e.g. `#{ leader, swap }`) names
-/// what was expected in the error.
-fn result_map<'a>(
-    v: &'a Dynamic,
-    keys: &[&str],
-    shape: &str,
-    err: &impl Fn(String) -> HookError,
-) -> Result<impl std::ops::Deref<Target = Map> + 'a, HookError> {
-    let map = v
-        .read_lock::<Map>()
-        .ok_or_else(|| err(format!("{}; expected {shape}", describe(v))))?;
-    if let Some(k) = map.keys().find(|k| !keys.contains(&k.as_str())) {
-        return Err(err(format!("an unexpected key `{k}`; expected {shape}")));
-    }
-    Ok(map)
+/// What a hook returned is read back for: the hook `hook` of the script `origin`, in a game of
+/// `players` seats. Its shape errors name both.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Returned<'a> {
+    pub hook: &'a str,
+    pub origin: &'a str,
+    pub players: u8,
 }
 
-fn parse_settlement(
-    v: &Dynamic,
-    players: u8,
-    hook: &str,
-    origin: &str,
-) -> Result<Settlement, HookError> {
-    let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
-    let map = result_map(v, &["lines"], "#{ lines: [...] }", &err)?;
+impl Returned<'_> {
+    /// A shape error: `{hook} returned {message}`.
+    fn err(&self, message: String) -> HookError {
+        let hook = self.hook;
+        shape_error(hook, self.origin, format!("{hook} returned {message}"))
+    }
+
+    /// The map the hook returned, holding no key but `keys`; `shape` (e.g. `#{ leader, swap }`)
+    /// names what was expected in the error.
+    fn map<'v>(
+        &self,
+        v: &'v Dynamic,
+        keys: &[&str],
+        shape: &str,
+    ) -> Result<impl std::ops::Deref<Target = Map> + 'v, HookError> {
+        let map = v
+            .read_lock::<Map>()
+            .ok_or_else(|| self.err(format!("{}; expected {shape}", describe(v))))?;
+        if let Some(k) = map.keys().find(|k| !keys.contains(&k.as_str())) {
+            return Err(self.err(format!("an unexpected key `{k}`; expected {shape}")));
+        }
+        Ok(map)
+    }
+}
+
+fn parse_settlement(v: &Dynamic, of: Returned) -> Result<Settlement, HookError> {
+    let players = of.players;
+    let err = |m: String| of.err(m);
+    let map = of.map(v, &["lines"], "#{ lines: [...] }")?;
     let lines_v = map
         .get("lines")
         .ok_or_else(|| err("a map without `lines`; expected #{ lines: [...] }".into()))?;
@@ -752,14 +777,10 @@ fn note_saturation(notes: &mut Vec<LineItem>, seat: Seat, label: &str, raw: &Dyn
 }
 
 /// Reads a seating decision (`#{ leader, swap }`, `swap` = `()` or `[a, b]`).
-pub(crate) fn parse_seating(
-    v: &Dynamic,
-    players: u8,
-    hook: &str,
-    origin: &str,
-) -> Result<SeatingDecision, HookError> {
-    let err = |m: String| shape_error(hook, origin, format!("{hook} returned {m}"));
-    let map = result_map(v, &["leader", "swap"], "#{ leader, swap }", &err)?;
+pub(crate) fn parse_seating(v: &Dynamic, of: Returned) -> Result<SeatingDecision, HookError> {
+    let players = of.players;
+    let err = |m: String| of.err(m);
+    let map = of.map(v, &["leader", "swap"], "#{ leader, swap }")?;
     let seat = |v: &Dynamic, what: &str| -> Result<Seat, HookError> {
         v.as_int()
             .ok()
@@ -845,7 +866,7 @@ impl VariantHooks for ScriptVariant {
     fn seating(&self, f: &SeatingFacts) -> Result<SeatingDecision, HookError> {
         self.observed("seating", || {
             let v = self.call("seating", facts::seating_map(f))?;
-            parse_seating(&v, self.rules.players, "seating", self.compiled.origin())
+            parse_seating(&v, self.returned("seating"))
         })
     }
 
@@ -897,6 +918,13 @@ pub fn points(centi: impl Into<i128>) -> String {
 mod tests {
     use super::*;
 
+    /// A four-seat `settle` of the script "test".
+    const SETTLE: Returned = Returned {
+        hook: "settle",
+        origin: "test",
+        players: 4,
+    };
+
     /// classic.rhai with `line` added to its `meta()` map.
     fn classic_with_meta(line: &str) -> String {
         let src = super::super::EMBEDDED
@@ -935,7 +963,7 @@ mod tests {
                 ] }"#,
             )
             .unwrap();
-        let s = parse_settlement(&v, 4, "settle", "test").unwrap();
+        let s = parse_settlement(&v, SETTLE).unwrap();
         assert_eq!(s.scores, vec![400, -100, -400, 50]);
         let items: Vec<_> = s
             .lines
@@ -1003,8 +1031,8 @@ mod tests {
                         .collect::<Vec<_>>()
                 })
                 .collect();
-            let a = parse_settlement(&settlement(by_seat), 4, "settle", "test").unwrap();
-            let b = parse_settlement(&settlement(per_seat), 4, "settle", "test").unwrap();
+            let a = parse_settlement(&settlement(by_seat), SETTLE).unwrap();
+            let b = parse_settlement(&settlement(per_seat), SETTLE).unwrap();
             proptest::prop_assert_eq!(&a.scores, &b.scores);
             proptest::prop_assert_eq!(&a.lines, &b.lines);
             let sums: Vec<i64> = (0..4).map(|s| rows.iter().map(|r| r[s] * 100).sum()).collect();
@@ -1030,10 +1058,10 @@ mod tests {
             );
             Dynamic::from_map(m)
         };
-        let ok = parse_settlement(&settlement(MAX_LINES / 4), 4, "settle", "test").unwrap();
+        let ok = parse_settlement(&settlement(MAX_LINES / 4), SETTLE).unwrap();
         assert_eq!(ok.lines.len(), MAX_LINES);
         assert_eq!(ok.scores, vec![100 * (MAX_LINES / 4) as i64; 4]);
-        let e = parse_settlement(&settlement(MAX_LINES / 4 + 1), 4, "settle", "test").unwrap_err();
+        let e = parse_settlement(&settlement(MAX_LINES / 4 + 1), SETTLE).unwrap_err();
         assert!(
             e.message
                 .contains("more than 512 line items (lines[128] passes the limit)"),

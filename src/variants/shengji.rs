@@ -17,9 +17,11 @@ use serde::de::DeserializeOwned;
 
 use super::check::{CheckReport, parse_examples_of};
 use super::engine::{self, describe, from_json, to_json};
-use super::family::Family;
+use super::family::{Check, Compile, Family};
 use super::options::{OptionSpec, OptionValue, OptionValues};
-use super::script::{VariantError, call_hook, compile_contract, content_hash, contract};
+use super::script::{
+    VariantError, call_hook, compile_contract, content_hash, contract, options_error,
+};
 use crate::seat::Seat;
 use crate::shengji::Level;
 use crate::shengji::hooks::{
@@ -141,12 +143,8 @@ impl ShengjiVariant {
         options: &BTreeMap<String, String>,
     ) -> Result<ShengjiScript, VariantError> {
         let pairs: Vec<String> = options.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let overrides = OptionValues::parse_overrides(&self.specs, &pairs).map_err(|m| {
-            VariantError::Options {
-                origin: self.origin.clone(),
-                message: m,
-            }
-        })?;
+        let overrides = OptionValues::parse_overrides(&self.specs, &pairs)
+            .map_err(|m| options_error(&self.origin, m))?;
         self.configure_values(&overrides)
     }
 
@@ -154,11 +152,8 @@ impl ShengjiVariant {
         self: &Arc<Self>,
         overrides: &BTreeMap<String, OptionValue>,
     ) -> Result<ShengjiScript, VariantError> {
-        let values =
-            OptionValues::new(&self.specs, overrides).map_err(|message| VariantError::Options {
-                origin: self.origin.clone(),
-                message,
-            })?;
+        let values = OptionValues::new(&self.specs, overrides)
+            .map_err(|m| options_error(&self.origin, m))?;
         Ok(ShengjiScript {
             compiled: Arc::clone(self),
             opts: Dynamic::from_map(values.to_map()),
@@ -169,19 +164,10 @@ impl ShengjiVariant {
 
 impl Family for ShengjiVariant {
     const GAME: &'static str = "shengji";
-    fn embedded() -> &'static [(&'static str, &'static str)] {
-        &SHENGJI_EMBEDDED
-    }
-    fn compile(
-        origin: &str,
-        source: &str,
-        expected_id: Option<&str>,
-    ) -> Result<Self, VariantError> {
-        ShengjiVariant::compile(origin, source, expected_id)
-    }
-    fn check(this: &Arc<Self>, random: usize, _seed: u64) -> Result<CheckReport, VariantError> {
-        check(this, random)
-    }
+    const EMBEDDED: &'static [(&'static str, &'static str)] = &SHENGJI_EMBEDDED;
+    const COMPILE: Compile<Self> = ShengjiVariant::compile;
+    /// The 升級 checks call the hooks over bounded grids, not at random: no seed.
+    const CHECK: Check<Self> = |this, random, _seed| check(this, random);
     fn id(&self) -> &str {
         &self.id
     }

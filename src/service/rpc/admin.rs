@@ -50,7 +50,7 @@ async fn validate(
     let hash = crate::variants::content_hash(&source);
     let checked = blocking(move || {
         let expected = name.strip_suffix(".rhai").map(str::to_string);
-        crate::variants::load(
+        crate::variants::load::<crate::variants::CompiledVariant>(
             &name,
             &source,
             expected.as_deref(),
