@@ -100,6 +100,11 @@ pub struct Args {
     /// Send no request_id with SubmitPlay (by default every play carries one, as real clients do).
     #[arg(long)]
     pub no_request_ids: bool,
+    /// Send the player index in SubmitPlay's `seat` (left out by default, as the API advises):
+    /// servers before the optional seat (8f19468 and older) require it, so one load generator
+    /// can be run against the servers before and after (a like-for-like comparison).
+    #[arg(long)]
+    pub send_seat: bool,
     /// Platform API key for CreateGame (when the server has keys).
     #[arg(long, env = "SHUANGKOU_LOAD_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,

@@ -299,7 +299,7 @@ impl Worker {
         };
         let req = pb::SubmitPlayRequest {
             game_id: run.id.clone(),
-            seat: None,
+            seat: self.shared.args.send_seat.then_some(u32::from(player)),
             pass: declared.is_none(),
             cards,
             declared,
