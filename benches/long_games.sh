@@ -13,7 +13,10 @@
 # streams: for the memory and the embedded store, `examples/unread_streams`: one STREAMS_DEALS-deal
 #         bot match (default 500) played by the server, then the server's VmRSS with no stream, with
 #         STREAMS (default 50) unread WatchGame streams from seq 0 held STREAMS_HOLD s (default 20),
-#         and after they close; STREAMS_WINDOW_KB sets the client's stream window (default hyper's).
+#         and after they close, and the events/s of one stream from seq 0 read to its end;
+#         STREAMS_WINDOW_KB sets the client's stream window (default hyper's); STREAMS_BEFORE=PATH
+#         runs the same against that server binary first, for each store (before/after side by
+#         side in one run; the outputs are streams-STORE-before.txt and streams-STORE.txt).
 # Each run writes its output to the out-dir (default target/bench-long) and prints its JSON line.
 # Environment: BIN (default target/release), REDIS_PORT (default 16380).
 set -euo pipefail
@@ -49,10 +52,11 @@ redis_pid=""
 trap 'for p in $pid $redis_pid; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+SERVER=$BIN/shuangkou
 serve() { # store-spec extra-flags...
   local spec=$1
   shift
-  SHUANGKOU_ADMIN_KEY=$KEY timeout 900 "$BIN/shuangkou" serve --listen "127.0.0.1:$port" \
+  SHUANGKOU_ADMIN_KEY=$KEY timeout 900 "$SERVER" serve --listen "127.0.0.1:$port" \
     --no-metrics --no-web --store "$spec" "$@" >"$tmp/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 1 600); do
@@ -99,15 +103,21 @@ fi
 
 if [ "$what" = streams ]; then
   for store in memory embedded; do
-    case $store in
-      memory) spec=memory ;;
-      embedded) spec=$tmp/data ;;
-    esac
-    serve "$spec" --no-turn-timers --max-watch-streams-per-token "$((STREAMS + 1))"
-    echo "streams $store: load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/streams-$store.txt"
-    server_pid=$(pgrep -P "$pid" -x shuangkou || echo "$pid")
-    "$BIN/examples/unread_streams" "127.0.0.1:$port" "$KEY" "$server_pid" "$STREAMS_DEALS" "$STREAMS" \
-      "$STREAMS_HOLD" 900 $STREAMS_WINDOW_KB | tee -a "$out/streams-$store.txt"
-    stop
+    for server in ${STREAMS_BEFORE:+before} after; do
+      case $server in
+        before) SERVER=$STREAMS_BEFORE suffix=-before ;;
+        after) SERVER=$BIN/shuangkou suffix="" ;;
+      esac
+      case $store in
+        memory) spec=memory ;;
+        embedded) rm -rf "$tmp/data"; spec=$tmp/data ;;
+      esac
+      serve "$spec" --no-turn-timers --max-watch-streams-per-token "$((STREAMS + 2))"
+      echo "streams $store ($SERVER): load average $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$out/streams-$store$suffix.txt"
+      server_pid=$(pgrep -P "$pid" -x shuangkou || echo "$pid")
+      "$BIN/examples/unread_streams" "127.0.0.1:$port" "$KEY" "$server_pid" "$STREAMS_DEALS" "$STREAMS" \
+        "$STREAMS_HOLD" 900 $STREAMS_WINDOW_KB | tee -a "$out/streams-$store$suffix.txt"
+      stop
+    done
   done
 fi

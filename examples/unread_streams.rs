@@ -14,9 +14,11 @@
 //! 3. `closed`: the streams and connections dropped, then HOLD seconds again.
 //!
 //! Before dropping them, one event is read from each stream (with a deadline) to show it was live.
+//! 4. `read`: one more `WatchGame` from seq 0, read at full speed to its end (the match is over:
+//!    the stream ends after its last event), events per second (when the match finished).
 //! Prints a line per phase and one JSON line: each phase's RSS samples in KiB (count, p50, p90,
-//! p99, max), the growth per stream (`open` median − `none` median, ÷ STREAMS) and what
-//! `closed` gives back.
+//! p99, max), the growth per stream (`open` median − `none` median, ÷ STREAMS), what `closed`
+//! gives back and the reading stream's events and events/s.
 //!
 //! usage: `cargo run --release --example unread_streams -- ADDR ADMIN_KEY SERVER_PID [DEALS]
 //! [STREAMS] [HOLD] [WAIT] [WINDOW_KB] [SEED]` (defaults: 500 deals, 50 streams, 20 s, 600 s,
@@ -76,6 +78,40 @@ async fn connection(addr: &str, window: Option<u32>) -> Result<Channel, String> 
         .connect()
         .await
         .map_err(|e| format!("cannot connect to {addr}: {e}"))
+}
+
+/// Reads a `WatchGame` from seq 0 of the finished match `id` to its end (within `wait` s): the
+/// events and the seconds they took.
+async fn read_all(
+    addr: &str,
+    window: Option<u32>,
+    id: &str,
+    watcher: &str,
+    wait: u64,
+) -> Result<(u64, f64), String> {
+    let mut w = GameEngineClient::new(connection(addr, window).await?);
+    let req = pb::WatchGameRequest {
+        game_id: id.to_string(),
+        from_seq: 0,
+        ..Default::default()
+    };
+    let started = Instant::now();
+    let mut stream = w
+        .watch_game(client::authed(req, watcher))
+        .await
+        .map_err(client::status)?
+        .into_inner();
+    let mut events = 0u64;
+    let read = async {
+        while let Some(_ev) = stream.message().await.map_err(client::status)? {
+            events += 1;
+        }
+        Ok::<(), String>(())
+    };
+    tokio::time::timeout(Duration::from_secs(wait), read)
+        .await
+        .map_err(|_| format!("the stream from seq 0 did not end within {wait} s"))??;
+    Ok((events, started.elapsed().as_secs_f64()))
 }
 
 #[tokio::main]
@@ -164,6 +200,16 @@ async fn main() -> Result<(), String> {
     drop(held);
     let (closed, closed_json) = phase("closed", &mut sample(pid, hold).await?);
 
+    let (read_events, read_secs) = if finished {
+        read_all(addr, window, &id, &watcher, wait).await?
+    } else {
+        (0, f64::NAN)
+    };
+    let per_second = read_events as f64 / read_secs;
+    println!(
+        "  read: {read_events} events from seq 0 in {read_secs:.2} s: {per_second:.0} events/s"
+    );
+
     let per_stream = (open - none) / streams.max(1) as f64;
     println!("{live} of {streams} streams gave an event; growth {per_stream:.0} KiB per stream");
     let line = serde_json::json!({
@@ -180,6 +226,9 @@ async fn main() -> Result<(), String> {
         "closed": closed_json,
         "growth_kib_per_stream": per_stream.round(),
         "closed_minus_none_kib": (closed - none).round(),
+        "read_events": read_events,
+        "read_s": read_secs,
+        "read_events_per_s": per_second.round(),
         "load_average": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim(),
     });
     println!("{line}");

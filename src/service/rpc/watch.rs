@@ -5,15 +5,19 @@
 //!
 //! A stream behind what the live game keeps (`backlog`: from an old seq or cursor, or a client
 //! that read slowly) catches up from the store's log (`history`), a page at a time: the client's
-//! pace bounds what the server holds for it.
+//! pace bounds what the server holds for it: at most [`BUFFER`] events queued for the transport
+//! ([`Watch`] counts them) and one page being sent, and the catch-up pages of all streams are
+//! replayed at most one per core at a time ([`replays`]).
 //!
 //! A seat token's stream keeps its player connected (`presence`): the stream holds a
 //! [`crate::service::presence::StreamGuard`] while it lives, and after every batch a player the game has as
 //! disconnected (a disconnect logged by another replica) is reconnected.
 
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
+use tokio::sync::{Semaphore, mpsc};
 use tokio_stream::Stream;
 use tonic::Status;
 
@@ -32,7 +36,55 @@ use crate::service::wire;
 /// The longest cursor accepted.
 const MAX_CURSOR: usize = 64;
 
+/// Events queued for one stream's transport (tonic's encoder, then HTTP/2) that it has not
+/// taken yet: what a stream the client does not read holds beyond the page being sent.
+pub const BUFFER: usize = 8;
+
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::GameEvent, Status>> + Send>>;
+
+type Item = Result<pb::GameEvent, Status>;
+
+/// One WatchGame stream as the transport reads it: the events its task queued, at most
+/// [`BUFFER`], and how many the transport took.
+pub struct Watch {
+    rx: mpsc::Receiver<Item>,
+    taken: u64,
+}
+
+impl Watch {
+    /// Events queued and not yet taken by the transport.
+    pub fn queued(&self) -> usize {
+        self.rx.len()
+    }
+
+    /// Events the stream's task has yielded so far: taken by the transport or queued.
+    pub fn yielded(&self) -> u64 {
+        self.taken + self.queued() as u64
+    }
+}
+
+impl Stream for Watch {
+    type Item = Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Item>> {
+        let next = self.rx.poll_recv(cx);
+        if let Poll::Ready(Some(_)) = next {
+            self.taken += 1;
+        }
+        next
+    }
+}
+
+/// The catch-up pages being replayed at once by all the WatchGame streams of this process: one
+/// per core. Fifty streams from seq 0 would otherwise replay fifty pages at once on fifty
+/// blocking threads, each page's memory at its peak together and left in as many allocator
+/// arenas; a stream waits here only while it replays, not while its client is slow.
+fn replays() -> &'static Semaphore {
+    static REPLAYS: OnceLock<Semaphore> = OnceLock::new();
+    REPLAYS.get_or_init(|| {
+        Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZero::get))
+    })
+}
 
 /// The last event a watcher has: (seq, index among the events of that seq); `None` = nothing
 /// yet (from the beginning: the creation events, seq 0, come first).
@@ -120,6 +172,15 @@ pub async fn open(
     caller: Caller,
     req: pb::WatchGameRequest,
 ) -> Result<EventStream, ApiError> {
+    Ok(Box::pin(watch(app, caller, req).await?))
+}
+
+/// Opens the stream of `req.game_id` for `caller`, as the transport reads it.
+pub async fn watch(
+    app: Arc<App>,
+    caller: Caller,
+    req: pb::WatchGameRequest,
+) -> Result<Watch, ApiError> {
     let (game, viewer) =
         access::authorize(app.games(), &caller, &req.game_id, access::SHUANGKOU_TOKENS).await?;
     let guard = app.presence().open(&req.game_id, viewer)?;
@@ -133,7 +194,7 @@ pub async fn open(
         &req.game_id,
         app.streams_closing(),
     );
-    let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
+    let (tx, rx) = mpsc::channel::<Item>(BUFFER);
     let counted = Counted::new();
     tokio::spawn(async move {
         // Held while the stream lives: the player is connected (presence), the stream counted.
@@ -201,7 +262,7 @@ pub async fn open(
             }
         }
     });
-    Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)))
+    Ok(Watch { rx, taken: 0 })
 }
 
 /// Sends the events after `pos` of the next page of the store's log; the new position, or
@@ -211,9 +272,13 @@ async fn catch_up(
     app: &App,
     mut pos: Position,
     viewer: Viewer,
-    tx: &tokio::sync::mpsc::Sender<Result<pb::GameEvent, Status>>,
+    tx: &mpsc::Sender<Item>,
 ) -> Result<Option<Position>, ApiError> {
-    let page = history.next_page(app.games().store()).await?;
+    let page = {
+        // Never closed: a permit always comes.
+        let _replaying = replays().acquire().await.ok();
+        history.next_page(app.games().store()).await?
+    };
     if page.is_empty() {
         return Err(ApiError::new(
             Reason::StoreFailed,
