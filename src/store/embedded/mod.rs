@@ -98,10 +98,13 @@ pub enum IoStep {
     Write,
     /// Fsyncing the journal.
     Sync,
+    /// Building a compaction, on its own thread (before it reads anything); an `Err` fails the
+    /// compaction and the old journal stays in use.
+    Compact,
 }
 
-/// Called before each step of a commit; an `Err` fails the step as the disk would. For
-/// fault-injection tests ([`EmbeddedStore::open_with_faults`]).
+/// Called before each step of a commit (and of a compaction); an `Err` fails the step as the
+/// disk would. For fault-injection tests ([`EmbeddedStore::open_with_faults`]).
 pub type Faults = Arc<dyn Fn(IoStep) -> io::Result<()> + Send + Sync>;
 
 /// Per-game notification channels.
@@ -442,6 +445,7 @@ impl EmbeddedStore {
             _lock: lock,
         });
         let (queue, rx) = mpsc::channel(QUEUE);
+        let wake = queue.downgrade();
         let writer_shared = Arc::clone(&shared);
         let w = Writer {
             end,
@@ -452,7 +456,7 @@ impl EmbeddedStore {
             .map_err(|e| fail(format!("cannot start the syncer thread: {e}")))?;
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
-            .spawn(move || run_writer(writer_shared, w, rx, pipe))
+            .spawn(move || run_writer(writer_shared, w, rx, pipe, wake))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
         tracing::info!(store = "embedded", path = %shared.label, games,
             ms = started.elapsed().as_millis() as u64, "store opened");
