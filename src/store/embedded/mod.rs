@@ -423,6 +423,18 @@ impl EmbeddedStore {
         let archive_end = archive.metadata().map_err(|e| fail(e.to_string()))?.len();
         legacy::sync_dir(dir).map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
         let games = index.games.len();
+        // Snapshot files of games no longer in the store (left by compactions before expired
+        // games' files were deleted with them); a failure only leaves them.
+        match snapshots::sweep_orphans(dir, |id| index.games.contains_key(id)) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                store = "embedded",
+                files = n,
+                "deleted the snapshot files of games no longer in the store"
+            ),
+            Err(e) => tracing::warn!(store = "embedded", error = %e,
+                "cannot sweep the snapshot files of games no longer in the store"),
+        }
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             label,
