@@ -470,6 +470,7 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
         );
     }
     let end = out.finish().map_err(|e| io("sync the new journal", e))?;
+    index.shrink_to_fit();
     Ok(Built {
         tmp,
         tmp_path,
