@@ -236,3 +236,144 @@ async fn a_redb_layout_directory_is_converted_once() {
     assert_eq!(log.len(), 6);
     assert_eq!(store.unfinished().await.unwrap().len(), 20);
 }
+
+/// Holds a compaction (its `IoStep::Compact` fault hook) until released; every wait bounded.
+#[derive(Default)]
+struct Gate {
+    state: std::sync::Mutex<(bool, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl Gate {
+    /// Called by the compaction thread: marks it entered, waits for the release (≤ 60 s).
+    fn hold(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let mut s = self.state.lock().unwrap();
+        s.0 = true;
+        self.changed.notify_all();
+        while !s.1 && std::time::Instant::now() < deadline {
+            s = self
+                .changed
+                .wait_timeout(s, std::time::Duration::from_millis(100))
+                .unwrap()
+                .0;
+        }
+    }
+
+    fn entered(&self) -> bool {
+        self.state.lock().unwrap().0
+    }
+
+    fn release(&self) {
+        self.state.lock().unwrap().1 = true;
+        self.changed.notify_all();
+    }
+}
+
+#[tokio::test]
+async fn writes_are_answered_while_a_compaction_runs_and_survive_its_swap() {
+    use shuangkou::store::embedded::{Faults, IoStep};
+    use std::sync::Arc;
+    use std::time::Duration;
+    let dir = temp_dir("compact-concurrent");
+    let gate = Arc::new(Gate::default());
+    let faults: Faults = {
+        let gate = Arc::clone(&gate);
+        Arc::new(move |step: IoStep| {
+            if step == IoStep::Compact {
+                gate.hold();
+            }
+            Ok(())
+        })
+    };
+    let finished = |g: u64| g % 4 != 0;
+    let store = Arc::new(Store::Embedded(
+        EmbeddedStore::open_with_faults(&*dir, faults.clone()).unwrap(),
+    ));
+    fill(&store, 200, 12, finished).await;
+    let before = data_end(&dir);
+    let compacting = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { embedded(&store).compact_now().await })
+    };
+    let bound = Duration::from_secs(30);
+    tokio::time::timeout(bound, async {
+        while !gate.entered() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the compaction did not start");
+    // The compaction is held mid-way: writes of every kind are still answered (they would wait
+    // for it on the writer thread).
+    let writes = async {
+        for g in (0..200).filter(|g| !finished(*g)) {
+            let id = format!("g{g}");
+            assert_eq!(store.append(&id, &entry(13, &id)).await, Ok(Appended::Ok));
+        }
+        store.create(&record("late", Some("r-late"))).await.unwrap();
+        for seq in 1..=3 {
+            assert_eq!(
+                store.append("late", &entry(seq, "late")).await,
+                Ok(Appended::Ok)
+            );
+        }
+        // A game finished while the compaction runs (it was in progress in its copy).
+        store.finish("g0").await.unwrap();
+        assert!(store.append("g1", &entry(13, "g1")).await.is_err());
+    };
+    tokio::time::timeout(bound, writes)
+        .await
+        .expect("writes waited for the compaction");
+    assert_eq!(embedded(&store).compactions(), 0, "not swapped in yet");
+    gate.release();
+    tokio::time::timeout(bound, compacting)
+        .await
+        .expect("the compaction did not end")
+        .unwrap()
+        .unwrap();
+    assert_eq!(embedded(&store).compactions(), 1);
+    let after = data_end(&dir);
+    assert!(after * 2 < before, "journal {before} -> {after} bytes");
+
+    // What was written meanwhile is in the new journal: read back now and after a reopen.
+    check_after_concurrent_compaction(&store, finished).await;
+    drop(Arc::try_unwrap(store).ok().expect("one owner of the store"));
+    let store = open(&dir).await;
+    check_after_concurrent_compaction(&store, finished).await;
+    assert!(
+        store.append("g0", &entry(14, "g0")).await.is_err(),
+        "g0 is finished"
+    );
+    // The game finished during the compaction is archived by the next one.
+    embedded(&store).compact_now().await.unwrap();
+    assert_eq!(embedded(&store).compactions(), 1);
+    check_after_concurrent_compaction(&store, finished).await;
+}
+
+/// The games of [`writes_are_answered_while_a_compaction_runs_and_survive_its_swap`]: 12 entries
+/// each if finished before it, else 13 (g0 then finished), and `late` with 3.
+async fn check_after_concurrent_compaction(store: &Store, finished: impl Fn(u64) -> bool) {
+    let expect = |id: &str, n: u64| (1..=n).map(|s| entry(s, id)).collect::<Vec<LogEntry>>();
+    for g in 0..200 {
+        let id = format!("g{g}");
+        let n = if finished(g) { 12 } else { 13 };
+        let (_, log) = store.load(&id).await.unwrap().unwrap();
+        assert_eq!(log, expect(&id, n), "{id}");
+    }
+    assert_eq!(
+        store.load("late").await.unwrap().unwrap().1,
+        expect("late", 3)
+    );
+    assert_eq!(
+        store.create(&record("again", Some("r-late"))).await,
+        Ok(Created::Existing("late".into()))
+    );
+    let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
+    let mut want: HashSet<String> = (1..200)
+        .filter(|g| !finished(*g))
+        .map(|g| format!("g{g}"))
+        .collect();
+    want.insert("late".into());
+    assert_eq!(unfinished, want);
+}

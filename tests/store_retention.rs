@@ -279,6 +279,42 @@ async fn an_expired_games_snapshot_file_is_deleted() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A snapshot file whose game is not in the store (left by a compaction before expired games'
+/// files were deleted with them) is deleted at open; the files of the store's games stay, and
+/// a file no game id names is left alone.
+#[tokio::test]
+async fn orphan_snapshot_files_are_swept_at_open() {
+    let dir = temp_dir("retention-orphans");
+    let (_, clock) = clock(START);
+    let store = open(&dir, None, &clock);
+    play_with_snapshot(&store, "live", 3, 1).await;
+    play_with_snapshot(&store, "done", 2, 2).await;
+    store.finish("done").await.unwrap();
+    embedded(&store).compact_now().await.unwrap();
+    drop(store);
+    snapshots::append(&dir, "ghost", 4, b"ghost at 4").unwrap();
+    let stranger = dir.join(snapshots::DIR).join("notes.txt");
+    std::fs::write(&stranger, b"not a snapshot").unwrap();
+    let file = |id: &str| snapshots::file_of(&dir, id);
+    assert!(file("ghost").exists());
+
+    let store = open(&dir, None, &clock);
+    assert!(!file("ghost").exists(), "the orphan snapshot file is left");
+    assert!(stranger.exists(), "a file no game id names was deleted");
+    assert_eq!(
+        store.snapshots("live", u64::MAX).await.unwrap()[0].body,
+        b"live at 1"
+    );
+    assert_eq!(
+        store.snapshots("done", u64::MAX).await.unwrap()[0].body,
+        b"done at 2"
+    );
+    intact(&store, "live", 3).await;
+    intact(&store, "done", 2).await;
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn retention_periods_parse_with_their_unit() {
     assert_eq!(parse_retention("30d"), Ok(Duration::from_secs(30 * 86_400)));

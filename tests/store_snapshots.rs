@@ -90,11 +90,21 @@ async fn embedded_store_snapshots() {
     let dir = temp::TempDir::created("store-snapshots", "embedded");
     {
         let store = Store::open(&dir.display().to_string()).await.unwrap();
+        let g1 = shuangkou::store::GameRecord {
+            id: "g1".into(),
+            platform: None,
+            request_id: None,
+            body: b"{}".to_vec(),
+            script: None,
+        };
+        store.create(&g1).await.unwrap();
         contract(&store).await;
     }
-    // They are in files of their own and survive a reopen (not fsynced: a crash may lose them).
+    // They are in files of their own and survive a reopen (not fsynced: a crash may lose them);
+    // those of games not in the store (g2 was never created) are swept at open.
     let store = Store::open(&dir.display().to_string()).await.unwrap();
     assert_eq!(store.snapshots("g1", u64::MAX).await.unwrap().len(), 4);
+    assert!(store.snapshots("g2", u64::MAX).await.unwrap().is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

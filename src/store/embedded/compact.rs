@@ -1,67 +1,241 @@
-//! Compaction of the embedded store's journal: finished games leave the hot path.
+//! Compaction of the embedded store's journal: finished games leave the hot path, off the writer
+//! thread (appends do not wait for it).
 //!
 //! Once the journal bytes of finished games reach both [`MIN_GARBAGE`] and the bytes that would
-//! be kept, the writer thread (between batches, once no commit is in flight, so the index cannot
-//! change meanwhile):
-//! 1. appends each finished game still in the journal to the archive as one frame (its record and
-//!    whole log) and fsyncs the archive;
+//! be kept, the writer thread (between batches, once no commit is in flight) copies the index,
+//! which then describes the journal up to its end `E` exactly, and starts a compaction thread,
+//! which, while the writer goes on appending after `E`:
+//! 1. appends each finished game of the copy still in the journal to the archive as one frame
+//!    (its record and whole log) and fsyncs the archive (only compaction writes the archive, one
+//!    at a time; readers read it by position);
 //! 2. writes a new journal beside the old one: the script table's frames, one small `Archived`
-//!    frame per finished game, and the frames of each game in progress copied as they are; fsyncs it and renames it over the
-//!    old one (the commit point), then fsyncs the directory;
-//! 3. swaps the index and the file handle;
+//!    frame per finished game, and the frames of each game in progress copied as they are, and
+//!    fsyncs it; then wakes the writer.
+//!
+//! The writer, between batches and once no commit is in flight, swaps it in (its only pause):
+//! 3. copies the old journal's frames from `E` on (written meanwhile) to the new journal's end,
+//!    applying them to the new index, fsyncs it and renames it over the old one (the commit
+//!    point), swaps the index and the file handle, then fsyncs the directory before any later
+//!    write is answered;
 //! 4. deletes the snapshot files of the games that expired.
 //!
 //! A crash before the rename leaves the old journal (and unreferenced bytes at the archive's end);
 //! after it, the new journal, whose archive frames were fsynced first. So the journal read at open
 //! holds the games in progress plus at most as many bytes again of finished ones, and a finished
-//! game costs one archive frame and one index frame, whatever the length of its log.
+//! game costs one archive frame and one index frame, whatever the length of its log. A finished
+//! game of the copy gets no later frame (its log is closed), and an expired one no new game of its
+//! id (the old index still holds it until the swap), so the tail applies cleanly.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io;
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, TryRecvError};
+use std::thread::JoinHandle;
 use std::time::Instant;
+
+use tokio::sync::mpsc::WeakSender;
+use tokio::sync::oneshot;
 
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
+use super::ops::{Op, Queued, Reply};
 use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
-use super::{Shared, legacy, open_rw, snapshots};
+use super::{IoStep, Shared, legacy, open_rw, snapshots};
 
-/// Compacts if due (or if `force`), calling `idle` first (it waits until no commit is in
-/// flight); failures are logged and the old journal stays in use.
-pub(super) fn maybe(
-    shared: &Shared,
-    w: &mut Writer,
+/// A compaction running on its own thread, and the `compact_now` callers waiting for it.
+pub(super) struct Running {
+    /// Its result, sent before the writer is woken.
+    built: Receiver<Result<Built, String>>,
+    replies: Vec<Reply<()>>,
+    archive_rewritten: bool,
+    started: Instant,
+}
+
+/// The writer's side of compaction: at most one runs at a time; a forced one asked for while
+/// one runs starts after it (so that it sees every write queued before it).
+pub(super) struct Compactions {
+    running: Option<Running>,
+    /// The compaction threads started (joined at shutdown, so that the store's files are closed).
+    threads: Vec<JoinHandle<()>>,
+    /// `compact_now` callers waiting for the next compaction to start.
+    forced: Vec<Reply<()>>,
+    /// Tells the writer (through its queue) that the running compaction is built.
+    wake: WeakSender<Queued>,
+}
+
+impl Compactions {
+    pub(super) fn new(wake: WeakSender<Queued>) -> Compactions {
+        Compactions {
+            running: None,
+            threads: Vec::new(),
+            forced: Vec::new(),
+            wake,
+        }
+    }
+
+    /// Between batches: finishes a built compaction (the writer's only pause: copying the
+    /// journal's tail written meanwhile, renaming, swapping), then starts one if due, forced
+    /// (`forced`: `compact_now` callers) or still asked for. `idle` waits until no commit is in
+    /// flight and returns the durable end (`None`: the syncer stopped).
+    pub(super) fn step(
+        &mut self,
+        shared: &Arc<Shared>,
+        w: &mut Writer,
+        schedule: &mut Schedule,
+        forced: Vec<Reply<()>>,
+        mut idle: impl FnMut() -> Option<u64>,
+    ) {
+        self.forced.extend(forced);
+        let built = self
+            .running
+            .as_ref()
+            .and_then(|r| match r.built.try_recv() {
+                Ok(built) => Some(built),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => {
+                    Some(Err("the compaction thread stopped".into()))
+                }
+            });
+        if let Some(built) = built {
+            if let Some(r) = self.running.take() {
+                finish(shared, w, r, built, &mut idle);
+            }
+        }
+        if self.running.is_some() {
+            return;
+        }
+        let replies = std::mem::take(&mut self.forced);
+        self.threads.retain(|t| !t.is_finished());
+        match start(
+            shared,
+            w,
+            schedule,
+            !replies.is_empty(),
+            &mut idle,
+            &self.wake,
+        ) {
+            Some((thread, running)) => {
+                self.threads.push(thread);
+                self.running = Some(Running { replies, ..running });
+            }
+            // Nothing to compact.
+            None => replies.into_iter().for_each(|r| drop(r.send(Ok(())))),
+        }
+    }
+
+    /// At shutdown: waits for a running compaction and leaves its result unused (the old
+    /// journal stays the store's; the new one is never renamed in).
+    pub(super) fn stop(&mut self) {
+        self.running.take();
+        for t in self.threads.drain(..) {
+            if t.join().is_err() {
+                tracing::warn!(store = "embedded", "compaction thread panicked");
+            }
+        }
+    }
+}
+
+/// Starts a compaction if due (or if `force`) on its own thread, from a copy of the index taken
+/// once no commit is in flight (`idle`); returns its thread and what the writer keeps of it.
+fn start(
+    shared: &Arc<Shared>,
+    w: &Writer,
     schedule: &mut Schedule,
     force: bool,
-    idle: impl FnOnce(),
-) {
+    idle: &mut impl FnMut() -> Option<u64>,
+    wake: &WeakSender<Queued>,
+) -> Option<(JoinHandle<()>, Running)> {
     let retention = shared.retention;
     let check = retention.is_some() && (force || schedule.due());
     let now = shared.now();
-    let (journal_due, archive_due) = match shared.state.read() {
-        Ok(st) => {
-            let (garbage, kept) = (st.index.garbage, st.index.kept);
-            let journal_due = (force && garbage > 0) || (garbage >= MIN_GARBAGE && garbage >= kept);
-            let archive_due = check
-                && retention.is_some_and(|r| {
-                    archive_rewrite_due(&st.index, w.archive_end, cutoff(now, r), force)
-                });
-            (journal_due, archive_due)
-        }
-        Err(_) => (false, false),
+    let due = |st: &super::State| {
+        let (garbage, kept) = (st.index.garbage, st.index.kept);
+        let journal_due = (force && garbage > 0) || (garbage >= MIN_GARBAGE && garbage >= kept);
+        let archive_due = check
+            && retention.is_some_and(|r| {
+                archive_rewrite_due(&st.index, w.archive_end, cutoff(now, r), force)
+            });
+        (journal_due, archive_due)
     };
+    let (journal_due, archive_due) = shared.state.read().map_or((false, false), |st| due(&st));
     if !journal_due && !archive_due {
-        return;
+        return None;
     }
-    idle();
+    idle()?;
+    if shared.broken.load(Ordering::Acquire) {
+        return None;
+    }
     let t = Instant::now();
+    let snapshot = {
+        let st = shared.state.read().ok()?;
+        Snapshot {
+            games: st.index.games.clone(),
+            scripts: st.index.scripts.clone(),
+            journal: Arc::clone(&st.journal),
+            archive: Arc::clone(&st.archive),
+            end: w.end,
+            archive_end: w.archive_end,
+        }
+    };
+    crate::metrics::store_commit_phase("compaction_start", t.elapsed().as_secs_f64());
     let plan = Plan {
         expire_up_to: retention.map(|r| cutoff(now, r)),
         rewrite_archive: archive_due,
     };
-    match run(shared, w, &plan) {
+    let (shared, wake) = (Arc::clone(shared), wake.clone());
+    let (tx, built) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("shuangkou-store-compactor".into())
+        .spawn(move || {
+            let _ = tx.send(build(&shared, &snapshot, &plan));
+            // Then wake the writer (unless the store is closing: then nobody swaps it in).
+            if let Some(queue) = wake.upgrade() {
+                let (reply, _) = oneshot::channel();
+                let op = Op::Sync {
+                    op: "compacted",
+                    reply,
+                };
+                let _ = queue.blocking_send(Queued {
+                    op,
+                    at: Instant::now(),
+                });
+            }
+        });
+    match spawned {
+        Ok(thread) => Some((
+            thread,
+            Running {
+                built,
+                replies: Vec::new(),
+                archive_rewritten: archive_due,
+                started: t,
+            },
+        )),
+        Err(e) => {
+            tracing::warn!(store = "embedded", error = %e, "cannot start the compaction thread");
+            None
+        }
+    }
+}
+
+/// Swaps a built compaction in (on the writer, no commit in flight), logs it and answers its
+/// waiters; a failure is logged and the old journal stays in use.
+fn finish(
+    shared: &Shared,
+    w: &mut Writer,
+    r: Running,
+    built: Result<Built, String>,
+    idle: &mut impl FnMut() -> Option<u64>,
+) {
+    let t = Instant::now();
+    let done = built.and_then(|b| swap(shared, w, b, idle));
+    let pause = t.elapsed();
+    crate::metrics::store_commit_phase("compaction_swap", pause.as_secs_f64());
+    match done {
         Ok(done) => {
             shared.compactions.fetch_add(1, Ordering::Relaxed);
             tracing::info!(
@@ -69,16 +243,19 @@ pub(super) fn maybe(
                 in_progress = done.kept,
                 archived = done.archived,
                 expired = done.expired,
-                archive_rewritten = plan.rewrite_archive,
+                archive_rewritten = r.archive_rewritten,
                 journal_bytes = w.end,
                 archive_bytes = w.archive_end,
-                ms = t.elapsed().as_millis() as u64,
+                tail_bytes = done.tail,
+                ms = r.started.elapsed().as_millis() as u64,
+                writer_pause_us = pause.as_micros() as u64,
                 "journal compacted"
             );
         }
         Err(m) => tracing::warn!(store = "embedded", error = %m,
             "journal compaction failed; the old journal stays in use"),
     }
+    r.replies.into_iter().for_each(|r| drop(r.send(Ok(()))));
 }
 
 /// A game's create body, the hash of the script it pins, and its log bodies.
@@ -116,18 +293,48 @@ struct Done {
     kept: usize,
     archived: usize,
     expired: usize,
+    /// Journal bytes written while it was built, copied by the writer at the swap.
+    tail: u64,
 }
 
-/// Runs one compaction.
-fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
-    let st = shared
-        .state
-        .read()
-        .map_err(|_| "internal lock poisoned".to_string())?;
-    let journal = Arc::clone(&st.journal);
-    let archive = Arc::clone(&st.archive);
+/// The index and files a compaction works from: a copy taken once no commit was in flight, so
+/// it describes the journal up to `end` exactly (the writer goes on appending after `end`).
+struct Snapshot {
+    games: HashMap<Box<str>, Game>,
+    scripts: HashMap<Box<str>, Arc<str>>,
+    journal: Arc<File>,
+    archive: Arc<File>,
+    end: u64,
+    archive_end: u64,
+}
+
+/// A compaction built off the writer thread, waiting to be swapped in.
+pub(super) struct Built {
+    /// The new journal (not yet renamed in), its path and the end of its data.
+    tmp: File,
+    tmp_path: std::path::PathBuf,
+    end: u64,
+    /// The index of the new journal up to `end`.
+    index: Index,
+    /// The old journal and where the snapshot ended in it (its tail from there is copied).
+    old: Arc<File>,
+    from: u64,
+    next_archive: Option<Arc<File>>,
+    archive_end: u64,
+    dropped: Vec<String>,
+    kept: usize,
+    archived: usize,
+}
+
+/// Builds a compaction from a snapshot (on the compaction thread): the archive frames of the
+/// finished games (fsynced), and the new journal up to the snapshot's end (fsynced).
+fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String> {
+    let (journal, archive) = (&snap.journal, &snap.archive);
     let io = |what: &str, e: io::Error| format!("{what}: {e}");
     let expired = |g: &Game| retention::expired(g.finished, plan.expire_up_to);
+    shared
+        .fault(IoStep::Compact)
+        .map_err(|e| io("compaction", e))?;
     retention::finish_rewrite(&shared.dir)?;
 
     // 0. The new journal's file exists (durably) before a new archive does: at open, a new
@@ -153,14 +360,14 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
     //    are, then the finished games still in the journal.
     let (target, start) = match &next_archive {
         Some(f) => (f, 16),
-        None => (&archive, w.archive_end),
+        None => (archive, snap.archive_end),
     };
     let mut arc = FrameWriter::new(target, start);
-    let mut moved = std::collections::HashMap::new();
+    let mut moved = HashMap::new();
     if plan.rewrite_archive {
-        for (id, g) in &st.index.games {
+        for (id, g) in &snap.games {
             if let (Place::Archive { span, .. }, false) = (&g.place, expired(g)) {
-                let frame = journal::read_raw(&archive, *span).map_err(|e| io("copy a game", e))?;
+                let frame = journal::read_raw(archive, *span).map_err(|e| io("copy a game", e))?;
                 let new = arc
                     .push_raw(&frame)
                     .map_err(|e| io("write the archive", e))?;
@@ -168,14 +375,14 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
             }
         }
     }
-    for (id, g) in &st.index.games {
+    for (id, g) in &snap.games {
         let (Place::Journal { record, entries }, Some(at), false) =
             (&g.place, g.finished, expired(g))
         else {
             continue;
         };
         let (body, script, bodies) =
-            read_log(&journal, *record, entries).map_err(|m| format!("game {id}: {m}"))?;
+            read_log(journal, *record, entries).map_err(|m| format!("game {id}: {m}"))?;
         let span = arc
             .push(&Rec::Game {
                 game: g.finished_head(id, at),
@@ -191,14 +398,14 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
     // 2. The new journal.
     let mut out = FrameWriter::new(&tmp, 16);
     let mut index = Index::default();
-    for (hash, text) in &st.index.scripts {
+    for (hash, text) in &snap.scripts {
         let rec = Rec::Script { hash, text };
         let span = out.push(&rec).map_err(|e| io("write the new journal", e))?;
         index.apply(span, &rec)?;
     }
     let (mut kept, mut archived) = (0, 0);
     let mut dropped = Vec::new();
-    for (id, g) in &st.index.games {
+    for (id, g) in &snap.games {
         if expired(g) {
             dropped.push(id.to_string());
             continue;
@@ -215,7 +422,7 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
             (Place::Journal { record, entries }, None) => {
                 kept += 1;
                 let copy = |span: &Span, out: &mut FrameWriter<'_>| {
-                    journal::read_raw(&journal, *span).and_then(|frame| out.push_raw(&frame))
+                    journal::read_raw(journal, *span).and_then(|frame| out.push_raw(&frame))
                 };
                 let record = copy(record, &mut out).map_err(|e| io("copy a record", e))?;
                 let mut bytes = u64::from(record.len);
@@ -263,7 +470,61 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
         );
     }
     let end = out.finish().map_err(|e| io("sync the new journal", e))?;
-    drop(st);
+    index.shrink_to_fit();
+    Ok(Built {
+        tmp,
+        tmp_path,
+        end,
+        index,
+        old: Arc::clone(journal),
+        from: snap.end,
+        next_archive,
+        archive_end,
+        dropped,
+        kept,
+        archived,
+    })
+}
+
+/// Swaps a built compaction in, on the writer thread once no commit is in flight (`idle`): the
+/// frames the writer appended to the old journal since the snapshot are copied to the new one
+/// (and applied to its index), which is fsynced and renamed in.
+fn swap(
+    shared: &Shared,
+    w: &mut Writer,
+    built: Built,
+    idle: &mut impl FnMut() -> Option<u64>,
+) -> Result<Done, String> {
+    let io = |what: &str, e: io::Error| format!("{what}: {e}");
+    idle().ok_or("the syncer stopped")?;
+    if shared.broken.load(Ordering::Acquire) {
+        return Err("a commit failed meanwhile".into());
+    }
+    let Built {
+        tmp,
+        tmp_path,
+        end: base,
+        mut index,
+        old,
+        from,
+        next_archive,
+        archive_end,
+        dropped,
+        kept,
+        archived,
+    } = built;
+    let rewrote = next_archive.is_some();
+    let tail = journal::read_raw_range(&old, from, w.end).map_err(|e| io("read the tail", e))?;
+    let end = base + tail.len() as u64;
+    if !tail.is_empty() {
+        journal::frames(&tail, base, |span, payload| {
+            index.apply(span, &journal::decode(payload)?)
+        })
+        .map_err(|m| format!("the journal's tail: {m}"))?;
+        tmp.write_all_at(&tail, base)
+            .and_then(|()| tmp.sync_data())
+            .map_err(|e| io("write the tail to the new journal", e))?;
+    }
     // The new archive's name is durable before the journal that refers to it.
     if next_archive.is_some() {
         legacy::sync_dir(&shared.dir).map_err(|e| io("sync the data directory", e))?;
@@ -286,7 +547,7 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
     w.end = end;
     w.alloc_end = end;
     w.archive_end = archive_end;
-    if plan.rewrite_archive {
+    if rewrote {
         // The new journal's rename must be durable before the archive's (see `retention`).
         legacy::sync_dir(&shared.dir)
             .and_then(|()| {
@@ -297,6 +558,7 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
             })
             .map_err(|e| io("rename the new archive", e))?;
     }
+    // The rename is durable before any write to the new journal is answered.
     if let Err(e) = legacy::sync_dir(&shared.dir) {
         tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");
     }
@@ -312,5 +574,6 @@ fn run(shared: &Shared, w: &mut Writer, plan: &Plan) -> Result<Done, String> {
         kept,
         archived,
         expired: dropped.len(),
+        tail: tail.len() as u64,
     })
 }

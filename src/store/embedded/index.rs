@@ -220,6 +220,21 @@ impl Index {
             let rec = journal::decode(payload)?;
             index.apply(span, &rec)
         })?;
+        index.shrink_to_fit();
         Ok((index, end, stop))
+    }
+
+    /// Gives back the capacity the maps and the logs' position lists grew past their length
+    /// while the index was rebuilt (so that a recovered server holds no more than the one that
+    /// wrote the journal).
+    pub fn shrink_to_fit(&mut self) {
+        for g in self.games.values_mut() {
+            if let Place::Journal { entries, .. } = &mut g.place {
+                entries.shrink_to_fit();
+            }
+        }
+        self.games.shrink_to_fit();
+        self.requests.shrink_to_fit();
+        self.scripts.shrink_to_fit();
     }
 }

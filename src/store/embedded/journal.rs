@@ -436,6 +436,40 @@ pub fn scan(
     }
 }
 
+/// Calls `each` with the span and payload of every frame in `bytes`, whose first byte is at
+/// file offset `base` (frames already fsynced and read back whole: a short or mismatched frame
+/// is an error, not a torn tail).
+pub fn frames(
+    bytes: &[u8],
+    base: u64,
+    mut each: impl FnMut(Span, &[u8]) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let off = base + at as u64;
+        let mut h = [0; HEADER];
+        h.copy_from_slice(
+            bytes
+                .get(at..at + HEADER)
+                .ok_or_else(|| format!("short frame header at {off}"))?,
+        );
+        let (len, crc) = header(&h);
+        let payload = bytes
+            .get(at + HEADER..at + HEADER + len as usize)
+            .ok_or_else(|| format!("short frame at {off}"))?;
+        if len == 0 || crc32fast::hash(payload) != crc {
+            return Err(format!("frame at {off} fails its checksum"));
+        }
+        let span = Span {
+            off,
+            len: len + HEADER as u32,
+        };
+        each(span, payload)?;
+        at += span.len as usize;
+    }
+    Ok(())
+}
+
 /// Reads until `buf` is full or the end of the file; returns the bytes read.
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     let mut n = 0;

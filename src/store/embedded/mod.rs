@@ -98,10 +98,13 @@ pub enum IoStep {
     Write,
     /// Fsyncing the journal.
     Sync,
+    /// Building a compaction, on its own thread (before it reads anything); an `Err` fails the
+    /// compaction and the old journal stays in use.
+    Compact,
 }
 
-/// Called before each step of a commit; an `Err` fails the step as the disk would. For
-/// fault-injection tests ([`EmbeddedStore::open_with_faults`]).
+/// Called before each step of a commit (and of a compaction); an `Err` fails the step as the
+/// disk would. For fault-injection tests ([`EmbeddedStore::open_with_faults`]).
 pub type Faults = Arc<dyn Fn(IoStep) -> io::Result<()> + Send + Sync>;
 
 /// Per-game notification channels.
@@ -420,6 +423,18 @@ impl EmbeddedStore {
         let archive_end = archive.metadata().map_err(|e| fail(e.to_string()))?.len();
         legacy::sync_dir(dir).map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
         let games = index.games.len();
+        // Snapshot files of games no longer in the store (left by compactions before expired
+        // games' files were deleted with them); a failure only leaves them.
+        match snapshots::sweep_orphans(dir, |id| index.games.contains_key(id)) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                store = "embedded",
+                files = n,
+                "deleted the snapshot files of games no longer in the store"
+            ),
+            Err(e) => tracing::warn!(store = "embedded", error = %e,
+                "cannot sweep the snapshot files of games no longer in the store"),
+        }
         let shared = Arc::new(Shared {
             dir: dir.to_path_buf(),
             label,
@@ -442,6 +457,7 @@ impl EmbeddedStore {
             _lock: lock,
         });
         let (queue, rx) = mpsc::channel(QUEUE);
+        let wake = queue.downgrade();
         let writer_shared = Arc::clone(&shared);
         let w = Writer {
             end,
@@ -452,7 +468,7 @@ impl EmbeddedStore {
             .map_err(|e| fail(format!("cannot start the syncer thread: {e}")))?;
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
-            .spawn(move || run_writer(writer_shared, w, rx, pipe))
+            .spawn(move || run_writer(writer_shared, w, rx, pipe, wake))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
         tracing::info!(store = "embedded", path = %shared.label, games,
             ms = started.elapsed().as_millis() as u64, "store opened");

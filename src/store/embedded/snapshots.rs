@@ -57,6 +57,42 @@ pub fn delete(dir: &Path, id: &str) -> io::Result<()> {
     }
 }
 
+/// The game id a snapshot file's name stands for (`None`: not a name [`file_of`] gives).
+fn id_of(name: &str) -> Option<String> {
+    if name.is_empty() || name.len() % 2 != 0 {
+        return None;
+    }
+    let bytes = (0..name.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(name.get(i..i + 2)?, 16).ok())
+        .collect::<Option<Vec<u8>>>()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// Deletes every snapshot file under `dir` whose game `known` does not know (files left by
+/// compactions that dropped games before their snapshot files were deleted with them); a file
+/// whose name no game id gives is left alone. Returns the files deleted.
+pub fn sweep_orphans(dir: &Path, known: impl Fn(&str) -> bool) -> io::Result<usize> {
+    let entries = match fs::read_dir(dir.join(DIR)) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut deleted = 0;
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(id_of) else {
+            continue;
+        };
+        if !known(&id) && entry.file_type()?.is_file() {
+            delete(dir, &id)?;
+            deleted += 1;
+        }
+    }
+    Ok(deleted)
+}
+
 /// The game's snapshots at or before `seq`, oldest first (the last one written at a seq wins).
 /// The file is read up to its first torn or corrupt frame.
 pub fn read(dir: &Path, id: &str, seq: u64) -> io::Result<Vec<Snapshot>> {
@@ -162,5 +198,17 @@ mod tests {
         delete(&dir, "g/1").unwrap();
         delete(&dir, "never").unwrap();
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_name_gives_back_its_game_id() {
+        for id in ["g/1", "游戏-7", "a b"] {
+            let path = file_of(Path::new("d"), id);
+            let name = path.file_name().unwrap().to_str().unwrap();
+            assert_eq!(id_of(name).as_deref(), Some(id));
+        }
+        for name in ["", "6", "zz", "ff", "notes.txt"] {
+            assert_eq!(id_of(name), None, "{name}");
+        }
     }
 }

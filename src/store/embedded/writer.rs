@@ -174,11 +174,13 @@ pub(super) fn run_writer(
     mut w: Writer,
     mut queue: mpsc::Receiver<Queued>,
     mut pipe: Pipe,
+    wake: mpsc::WeakSender<Queued>,
 ) {
     let mut batch: Vec<Op> = Vec::with_capacity(MAX_BATCH);
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut schedule = Schedule::new();
     let mut pending = Pending::default();
+    let mut compactions = compact::Compactions::new(wake);
     let take = |q: Queued, batch: &mut Vec<Op>| {
         crate::metrics::store_commit_phase("queued", q.at.elapsed().as_secs_f64());
         batch.push(q.op);
@@ -192,10 +194,16 @@ pub(super) fn run_writer(
             }
         }
         let is_compact = |op: &Op| matches!(op, Op::Compact { .. });
-        let mut compacts = Vec::new();
+        let mut forced = Vec::new();
         if batch.iter().any(is_compact) {
             let (c, rest): (Vec<Op>, Vec<Op>) = batch.drain(..).partition(is_compact);
-            compacts = c;
+            forced = c
+                .into_iter()
+                .filter_map(|op| match op {
+                    Op::Compact { reply } => Some(reply),
+                    _ => None,
+                })
+                .collect();
             batch = rest;
         }
         let mut commit = Commit {
@@ -205,20 +213,11 @@ pub(super) fn run_writer(
             pending: &mut pending,
         };
         commit.batch(std::mem::take(&mut batch), &mut buf);
-        let force = !compacts.is_empty();
-        if force {
-            // A forced compaction sees every write queued before it.
-            pipe.wait_idle();
-        }
-        compact::maybe(&shared, &mut w, &mut schedule, force, || {
-            pipe.wait_idle();
-        });
-        for op in compacts {
-            if let Op::Compact { reply } = op {
-                let _ = reply.send(Ok(()));
-            }
-        }
+        // A forced compaction starts from a copy of the index taken once every write queued
+        // before it is committed.
+        compactions.step(&shared, &mut w, &mut schedule, forced, || pipe.wait_idle());
     }
+    compactions.stop();
     // Dropping the pipe lets the syncer finish what was handed over, and joins it.
     drop(pipe);
 }
