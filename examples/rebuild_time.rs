@@ -135,7 +135,7 @@ fn main() {
                                 live.game(),
                                 &live.record,
                                 Viewer::Admin,
-                                0,
+                                live.game().results(),
                                 0,
                             );
                             drop(live);
