@@ -10,7 +10,8 @@
 //! random plays), the heap they hold per game (counting allocator) and the process's VmRSS
 //! growth, side by side in one run for the default backlog (`--backlog-actions`) and a backlog
 //! of the whole match (every action's events and keys kept, as before issue 21); `BACKLOG=K`
-//! runs a backlog of K actions only.
+//! runs a backlog of K actions only; `KEYED=1` gives every action an idempotency key (the
+//! backlog then also remembers the keys' fingerprints).
 //!
 //! `cargo run --example game_memory long DEALS [variant]` plays one live game (a `Session`, the
 //! default backlog) through a DEALS-deal match (seeded random plays) and prints, at deals 8, 100,
@@ -96,11 +97,21 @@ fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(Player, Action)> 
     Some((player, action))
 }
 
+/// The service's form of an engine action (a play or a pass).
+fn wire_action(action: Action) -> shuangkou::service::wire::Action {
+    match action {
+        Action::Play { cards, declared } => {
+            shuangkou::service::wire::Action::Play { cards, declared }
+        }
+        _ => shuangkou::service::wire::Action::Pass,
+    }
+}
+
 /// `sessions N [variant]`: live games at the middle of an 8-deal match, per game.
 fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     use shuangkou::service::backlog::DEFAULT_ACTIONS;
     use shuangkou::service::record::{NewGame, Record};
-    use shuangkou::service::session::Session;
+    use shuangkou::service::session::{Idempotent, Session};
 
     let registry = shuangkou::variants::Registry::embedded()?;
     let compiled = registry.active(variant).ok_or("no such variant")?;
@@ -113,6 +124,8 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(k) = std::env::var("BACKLOG").ok().and_then(|k| k.parse().ok()) {
         runs = vec![("backlog $BACKLOG", k)];
     }
+    // `KEYED=1`: every action carries an idempotency key (request id), as a client's would.
+    let keyed = std::env::var("KEYED").is_ok_and(|k| k == "1");
     for (label, backlog) in runs {
         let (heap0, rss0) = (LIVE.load(Ordering::Relaxed), vm_rss());
         let mut games = Vec::with_capacity(n);
@@ -132,7 +145,16 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
                 let (player, action) =
                     random_action(live.game(), &mut rng).ok_or("no legal action")?;
                 let at = 1 + live.seq();
-                let prepared = live.prepare_action(player, action, at)?;
+                let prepared = if keyed {
+                    let key = format!("request-{}", live.seq() + 1);
+                    let request = Idempotent {
+                        id: &key,
+                        digest: "0123456789abcdef0123456789abcdef",
+                    };
+                    live.prepare(player, wire_action(action), at, Some(request))?
+                } else {
+                    live.prepare_action(player, action, at)?
+                };
                 live.accept(prepared);
                 actions += 1;
             }
