@@ -1325,6 +1325,59 @@ mod tests {
             g.state_hash_with(HashScheme::Chained)
         );
     }
+
+    /// A long match keeps its latest `RESULTS_KEPT` deals, its digest and each player's losing
+    /// streak over the whole match; the oracles: the whole list kept (a whole-list scheme's
+    /// results), the digest folded over it, the streak counted back over it.
+    #[test]
+    fn a_long_match_keeps_its_latest_deals_and_whole_match_streaks() {
+        use rand::SeedableRng;
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let mut windowed = Results::for_scheme(HashScheme::Chained);
+        let mut whole = Results::for_scheme(HashScheme::Compact);
+        let mut all = Vec::new();
+        for k in 1..=200 {
+            let mut r = result(k, 100 * k as Centi);
+            r.places.rotate_left(rng.random_range(0..4));
+            // Long losing runs for seats 1 and 3 (first place on team 0), the last 30 deals too.
+            if k % 50 < 25 || k > 170 {
+                r.places = Seat::list(&[0, 1, 2, 3]);
+            }
+            windowed.push(r.clone());
+            whole.push(r.clone());
+            all.push(r);
+            let n = all.len();
+            assert_eq!(windowed.settled() as usize, n);
+            assert_eq!(
+                windowed.kept(),
+                &all[n.saturating_sub(RESULTS_KEPT)..],
+                "deal {k}"
+            );
+            assert_eq!(whole.kept(), &all[..]);
+            assert_eq!(windowed.digest, whole.digest);
+            for player in Player::all(4) {
+                let streak = all
+                    .iter()
+                    .rev()
+                    .take_while(|r| {
+                        let mine = r.players.seat_of(player);
+                        let first = r.places.first();
+                        matches!((mine, first), (Some(m), Some(f)) if m.team() != f.team())
+                    })
+                    .count() as u32;
+                assert_eq!(windowed.streaks.get(player.index()).copied(), Some(streak));
+            }
+        }
+        let mut g = game_with(&[], ["3", "4", "5", "6"]);
+        g.results = windowed;
+        assert_eq!(g.results_first_kept(), 200 - RESULTS_KEPT as u32);
+        assert_eq!(g.results_in(190..200), Some(&all[190..200]));
+        assert_eq!(g.results_in(0..10), None, "not kept");
+        assert_eq!(g.results_in(195..201), None, "past the deals settled");
+        // Deals 150 to 200 (150..=174 and 171..=200): longer than the deals kept.
+        assert_eq!(g.lost_streak(Player::new(1)), 51);
+        assert_eq!(g.lost_streak(Player::new(0)), 0);
+    }
 }
 
 #[cfg(test)]
