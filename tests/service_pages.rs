@@ -345,7 +345,6 @@ async fn get_state_pages_deals_older_than_the_kept_ones_from_the_store() {
                 game_id: g.game_id.clone(),
                 results_from_deal: from,
                 results_limit: limit,
-                ..Default::default()
             };
             let (mut c, token) = (c.clone(), token.clone());
             async move {
