@@ -10,7 +10,13 @@
 //! random plays), the heap they hold per game (counting allocator) and the process's VmRSS
 //! growth, side by side in one run for the default backlog (`--backlog-actions`) and a backlog
 //! of the whole match (every action's events and keys kept, as before issue 21); `BACKLOG=K`
-//! runs a backlog of K actions only.
+//! runs a backlog of K actions only; `KEYED=1` gives every action an idempotency key (the
+//! backlog then also remembers the keys' fingerprints).
+//!
+//! `cargo run --example game_memory long DEALS [variant]` plays one live game (a `Session`, the
+//! default backlog) through a DEALS-deal match (seeded random plays) and prints, at deals 8, 100,
+//! 200, … and at the end, the heap the session holds and the heap of the settled deals it keeps
+//! in memory (`Game::results`): bounded whatever the match length (issue 21).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,11 +97,21 @@ fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(Player, Action)> 
     Some((player, action))
 }
 
+/// The service's form of an engine action (a play or a pass).
+fn wire_action(action: Action) -> shuangkou::service::wire::Action {
+    match action {
+        Action::Play { cards, declared } => {
+            shuangkou::service::wire::Action::Play { cards, declared }
+        }
+        _ => shuangkou::service::wire::Action::Pass,
+    }
+}
+
 /// `sessions N [variant]`: live games at the middle of an 8-deal match, per game.
 fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     use shuangkou::service::backlog::DEFAULT_ACTIONS;
     use shuangkou::service::record::{NewGame, Record};
-    use shuangkou::service::session::Session;
+    use shuangkou::service::session::{Idempotent, Session};
 
     let registry = shuangkou::variants::Registry::embedded()?;
     let compiled = registry.active(variant).ok_or("no such variant")?;
@@ -108,6 +124,8 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     if let Some(k) = std::env::var("BACKLOG").ok().and_then(|k| k.parse().ok()) {
         runs = vec![("backlog $BACKLOG", k)];
     }
+    // `KEYED=1`: every action carries an idempotency key (request id), as a client's would.
+    let keyed = std::env::var("KEYED").is_ok_and(|k| k == "1");
     for (label, backlog) in runs {
         let (heap0, rss0) = (LIVE.load(Ordering::Relaxed), vm_rss());
         let mut games = Vec::with_capacity(n);
@@ -127,7 +145,16 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
                 let (player, action) =
                     random_action(live.game(), &mut rng).ok_or("no legal action")?;
                 let at = 1 + live.seq();
-                let prepared = live.prepare_action(player, action, at)?;
+                let prepared = if keyed {
+                    let key = format!("request-{}", live.seq() + 1);
+                    let request = Idempotent {
+                        id: &key,
+                        digest: "0123456789abcdef0123456789abcdef",
+                    };
+                    live.prepare(player, wire_action(action), at, Some(request))?
+                } else {
+                    live.prepare_action(player, action, at)?
+                };
                 live.accept(prepared);
                 actions += 1;
             }
@@ -148,8 +175,61 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// `long DEALS [variant]`: one live game through a long match, its heap by deal.
+fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use shuangkou::service::record::{NewGame, Record};
+    use shuangkou::service::session::Session;
+
+    let registry = shuangkou::variants::Registry::embedded()?;
+    let compiled = registry.active(variant).ok_or("no such variant")?;
+    let heap0 = LIVE.load(Ordering::Relaxed);
+    let new = NewGame {
+        variant: variant.to_string(),
+        deals,
+        seed: format!("{:064x}", 21),
+        ..NewGame::default()
+    };
+    let (record, _) = Record::new(&compiled, &new, None, "long", &[7; 32], 1)?;
+    let mut live = Session::create(&registry, record, true)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let mut reported = 0;
+    println!("one {variant} game through a {deals}-deal match (default backlog)");
+    loop {
+        let settled = live.game().results_settled();
+        let checkpoint = settled == 8 || settled % 100 == 0 || live.finished();
+        if settled > reported && checkpoint {
+            reported = settled;
+            let results: Vec<_> = live.game().results().to_vec();
+            println!(
+                "after deal {settled} (seq {}): session heap {} B; results kept {} = {} B heap",
+                live.seq(),
+                LIVE.load(Ordering::Relaxed).saturating_sub(heap0),
+                results.len(),
+                heap_of(&results)
+            );
+        }
+        if live.finished() {
+            return Ok(());
+        }
+        let (player, action) = random_action(live.game(), &mut rng).ok_or("no legal action")?;
+        let at = 1 + live.seq();
+        let prepared = live.prepare_action(player, action, at)?;
+        live.accept(prepared);
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let first = std::env::args().nth(1);
+    if first.as_deref() == Some("long") {
+        let deals = std::env::args()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(200);
+        let variant = std::env::args()
+            .nth(3)
+            .unwrap_or_else(|| "baibian".to_string());
+        return long(deals, &variant);
+    }
     if first.as_deref() == Some("sessions") {
         let n = std::env::args()
             .nth(2)

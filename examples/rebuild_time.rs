@@ -10,8 +10,17 @@
 //! cache runs it) while a task reads a second, short game's GetState (`wire::view::state`, the
 //! admin's view under its lock) every millisecond; printed: the median rebuild time of each
 //! kind and their ratio, and the other game's GetState p50 / p99 / max during each kind.
+//!
+//! `rebuild_time DEALS SEED ROUNDS STORE` rebuilds from another store (`--store`'s spec: a
+//! directory for the embedded store, `redis://…`): the match is played on a memory store, then
+//! its record, log and snapshots are copied to STORE through the store API (the appends
+//! pipelined, a batch of them in flight at a time, so the embedded store commits each batch with
+//! one fsync instead of one per action), and the rebuilds read STORE.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
@@ -74,6 +83,57 @@ async fn play(games: &Games, game: &Shared, seed: u64) -> u64 {
     }
 }
 
+/// Runs `futures` together, each first polled in order (so the store receives the appends in
+/// seq order), and returns their outputs in order.
+async fn in_order<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, out) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if out.is_none() {
+                match f.as_mut().poll(cx) {
+                    Poll::Ready(v) => *out = Some(v),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+/// Copies game `id` (record, log, snapshots) from `from` to `to`: the appends pipelined
+/// [`BATCH`] at a time; an append refused (out of order) is retried alone. Returns the seconds.
+async fn copy_game(from: &Store, to: &Store, id: &str) -> f64 {
+    const BATCH: usize = 2048;
+    let t = Instant::now();
+    let (record, log) = from.load(id).await.expect("load").expect("game");
+    to.create(&record).await.expect("create");
+    for chunk in log.chunks(BATCH) {
+        let appends = chunk.iter().map(|e| to.append(id, e)).collect();
+        for (e, r) in chunk.iter().zip(in_order(appends).await) {
+            if !matches!(r.expect("append"), shuangkou::store::Appended::Ok) {
+                let again = to.append(id, e).await.expect("append");
+                assert!(
+                    matches!(again, shuangkou::store::Appended::Ok),
+                    "seq {}",
+                    e.seq
+                );
+            }
+        }
+    }
+    for s in from.snapshots(id, u64::MAX).await.expect("snapshots") {
+        to.put_snapshot(id, s.seq, s.body).await.expect("snapshot");
+    }
+    t.elapsed().as_secs_f64()
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -90,6 +150,7 @@ fn main() {
     let deals: u32 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(1000);
     let seed: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(21);
     let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(5);
+    let spec = args.get(4).cloned().unwrap_or_else(|| "memory".to_string());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -118,6 +179,14 @@ fn main() {
             snapshots.len(),
             bytes / snapshots.len().max(1)
         );
+        let games = if spec == "memory" {
+            games
+        } else {
+            let to = Store::open(&spec).await.expect("store");
+            let secs = copy_game(games.store(), &to, "long").await;
+            println!("copied to {spec} in {secs:.1} s ({:.0} appends/s)", actions as f64 / secs.max(1e-9));
+            Arc::new(Games::new(config, Arc::clone(&registry), to))
+        };
         let other = create(&games, &registry, "other", 1, seed + 1).await;
         let mut times: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
         let mut others: [Vec<Duration>; 2] = [Vec::new(), Vec::new()];
@@ -135,7 +204,7 @@ fn main() {
                                 live.game(),
                                 &live.record,
                                 Viewer::Admin,
-                                0,
+                                live.game().results(),
                                 0,
                             );
                             drop(live);

@@ -297,7 +297,7 @@ async fn long_match_replays(deals: u32, max_bytes: usize) {
     let r = assemble(&pages).expect("the pages assemble");
     assert_eq!(r.entries.len() as u64, seq);
     let verified = replay::verify(&r).expect("the replay verifies");
-    assert_eq!(verified.game.results().len(), deals as usize);
+    assert_eq!(verified.game.results_settled(), deals);
     // A page alone is not a replay.
     if pages.len() > 1 {
         assert!(shuangkou::service::replay::Replay::try_from(&pages[0]).is_err());
@@ -325,5 +325,50 @@ async fn a_1000_deal_match_replays_page_by_page_and_verifies() {
         "a 1,000-deal match",
         long_match_replays(1000, 1 << 20),
     )
+    .await;
+}
+
+/// GetState of a match longer than the deals a live game keeps (`game::RESULTS_KEPT`): a page
+/// reaching before them (read from the store) holds the same deals as the latest page (read
+/// from memory) where they overlap, and every deal from the first, numbered in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_state_pages_deals_older_than_the_kept_ones_from_the_store() {
+    let deals = shuangkou::game::RESULTS_KEPT as u32 + 2;
+    within(Duration::from_secs(600), "an 18-deal match", async {
+        let server = TestServer::start(|_| {}).await;
+        let mut c = server.client().await;
+        let g = create(&mut c, ADMIN_KEY, create_req("classic", deals, Some(5))).await;
+        play_out(&mut c, &g).await;
+        let token = g.seat_tokens[0].clone();
+        let scores = |from: u32, limit: u32| {
+            let req = pb::GetStateRequest {
+                game_id: g.game_id.clone(),
+                results_from_deal: from,
+                results_limit: limit,
+            };
+            let (mut c, token) = (c.clone(), token.clone());
+            async move {
+                let s = c.get_state(authed(req, &token)).await.expect("GetState");
+                let s = s.into_inner();
+                (s.scores.expect("scores"), s.results_next_from_deal)
+            }
+        };
+        let (latest, next) = scores(0, 0).await;
+        assert_eq!(
+            (latest.deals_settled, latest.deals_from, next),
+            (deals, 3, 0)
+        );
+        let (all, next) = scores(1, deals).await;
+        assert_eq!((all.deals_settled, all.deals_from, next), (deals, 1, 0));
+        assert_eq!(all.deals.len(), deals as usize);
+        assert_eq!(
+            all.deals[2..],
+            latest.deals[..],
+            "the store's deals are memory's"
+        );
+        let (first, next) = scores(1, 1).await;
+        assert_eq!((first.deals_from, next), (1, 2));
+        assert_eq!(first.deals[..], all.deals[..1]);
+    })
     .await;
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shuangkou::game::{Action, Game, Viewer};
+use shuangkou::game::{Action, DealResult, Event, Game, RESULTS_KEPT, Viewer};
 use shuangkou::hand::Declared;
 use shuangkou::seat::Player;
 use shuangkou::service::games::{Games, GamesConfig};
@@ -20,6 +20,7 @@ use shuangkou::service::log_pages::LogPages;
 use shuangkou::service::record::{NewGame, Record};
 use shuangkou::service::session::{Idempotent, Session};
 use shuangkou::service::wire::Action as WireAction;
+use shuangkou::service::wire::view::results_range;
 use shuangkou::store::{GameRecord, LogEntry, Snapshot, Store};
 use shuangkou::variants::Registry;
 
@@ -416,5 +417,119 @@ fn a_replay_from_an_old_seq_starts_at_a_snapshot_and_gives_the_same_events() {
             assert_eq!((one.0, one.1), (oracle[0].1, oracle[0].2.clone()));
         }
         assert!(started_late > 3);
+    });
+}
+
+/// A copy of a game's record, `log` and `snapshots` in a fresh memory store.
+async fn copied(record: &GameRecord, log: &[LogEntry], snapshots: &[Snapshot]) -> Store {
+    let store = Store::open("memory").await.unwrap();
+    store.create(record).await.unwrap();
+    for e in log {
+        store.append(&record.id, e).await.unwrap();
+    }
+    for s in snapshots {
+        store
+            .put_snapshot(&record.id, s.seq, s.body.clone())
+            .await
+            .unwrap();
+    }
+    store
+}
+
+/// The deals a replay of `log` from the creation settles (the oracle: the engine's own events,
+/// no snapshot, no paging).
+fn settled_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<DealResult> {
+    let hooks = origin.hooks.as_ref();
+    let (mut game, _) = Game::new(
+        origin.config.clone(),
+        hooks,
+        origin.seed,
+        origin.preset.clone(),
+        origin.created_at,
+    )
+    .unwrap();
+    let mut deals = Vec::new();
+    for e in log {
+        let stored = shuangkou::service::stored::decode(e).unwrap();
+        for event in game.apply(hooks, stored.entry).unwrap() {
+            if let Event::DealEnded(r) = event {
+                deals.push(r);
+            }
+        }
+    }
+    deals
+}
+
+/// A long match keeps its latest `RESULTS_KEPT` deals in memory (issue 21: memory bounded per
+/// game, not per deal) and a page of earlier deals comes from the store: from its snapshots
+/// (which serve it even when the log's first entry no longer verifies), or, with no snapshot,
+/// from a replay of the log; either way the deals an independent replay of the log settles.
+#[test]
+fn a_long_match_keeps_its_latest_deals_and_pages_older_ones_from_the_store() {
+    let registry = Arc::new(Registry::embedded().unwrap());
+    let deals: u32 = std::env::var("LONG_DEALS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(200);
+    // An odd seed: no escape (an escape ends the match early).
+    let seed = 31;
+    println!("seed {seed}, {deals} deals");
+    runtime().block_on(async {
+        let (games, id, _) = play(&registry, "classic", deals, seed, u64::MAX).await;
+        let store = games.store();
+        let shared = games.load(&id).await.unwrap();
+        let live = games.current(&shared).await.unwrap();
+        assert!(live.finished(), "seed {seed}: the match did not end");
+        let game = live.game();
+        let origin = live.origin().unwrap();
+        let (record, log, snapshots) = stored(store, &id).await;
+        let oracle = settled_by_replay(&origin, &log);
+        assert_eq!(oracle.len(), deals as usize, "seed {seed}");
+        assert_eq!(game.results_settled(), deals);
+        assert_eq!(
+            game.results().len(),
+            RESULTS_KEPT,
+            "the deals kept in memory"
+        );
+        assert_eq!(game.results(), &oracle[oracle.len() - RESULTS_KEPT..]);
+        assert_eq!(
+            snapshots.len(),
+            deals as usize,
+            "a snapshot at every deal's end"
+        );
+        // GetState's default page is the deals kept; deal 1's page is not in memory.
+        let (latest, next) = results_range(deals, 0, 0);
+        assert_eq!((game.results_in(latest), next), (Some(game.results()), 0));
+        let (first, next) = results_range(deals, 1, 10);
+        assert_eq!((first.clone(), next), (0..10, 11));
+        assert_eq!(game.results_in(first.clone()), None);
+        let ranges = [first, 100..deals.min(200), deals - 20..deals];
+        let snapshot_only = copied(&record, &first_entry_broken(&log), &snapshots).await;
+        let log_only = copied(&record, &log, &[]).await;
+        for source in [store, &snapshot_only, &log_only] {
+            for range in ranges.clone() {
+                let page = history::settled_deals(source, &id, origin.clone(), range.clone())
+                    .await
+                    .unwrap_or_else(|e| panic!("seed {seed}: deals {range:?}: {e}"));
+                let want = &oracle[range.start as usize..range.end as usize];
+                let numbers =
+                    |d: &[DealResult]| d.iter().map(|r| r.deal_number).collect::<Vec<_>>();
+                assert!(
+                    page == want,
+                    "seed {seed}: deals {range:?}: got deals {:?}",
+                    numbers(&page)
+                );
+            }
+        }
+        drop(live);
+        // Rebuilt from its snapshots, the game keeps the same deals and totals.
+        let rebuilt = shuangkou::service::games::rebuild::rebuild::<Session>(
+            store, &registry, &id, KEEP, true,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+        let live = games.current(&shared).await.unwrap();
+        assert_eq!(rebuilt.game(), live.game());
     });
 }

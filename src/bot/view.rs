@@ -89,19 +89,7 @@ impl PlayerView {
             _ => None,
         };
         let player = game.seating().player_at(seat)?;
-        let lost_streak = game
-            .results()
-            .iter()
-            .rev()
-            .take_while(|r| {
-                let my_seat = r.players.seat_of(player);
-                let first = r.places.first().copied();
-                match (my_seat, first) {
-                    (Some(m), Some(f)) => m.team() != f.team(),
-                    _ => false,
-                }
-            })
-            .count() as u32;
+        let lost_streak = game.lost_streak(player);
         let passed = game.passed_seats().iter().fold(0u8, |m, s| m | s.bit());
         let table = Table::new(
             counts,

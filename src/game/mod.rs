@@ -21,6 +21,6 @@ pub mod view;
 
 pub use table::{
     Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, HashScheme,
-    Phase, Top,
+    Phase, RESULTS_KEPT, Results, Top,
 };
 pub use view::{SeatView, View, Viewer};

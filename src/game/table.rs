@@ -285,21 +285,72 @@ pub struct Game {
     results: Results,
 }
 
-/// Every settled deal of a match, shared between copies of the state (the service prepares each
-/// action on a copy, and a long match's results must not be copied with it: only a deal's end
-/// copies the list, once), with a running digest of them for the chained state hash:
-/// `digest_k = SHA-256(digest_{k-1} ‖ postcard(result_k))`, `digest_0` all zeros. Serialized as
-/// the plain list; the digest is recomputed when read back (it is a function of the list).
+/// How many settled deals a live game keeps in memory (the latest ones: a default GetState
+/// page, `service::wire::view::DEFAULT_RESULTS_LIMIT`); earlier ones are read back from the
+/// store (`service::history::settled_deals`), so a game's memory does not grow with its match.
+pub const RESULTS_KEPT: usize = 16;
+
+/// The settled deals of a match: how many, a running digest of all of them for the chained
+/// state hash (`digest_k = SHA-256(digest_{k-1} ‖ postcard(result_k))`, `digest_0` all zeros),
+/// the latest [`RESULTS_KEPT`] in full, shared between copies of the state (the service prepares
+/// each action on a copy: only a deal's end copies them), and each player's losing streak (the
+/// bots' tilt, over the whole match). A game hashed with a whole-list scheme
+/// ([`HashScheme::Json`], [`HashScheme::Compact`]) keeps every deal ([`Game::keep_every_result`]).
+/// Serialized as the kept list; read back, the list is taken as the whole match (the digest and
+/// streaks are recomputed from it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Results {
     list: Arc<Vec<DealResult>>,
+    settled: u32,
     digest: [u8; 32],
+    /// Deals in a row each player's team has lost (first place on the other team), by player.
+    streaks: Vec<u32>,
+    keep_all: bool,
 }
 
 impl Results {
-    fn push(&mut self, result: DealResult) {
+    /// Settles one more deal.
+    pub fn push(&mut self, result: DealResult) {
         self.digest = chain(&self.digest, &result);
-        Arc::make_mut(&mut self.list).push(result);
+        self.settled = self.settled.saturating_add(1);
+        let players = result.players.iter().count();
+        self.streaks.resize(self.streaks.len().max(players), 0);
+        let first = result.places.first().copied();
+        for (seat, player) in result.players.iter() {
+            let lost = first.is_some_and(|f| seat.team() != f.team());
+            if let Some(n) = self.streaks.get_mut(player.index()) {
+                *n = if lost { n.saturating_add(1) } else { 0 };
+            }
+        }
+        let list = Arc::make_mut(&mut self.list);
+        if !self.keep_all && list.len() >= RESULTS_KEPT {
+            list.remove(0);
+        }
+        list.push(result);
+    }
+
+    /// How many deals are settled.
+    pub fn settled(&self) -> u32 {
+        self.settled
+    }
+
+    /// The deals kept in memory, oldest first: the last `settled()` − `first_kept()` ones.
+    pub fn kept(&self) -> &[DealResult] {
+        &self.list
+    }
+
+    /// The index (0-based, deal number − 1) of the first deal kept in memory.
+    pub fn first_kept(&self) -> u32 {
+        self.settled - self.list.len() as u32
+    }
+
+    /// No deal settled yet, for a game hashed with `scheme` (a whole-list scheme keeps every
+    /// deal in memory: [`Game::keep_every_result`]).
+    pub fn for_scheme(scheme: HashScheme) -> Results {
+        Results {
+            keep_all: scheme != HashScheme::Chained,
+            ..Results::default()
+        }
     }
 }
 
@@ -321,11 +372,11 @@ impl Serialize for Results {
 impl<'de> Deserialize<'de> for Results {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Results, D::Error> {
         let list = Vec::<DealResult>::deserialize(d)?;
-        let digest = list.iter().fold([0; 32], |acc, r| chain(&acc, r));
-        Ok(Results {
-            list: Arc::new(list),
-            digest,
-        })
+        let mut results = Results::default();
+        for r in list {
+            results.push(r);
+        }
+        Ok(results)
     }
 }
 
@@ -485,26 +536,60 @@ impl Game {
     pub fn totals(&self) -> &[Centi] {
         &self.totals
     }
+    /// The settled deals kept in memory, oldest first (the latest [`RESULTS_KEPT`]; every one
+    /// after [`Game::keep_every_result`]): deals `results_first_kept() + 1 ..= results_settled()`.
     pub fn results(&self) -> &[DealResult] {
-        &self.results.list
+        self.results.kept()
+    }
+    /// How many deals of the match are settled.
+    pub fn results_settled(&self) -> u32 {
+        self.results.settled()
+    }
+    /// The index (deal number − 1) of the first settled deal kept in memory.
+    pub fn results_first_kept(&self) -> u32 {
+        self.results.first_kept()
+    }
+    /// The settled deals with indexes (deal number − 1) in `range`, when this state keeps them
+    /// all in memory (`None` when the range reaches before [`Game::results_first_kept`] or past
+    /// the deals settled).
+    pub fn results_in(&self, range: std::ops::Range<u32>) -> Option<&[DealResult]> {
+        let first = self.results.first_kept();
+        let start = range.start.checked_sub(first)? as usize;
+        let end = range.end.checked_sub(first)? as usize;
+        self.results.kept().get(start..end)
+    }
+    /// Deals in a row `player`'s team has lost (first place on the other team), this match.
+    pub fn lost_streak(&self, player: Player) -> u32 {
+        self.results
+            .streaks
+            .get(player.index())
+            .copied()
+            .unwrap_or(0)
+    }
+    /// Keeps every settled deal in memory from now on (a game hashed with a whole-list scheme:
+    /// its state hash covers the list) when `scheme` is one; a no-op for [`HashScheme::Chained`].
+    pub fn keep_every_result(&mut self, scheme: HashScheme) {
+        if scheme != HashScheme::Chained {
+            self.results.keep_all = true;
+        }
     }
 
     /// A copy of the state without its settled deals (a snapshot stores those apart, a deal's
     /// result once, not the whole list at every deal: `service::session::snapshot`).
     pub fn without_results(&self) -> Game {
         let mut bare = self.clone();
-        bare.results = Results::default();
+        bare.results = Results {
+            keep_all: self.results.keep_all,
+            ..Results::default()
+        };
         bare
     }
 
-    /// The state with `results` as its settled deals (the running digest recomputed): the
-    /// inverse of [`Game::without_results`]. The caller checks the state hash it must have.
-    pub fn with_results(mut self, results: Vec<DealResult>) -> Game {
-        let digest = results.iter().fold([0; 32], |acc, r| chain(&acc, r));
-        self.results = Results {
-            list: Arc::new(results),
-            digest,
-        };
+    /// The state with `results` as its settled deals (built with [`Results::push`], from the
+    /// first deal on): the inverse of [`Game::without_results`]. The caller checks the state
+    /// hash it must have.
+    pub fn with_results(mut self, results: Results) -> Game {
+        self.results = results;
         self
     }
     pub fn passed_seats(&self) -> Vec<Seat> {
@@ -1239,6 +1324,59 @@ mod tests {
             g.state_hash_with(HashScheme::Compact),
             g.state_hash_with(HashScheme::Chained)
         );
+    }
+
+    /// A long match keeps its latest `RESULTS_KEPT` deals, its digest and each player's losing
+    /// streak over the whole match; the oracles: the whole list kept (a whole-list scheme's
+    /// results), the digest folded over it, the streak counted back over it.
+    #[test]
+    fn a_long_match_keeps_its_latest_deals_and_whole_match_streaks() {
+        use rand::SeedableRng;
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let mut windowed = Results::for_scheme(HashScheme::Chained);
+        let mut whole = Results::for_scheme(HashScheme::Compact);
+        let mut all = Vec::new();
+        for k in 1..=200 {
+            let mut r = result(k, 100 * k as Centi);
+            r.places.rotate_left(rng.random_range(0..4));
+            // Long losing runs for seats 1 and 3 (first place on team 0), the last 30 deals too.
+            if k % 50 < 25 || k > 170 {
+                r.places = Seat::list(&[0, 1, 2, 3]);
+            }
+            windowed.push(r.clone());
+            whole.push(r.clone());
+            all.push(r);
+            let n = all.len();
+            assert_eq!(windowed.settled() as usize, n);
+            assert_eq!(
+                windowed.kept(),
+                &all[n.saturating_sub(RESULTS_KEPT)..],
+                "deal {k}"
+            );
+            assert_eq!(whole.kept(), &all[..]);
+            assert_eq!(windowed.digest, whole.digest);
+            for player in Player::all(4) {
+                let streak = all
+                    .iter()
+                    .rev()
+                    .take_while(|r| {
+                        let mine = r.players.seat_of(player);
+                        let first = r.places.first();
+                        matches!((mine, first), (Some(m), Some(f)) if m.team() != f.team())
+                    })
+                    .count() as u32;
+                assert_eq!(windowed.streaks.get(player.index()).copied(), Some(streak));
+            }
+        }
+        let mut g = game_with(&[], ["3", "4", "5", "6"]);
+        g.results = windowed;
+        assert_eq!(g.results_first_kept(), 200 - RESULTS_KEPT as u32);
+        assert_eq!(g.results_in(190..200), Some(&all[190..200]));
+        assert_eq!(g.results_in(0..10), None, "not kept");
+        assert_eq!(g.results_in(195..201), None, "past the deals settled");
+        // Deals 150 to 200 (150..=174 and 171..=200): longer than the deals kept.
+        assert_eq!(g.lost_streak(Player::new(1)), 51);
+        assert_eq!(g.lost_streak(Player::new(0)), 0);
     }
 }
 

@@ -16,7 +16,7 @@ use super::session::snapshot;
 use super::status::{ApiError, Reason};
 use super::stored::{Stored, decode, replay_entry};
 use crate::cards::CardSet;
-use crate::game::{Event, Game, GameConfig, HashScheme};
+use crate::game::{DealResult, Event, Game, GameConfig, HashScheme};
 use crate::store::Store;
 use crate::variants::ScriptVariant;
 
@@ -79,13 +79,7 @@ impl History {
         let resumed = blocking(move || Ok(snapshot::newest(&snapshots, scheme).newest))
             .await
             .ok()??;
-        let entry = store
-            .entries_page(&self.id, resumed.seq - 1, 1)
-            .await
-            .ok()?;
-        let recorded = entry.first().and_then(|e| decode(e).ok())?;
-        if recorded.hash != resumed.hash {
-            crate::metrics::snapshot("not_in_log");
+        if !in_log(store, &self.id, resumed.seq, &resumed.hash).await {
             return None;
         }
         crate::metrics::snapshot("used");
@@ -129,14 +123,15 @@ impl LogPages for History {
         }
         let Some(game) = self.game.take() else {
             let (game, events) = blocking(move || {
-                Game::new(
+                let (mut game, events) = Game::new(
                     origin.config,
                     origin.hooks.as_ref(),
                     origin.seed,
                     origin.preset,
                     origin.created_at,
-                )
-                .map_err(ApiError::from)
+                )?;
+                game.keep_every_result(origin.scheme);
+                Ok((game, events))
             })
             .await?;
             self.game = Some(game);
@@ -169,6 +164,64 @@ impl LogPages for History {
         self.game = Some(game);
         Ok(actions)
     }
+}
+
+/// True when the log recorded `hash` after the action `seq` (a snapshot's state is the log's).
+async fn in_log(store: &Store, id: &str, seq: u64, hash: &str) -> bool {
+    let Some(before) = seq.checked_sub(1) else {
+        return false;
+    };
+    let entry = store.entries_page(id, before, 1).await.unwrap_or_default();
+    let recorded = entry.first().and_then(|e| decode(e).ok());
+    let same = recorded.is_some_and(|r| r.hash == hash);
+    if !same {
+        crate::metrics::snapshot("not_in_log");
+    }
+    same
+}
+
+/// The settled deals of a game with indexes (deal number − 1) in `range` (a GetState page
+/// before the deals its live session keeps, `game::RESULTS_KEPT`): from the stored snapshots,
+/// which hold each deal's result once, when their chain covers `range` and its newest state is
+/// the log's; else re-derived by replaying the log from the creation to the page's last deal, a
+/// page of entries at a time. Either way the deals are the ones the log proves. Deals past the
+/// log's are not returned.
+pub async fn settled_deals(
+    store: &Store,
+    id: &str,
+    origin: Origin,
+    range: std::ops::Range<u32>,
+) -> Result<Vec<DealResult>, ApiError> {
+    if range.is_empty() {
+        return Ok(Vec::new());
+    }
+    let snapshots = store.snapshots(id, u64::MAX).await.unwrap_or_default();
+    let (scheme, wanted) = (origin.scheme, range.clone());
+    let (chain, picked) =
+        blocking(move || Ok(snapshot::newest_keeping(&snapshots, scheme, wanted))).await?;
+    if let Some(resumed) = chain.newest {
+        if picked.len() == range.len() && in_log(store, id, resumed.seq, &resumed.hash).await {
+            return Ok(picked);
+        }
+    }
+    let mut history = History::new(origin, id);
+    let mut deals = Vec::with_capacity(range.len());
+    let mut settled = 0u32;
+    while settled < range.end {
+        let page = history.next_page(store).await?;
+        if page.is_empty() {
+            break;
+        }
+        for event in page.into_iter().flat_map(|(_, _, events)| events) {
+            if let Event::DealEnded(result) = event {
+                if range.contains(&settled) {
+                    deals.push(result);
+                }
+                settled += 1;
+            }
+        }
+    }
+    Ok(deals)
 }
 
 /// The seq of the action `player` caused with `request_id` among the log's entries after

@@ -15,6 +15,7 @@ use crate::service::app::App;
 use crate::service::bots;
 use crate::service::clock::now_ms;
 use crate::service::games::{Games, Shared};
+use crate::service::history;
 use crate::service::pb;
 use crate::service::record::{Record, check_request_id, idempotency_conflict, request_digest};
 use crate::service::session::{Idempotent, Session};
@@ -91,14 +92,25 @@ async fn state(call: Call<'_>, req: pb::GetStateRequest) -> Result<pb::GetStateR
     let games = call.app.games();
     let (game, viewer) =
         access::authorize(games, &call.caller, &req.game_id, access::SHUANGKOU_TOKENS).await?;
-    let live = games.current(&game).await?;
-    let mut state = wire::state(
-        live.game(),
-        &live.record,
-        viewer,
-        req.results_from_deal,
-        req.results_limit,
-    );
+    let mut live = games.current(&game).await?;
+    let settled = live.game().results_settled();
+    let (range, next) =
+        wire::view::results_range(settled, req.results_from_deal, req.results_limit);
+    // A page before the deals the session keeps comes from the store, read without the
+    // session's lock (settled deals do not change; the state is read after it).
+    let mut older = None;
+    if live.game().results_in(range.clone()).is_none() {
+        let origin = live.origin()?;
+        drop(live);
+        let deals = history::settled_deals(games.store(), &req.game_id, origin, range.clone());
+        older = Some(deals.await?);
+        live = games.current(&game).await?;
+    }
+    let page = match &older {
+        Some(deals) => deals.as_slice(),
+        None => live.game().results_in(range).unwrap_or_default(),
+    };
+    let mut state = wire::state(live.game(), &live.record, viewer, page, next);
     state.auto_policy = bots::auto_bot(games, &live.record).label();
     Ok(state)
 }

@@ -117,13 +117,14 @@ impl Session {
     ) -> Result<Session, ApiError> {
         let hooks = Session::hooks_for(registry, &record)?;
         let config = Session::config(&record, &hooks, no_timers);
-        let (game, events) = Game::new(
+        let (mut game, events) = Game::new(
             config,
             hooks.as_ref(),
             record.seed_bytes()?,
             Session::preset(&record)?,
             record.created_at,
         )?;
+        game.keep_every_result(record.hash_scheme);
         let (notify, _) = broadcast::channel(16);
         let bots = Session::bot_seats(&record, hooks.as_ref())?;
         // The script text is needed only to build the hooks (above); the store keeps it in the

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Session;
-use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme};
+use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme, Results};
 use crate::service::backlog::Memory;
 use crate::store::Snapshot;
 
@@ -61,7 +61,10 @@ pub struct Chain {
 /// Encodes the snapshot of `game` (after its action `seq`, with state hash `hash`), carrying the
 /// results from `results_from` on.
 fn encode(game: &Game, hash: &str, results_from: u32, memory: Memory) -> Option<Vec<u8>> {
-    let results = game.results().get(results_from as usize..)?.to_vec();
+    // The deals kept in memory must reach back to `results_from` (a session writes a snapshot
+    // at every deal's end, so it is the last deal but after a lost snapshot).
+    let kept_from = results_from.checked_sub(game.results_first_kept())?;
+    let results = game.results().get(kept_from as usize..)?.to_vec();
     let body = Body {
         format: FORMAT,
         engine: ENGINE_VERSION.to_string(),
@@ -91,7 +94,19 @@ fn decode(bytes: &[u8]) -> Option<Body> {
 
 /// The newest state the snapshots (oldest first) prove, for a game hashed with `scheme`.
 pub fn newest(snapshots: &[Snapshot], scheme: HashScheme) -> Chain {
-    let mut results: Vec<DealResult> = Vec::new();
+    newest_keeping(snapshots, scheme, 0..0).0
+}
+
+/// [`newest`], and the settled deals of the chain whose indexes (deal number − 1) are in
+/// `wanted` (proved with the chain: the newest state's hash covers the digest of every deal).
+/// The chain is folded as it is read: one snapshot's deals and `wanted`'s at a time in memory.
+pub fn newest_keeping(
+    snapshots: &[Snapshot],
+    scheme: HashScheme,
+    wanted: std::ops::Range<u32>,
+) -> (Chain, Vec<DealResult>) {
+    let mut results = Results::for_scheme(scheme);
+    let mut picked: Vec<DealResult> = Vec::new();
     let mut last: Option<Body> = None;
     for s in snapshots {
         let body = match decode(&s.body) {
@@ -105,16 +120,29 @@ pub fn newest(snapshots: &[Snapshot], scheme: HashScheme) -> Chain {
                 break;
             }
         };
-        if body.results_from as usize > results.len() {
-            // An earlier snapshot is missing (lost: a snapshot is not durable).
+        // A snapshot written after a rebuild may repeat deals the chain has (from the
+        // newest snapshot that rebuild used): they must be the ones kept, and are skipped.
+        let repeated = results.settled().checked_sub(body.results_from);
+        let Some(fresh) = repeated.and_then(|n| {
+            let kept = results.kept();
+            let start = kept.len().checked_sub(n as usize)?;
+            let same = body.results.get(..n as usize)? == &kept[start..];
+            same.then(|| &body.results[n as usize..])
+        }) else {
+            // An earlier snapshot is missing (lost: a snapshot is not durable), or the deals
+            // it repeats are not the chain's.
             crate::metrics::snapshot("gap");
             break;
+        };
+        for r in fresh {
+            if wanted.contains(&results.settled()) {
+                picked.push(r.clone());
+            }
+            results.push(r.clone());
         }
-        results.truncate(body.results_from as usize);
-        results.extend(body.results.iter().cloned());
         last = Some(body);
     }
-    let chained = results.len() as u32;
+    let chained = results.settled();
     let newest = last.and_then(|body| {
         let game = body.game.with_results(results);
         if game.seq() != body.seq || game.state_hash_with(scheme) != body.hash {
@@ -129,7 +157,10 @@ pub fn newest(snapshots: &[Snapshot], scheme: HashScheme) -> Chain {
         })
     });
     let covered = if newest.is_some() { chained } else { 0 };
-    Chain { newest, covered }
+    if newest.is_none() {
+        picked.clear();
+    }
+    (Chain { newest, covered }, picked)
 }
 
 impl Session {
@@ -146,7 +177,7 @@ impl Session {
             self.snapshot_covered,
             self.backlog.memory(),
         )?;
-        self.snapshot_covered = self.game.results().len() as u32;
+        self.snapshot_covered = self.game.results_settled();
         Some((self.game.seq(), body))
     }
 

@@ -276,34 +276,34 @@ pub const DEFAULT_RESULTS_LIMIT: u32 = 16;
 /// The most deal results one GetState returns.
 pub const MAX_RESULTS_LIMIT: u32 = 100;
 
-/// The page of `results` (settled deals, numbered from 1) a GetState asks for: from deal
-/// `from` (0 = the latest `limit`), at most `limit` (0 = the default, capped at the maximum).
-/// Returns the page and the `from` of the next one (0 when the page reaches the latest deal).
-pub fn results_page(results: &[DealResult], from: u32, limit: u32) -> (&[DealResult], u32) {
+/// The page of settled deals (numbered from 1; `settled` of them) a GetState asks for: from
+/// deal `from` (0 = the latest `limit`), at most `limit` (0 = the default, capped at the
+/// maximum). Returns the page's indexes (deal number − 1) and the `from` of the next one (0 when
+/// the page reaches the latest deal). The deals are read from the game when it keeps them
+/// ([`Game::results_in`]), else from the store (`service::history::settled_deals`).
+pub fn results_range(settled: u32, from: u32, limit: u32) -> (std::ops::Range<u32>, u32) {
     let limit = match limit {
         0 => DEFAULT_RESULTS_LIMIT,
         l => l.min(MAX_RESULTS_LIMIT),
-    } as usize;
-    let n = results.len();
-    let start = match from {
-        0 => n.saturating_sub(limit),
-        f => (f as usize - 1).min(n),
     };
-    let end = start.saturating_add(limit).min(n);
-    let next = if end < n { end as u32 + 1 } else { 0 };
-    (&results[start..end], next)
+    let start = match from {
+        0 => settled.saturating_sub(limit),
+        f => (f - 1).min(settled),
+    };
+    let end = start.saturating_add(limit).min(settled);
+    let next = if end < settled { end + 1 } else { 0 };
+    (start..end, next)
 }
 
-/// GetState for a viewer, with the page of settled deals `results_from_deal` / `results_limit`
-/// asks for (see [`results_page`]).
+/// GetState for a viewer, with `page`, the settled deals `results_from_deal` / `results_limit`
+/// asked for ([`results_range`]: `next` is its next page's `from`).
 pub fn state(
     game: &Game,
     record: &Record,
     viewer: Viewer,
-    results_from_deal: u32,
-    results_limit: u32,
+    page: &[DealResult],
+    next: u32,
 ) -> pb::GetStateResponse {
-    let (page, next) = results_page(game.results(), results_from_deal, results_limit);
     let v = game.view(viewer);
     let seats = v
         .seats
@@ -354,7 +354,7 @@ pub fn state(
         scores: Some(pb::Scores {
             total: all_points(&v.totals),
             deals: page.iter().map(deal_result).collect(),
-            deals_settled: game.results().len() as u32,
+            deals_settled: game.results_settled(),
             deals_from: page.first().map_or(0, |r| r.deal_number),
         }),
         variant: record.variant.clone(),
@@ -456,37 +456,25 @@ fn by_player(players: &Seating, by_seat: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    fn results(n: u32) -> Vec<DealResult> {
-        (1..=n)
-            .map(|deal_number| DealResult {
-                deal_number,
-                outcome: None,
-                escaped: None,
-                places: Vec::new(),
-                players: Seating::default(),
-                settlement: Default::default(),
-            })
-            .collect()
-    }
-
-    fn numbers(page: (&[DealResult], u32)) -> (Vec<u32>, u32) {
-        (page.0.iter().map(|r| r.deal_number).collect(), page.1)
+    fn numbers((range, next): (std::ops::Range<u32>, u32)) -> (Vec<u32>, u32) {
+        (range.map(|i| i + 1).collect(), next)
     }
 
     #[test]
     fn deal_results_come_a_page_at_a_time() {
-        let r = results(40);
         // Default: the latest 16, nothing after them.
-        assert_eq!(numbers(results_page(&r, 0, 0)), ((25..=40).collect(), 0));
-        assert_eq!(numbers(results_page(&r, 0, 3)), ((38..=40).collect(), 0));
-        assert_eq!(numbers(results_page(&r, 1, 10)), ((1..=10).collect(), 11));
-        assert_eq!(numbers(results_page(&r, 11, 10)), ((11..=20).collect(), 21));
-        assert_eq!(numbers(results_page(&r, 35, 10)), ((35..=40).collect(), 0));
-        assert_eq!(numbers(results_page(&r, 41, 10)), (vec![], 0));
-        assert_eq!(numbers(results_page(&r, u32::MAX, u32::MAX)), (vec![], 0));
-        let long = results(1_000);
-        let (page, next) = results_page(&long, 1, u32::MAX);
-        assert_eq!((page.len(), next), (100, 101), "a page is capped at 100");
-        assert_eq!(numbers(results_page(&[], 0, 0)), (vec![], 0));
+        assert_eq!(numbers(results_range(40, 0, 0)), ((25..=40).collect(), 0));
+        assert_eq!(numbers(results_range(40, 0, 3)), ((38..=40).collect(), 0));
+        assert_eq!(numbers(results_range(40, 1, 10)), ((1..=10).collect(), 11));
+        assert_eq!(
+            numbers(results_range(40, 11, 10)),
+            ((11..=20).collect(), 21)
+        );
+        assert_eq!(numbers(results_range(40, 35, 10)), ((35..=40).collect(), 0));
+        assert_eq!(numbers(results_range(40, 41, 10)), (vec![], 0));
+        assert_eq!(numbers(results_range(40, u32::MAX, u32::MAX)), (vec![], 0));
+        let (range, next) = results_range(1_000, 1, u32::MAX);
+        assert_eq!((range.len(), next), (100, 101), "a page is capped at 100");
+        assert_eq!(numbers(results_range(0, 0, 0)), (vec![], 0));
     }
 }
