@@ -37,6 +37,8 @@ use crate::moves;
 use crate::rules::Rules;
 use crate::seat::{Player, Seat, Seating};
 
+mod chained;
+
 /// The engine version recorded with every game (part of what the state is a function of).
 pub const ENGINE_VERSION: &str = concat!("shuangkou-engine/", env!("CARGO_PKG_VERSION"));
 
@@ -671,13 +673,9 @@ impl Game {
         match scheme {
             HashScheme::Json => state_hash(self, Encoding::Json),
             HashScheme::Compact => state_hash(self, Encoding::Compact),
-            HashScheme::Chained => {
-                // The state without its settled deals (a cheap copy: the list is shared), then
-                // the digest that stands for them.
-                let mut bare = self.clone();
-                bare.results.list = Arc::default();
-                state_hash(&(&bare, &self.results.digest), Encoding::Compact)
-            }
+            // The state without its settled deals, borrowed (no copy), then the digest that
+            // stands for them.
+            HashScheme::Chained => chained::chained_hash(self),
         }
     }
 
