@@ -496,6 +496,33 @@ fn a_rebuild_reads_the_log_from_the_newest_snapshot_only() {
         let mut rebuilt = rebuilt;
         rebuilt.keep_actions(KEEP);
         assert_same(seed, &full, &rebuilt, &keys);
+        // The newest snapshot corrupt: the one before it serves, and the entries from it on are
+        // read (still not the damaged ones).
+        let mut bad = newest.body.clone();
+        bad[newest.body.len() / 2] ^= 0x5a;
+        store.put_snapshot(&id, newest.seq, bad).await.unwrap();
+        let mut older = shuangkou::service::games::rebuild::rebuild::<Session>(
+            &store, &registry, &id, KEEP, true,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: the older snapshot did not serve: {e}"))
+        .unwrap();
+        older.keep_actions(KEEP);
+        assert_same(seed, &full, &older, &keys);
+        // No snapshot usable (the first one corrupt breaks the chain): the whole log is read,
+        // and its damaged entries fail the rebuild.
+        let first = &snapshots[0];
+        let mut bad = first.body.clone();
+        bad[0] ^= 0x5a;
+        store.put_snapshot(&id, first.seq, bad).await.unwrap();
+        assert!(
+            shuangkou::service::games::rebuild::rebuild::<Session>(
+                &store, &registry, &id, KEEP, true
+            )
+            .await
+            .is_err(),
+            "seed {seed}: rebuilt without a usable snapshot or the whole log"
+        );
     });
 }
 
