@@ -7,6 +7,9 @@
 //! Matches are random and seeded (the seed is printed); they are played through the service's
 //! commit protocol (`Games::commit`), which writes a snapshot at each deal's end.
 
+#[path = "common/temp.rs"]
+pub mod temp;
+
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
@@ -18,6 +21,7 @@ use shuangkou::service::games::{Games, GamesConfig};
 use shuangkou::service::history::{self, History};
 use shuangkou::service::log_pages::LogPages;
 use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::session::snapshot::Restored;
 use shuangkou::service::session::{Idempotent, Session};
 use shuangkou::service::wire::Action as WireAction;
 use shuangkou::service::wire::view::results_range;
@@ -423,6 +427,12 @@ fn a_replay_from_an_old_seq_starts_at_a_snapshot_and_gives_the_same_events() {
 /// A copy of a game's record, `log` and `snapshots` in a fresh memory store.
 async fn copied(record: &GameRecord, log: &[LogEntry], snapshots: &[Snapshot]) -> Store {
     let store = Store::open("memory").await.unwrap();
+    copy_into(&store, record, log, snapshots).await;
+    store
+}
+
+/// A game's record, `log` and `snapshots` written to `store`.
+async fn copy_into(store: &Store, record: &GameRecord, log: &[LogEntry], snapshots: &[Snapshot]) {
     store.create(record).await.unwrap();
     for e in log {
         store.append(&record.id, e).await.unwrap();
@@ -433,7 +443,126 @@ async fn copied(record: &GameRecord, log: &[LogEntry], snapshots: &[Snapshot]) -
             .await
             .unwrap();
     }
-    store
+}
+
+/// The rebuild reads the record, the log's length, the snapshots and the log from the newest
+/// usable snapshot on, not the whole log: on an embedded store whose journal has the log's first
+/// entries damaged on disk (so that reading the whole log fails), the rebuild still succeeds and
+/// equals the full replay of the intact log (the oracle).
+#[test]
+fn a_rebuild_reads_the_log_from_the_newest_snapshot_only() {
+    let registry = Arc::new(Registry::embedded().unwrap());
+    let seed = 31;
+    println!("seed {seed}");
+    runtime().block_on(async {
+        let (games, id, keys) = play(&registry, "classic", 6, seed, 600).await;
+        let (record, log, snapshots) = stored(games.store(), &id).await;
+        let newest = snapshots
+            .iter()
+            .rfind(|s| s.seq <= log.len() as u64 - KEEP as u64)
+            .expect("a snapshot before the backlog");
+        assert!(
+            newest.seq > 4,
+            "seed {seed}: the newest snapshot at {}",
+            newest.seq
+        );
+        let mut full = Session::restore(&registry, &record, &log, true).unwrap();
+        full.keep_actions(KEEP);
+        let dir = temp::TempDir::fresh("service-snapshots", "tail-only");
+        let store = Store::open(&dir.display().to_string()).await.unwrap();
+        copy_into(&store, &record, &log, &snapshots).await;
+        store.flush().await.unwrap();
+        // The first three entries' frames fail their checksums from now on.
+        let path = dir.join(shuangkou::store::embedded::FILE_NAME);
+        let mut bytes = std::fs::read(&path).unwrap();
+        for e in &log[..3] {
+            let at = bytes
+                .windows(e.body.len())
+                .position(|w| w == e.body.as_slice())
+                .expect("the entry's body in the journal");
+            bytes[at + e.body.len() / 2] ^= 0x5a;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(
+            store.load(&id).await.is_err(),
+            "the damaged journal still reads whole"
+        );
+        let rebuilt = shuangkou::service::games::rebuild::rebuild::<Session>(
+            &store, &registry, &id, KEEP, true,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: the rebuild read the damaged entries: {e}"))
+        .unwrap();
+        let mut rebuilt = rebuilt;
+        rebuilt.keep_actions(KEEP);
+        assert_same(seed, &full, &rebuilt, &keys);
+        // The newest snapshot corrupt: the one before it serves, and the entries from it on are
+        // read (still not the damaged ones).
+        let mut bad = newest.body.clone();
+        bad[newest.body.len() / 2] ^= 0x5a;
+        store.put_snapshot(&id, newest.seq, bad).await.unwrap();
+        let mut older = shuangkou::service::games::rebuild::rebuild::<Session>(
+            &store, &registry, &id, KEEP, true,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("seed {seed}: the older snapshot did not serve: {e}"))
+        .unwrap();
+        older.keep_actions(KEEP);
+        assert_same(seed, &full, &older, &keys);
+        // No snapshot usable (the first one corrupt breaks the chain): the whole log is read,
+        // and its damaged entries fail the rebuild.
+        let first = &snapshots[0];
+        let mut bad = first.body.clone();
+        bad[0] ^= 0x5a;
+        store.put_snapshot(&id, first.seq, bad).await.unwrap();
+        assert!(
+            shuangkou::service::games::rebuild::rebuild::<Session>(
+                &store, &registry, &id, KEEP, true
+            )
+            .await
+            .is_err(),
+            "seed {seed}: rebuilt without a usable snapshot or the whole log"
+        );
+    });
+}
+
+/// Entries appended between the rebuild's reads (the snapshots chosen for a shorter log, the
+/// tail read after more entries were appended) are each applied once: the rebuild from such a
+/// tail equals the full replay of the whole log.
+#[test]
+fn entries_appended_between_the_rebuilds_reads_are_applied_once() {
+    let registry = Arc::new(Registry::embedded().unwrap());
+    let seed = 33;
+    println!("seed {seed}");
+    runtime().block_on(async {
+        let (games, id, keys) = play(&registry, "baibian", 6, seed, 500).await;
+        let (record, log, snapshots) = stored(games.store(), &id).await;
+        let mut full = Session::restore(&registry, &record, &log, true).unwrap();
+        full.keep_actions(KEEP);
+        let mut used = 0;
+        for read_len in (KEEP + 1..log.len()).step_by(41) {
+            // What the rebuild read when the log had `read_len` entries.
+            let before = (read_len - KEEP) as u64;
+            let usable: Vec<Snapshot> = snapshots
+                .iter()
+                .filter(|s| s.seq <= before)
+                .cloned()
+                .collect();
+            let from = usable.last().map_or(0, |s| s.seq - 1);
+            // The tail, read later: every entry appended since.
+            let tail = &log[from as usize..];
+            let restored =
+                Session::restore_from_tail(&registry, &record, from, tail, &usable, KEEP, true)
+                    .unwrap();
+            let Restored::Game(mut live) = restored else {
+                panic!("seed {seed}: at {read_len}: the snapshots did not serve");
+            };
+            used += usize::from(from > 0);
+            live.keep_actions(KEEP);
+            assert_same(seed, &full, &live, &keys);
+        }
+        assert!(used > 3, "seed {seed}: {used} rebuilds from a snapshot");
+    });
 }
 
 /// The deals a replay of `log` from the creation settles (the oracle: the engine's own events,

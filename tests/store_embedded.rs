@@ -162,6 +162,8 @@ async fn a_script_is_written_once_and_compaction_keeps_it_once() {
         panic!("not embedded")
     };
     embedded.compact_now().await.unwrap();
+    // An archived game's head: its record and length from its one archive frame.
+    assert_eq!(store.head("g0").await, Ok(Some((pinned("g0", &v1), 1))));
     let (journal, archive) = embedded.disk_usage().unwrap();
     assert!(
         (text..2 * text).contains(&journal),

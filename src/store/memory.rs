@@ -94,6 +94,13 @@ impl MemoryStore {
         Ok(games.get(id).map(|g| (g.record.clone(), g.log.clone())))
     }
 
+    pub fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
+        let games = self.games.lock().map_err(|_| poisoned("head"))?;
+        Ok(games
+            .get(id)
+            .map(|g| (g.record.clone(), g.log.len() as u64)))
+    }
+
     pub fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
         let games = self.games.lock().map_err(|_| poisoned("entries_after"))?;
         Ok(games

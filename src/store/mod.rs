@@ -277,6 +277,12 @@ impl Store {
         on_backend!(self, "load", |s| s.load(id), |s| s.load(id))
     }
 
+    /// A game's record and its log's length, without the log: what a rebuild from a snapshot
+    /// reads first (then the snapshots before the length, then the entries from the newest).
+    pub async fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
+        on_backend!(self, "head", |s| s.head(id), |s| s.head(id))
+    }
+
     /// Several games' records and logs (recovery), in the order of `ids`: one read task for all
     /// of them on the embedded store.
     pub async fn load_many(

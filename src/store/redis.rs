@@ -471,14 +471,40 @@ impl RedisStore {
             .arg(self.keys.log(id))
             .arg(0)
             .arg(-1);
-        let (mut fields, bodies): (HashMap<String, Vec<u8>>, Vec<Vec<u8>>) =
+        let (fields, bodies): (HashMap<String, Vec<u8>>, Vec<Vec<u8>>) =
             self.call("load", pipe.query_async(&mut conn)).await?;
+        let record = self.record_of("load", id, fields).await?;
+        Ok(record.map(|r| (r, numbered(bodies, 0))))
+    }
+
+    /// The record and the log's length, in one HGETALL + LLEN pipeline (no entry is read).
+    pub async fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
+        let mut conn = self.conn.clone();
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("HGETALL")
+            .arg(self.keys.game(id))
+            .cmd("LLEN")
+            .arg(self.keys.log(id));
+        let (fields, len): (HashMap<String, Vec<u8>>, u64) =
+            self.call("head", pipe.query_async(&mut conn)).await?;
+        let record = self.record_of("head", id, fields).await?;
+        Ok(record.map(|r| (r, len)))
+    }
+
+    /// The record of game `id` from its hash's `fields` (`None`: no such game).
+    async fn record_of(
+        &self,
+        op: &'static str,
+        id: &str,
+        mut fields: HashMap<String, Vec<u8>>,
+    ) -> Result<Option<GameRecord>, StoreError> {
         let Some(body) = fields.remove("body") else {
             return Ok(None);
         };
         let text = |name: &str, v: Vec<u8>| {
             String::from_utf8(v)
-                .map_err(|_| store_error("load", format!("game {id}: field {name} is not UTF-8")))
+                .map_err(|_| store_error(op, format!("game {id}: field {name} is not UTF-8")))
         };
         let platform = fields
             .remove("platform")
@@ -492,14 +518,13 @@ impl RedisStore {
             Some(hash) => Some(self.script(id, hash?).await?),
             None => None,
         };
-        let record = GameRecord {
+        Ok(Some(GameRecord {
             id: id.to_string(),
             platform,
             request_id,
             body,
             script,
-        };
-        Ok(Some((record, numbered(bodies, 0))))
+        }))
     }
 
     pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {

@@ -35,6 +35,7 @@ macro_rules! store_contract {
                 #[tokio::test] a_conflict_brings_the_missing_entries,
                 #[tokio::test] scripts_are_kept_once_per_version,
                 #[tokio::test] subscribers_see_every_length,
+                #[tokio::test] head_is_the_record_and_the_log_length,
             );
         }
     };
@@ -125,6 +126,42 @@ pub async fn scripts_are_kept_once_per_version<F: Fixture>() {
     assert_eq!(
         store.load("a").await.unwrap().unwrap().0.script,
         Some(v1.clone())
+    );
+}
+
+/// `Store::head` gives what `load` gives without the log: the same record (platform, request id,
+/// pinned script) and the log's length, as the log grows and after the game is finished; `None`
+/// for an unknown game.
+pub async fn head_is_the_record_and_the_log_length<F: Fixture>() {
+    let Some(f) = F::start("head").await else {
+        return;
+    };
+    let store = f.store();
+    let v1 = script("v1", 4);
+    store.create(&pinned("p", &v1)).await.unwrap();
+    store
+        .create(&record("q", Some("acme"), Some("r9")))
+        .await
+        .unwrap();
+    assert_eq!(store.head("nope").await, Ok(None));
+    for n in 0..5u64 {
+        for id in ["p", "q"] {
+            let (rec, log) = store.load(id).await.unwrap().unwrap();
+            assert_eq!(log.len() as u64, n, "game {id}");
+            assert_eq!(store.head(id).await, Ok(Some((rec, n))), "game {id} at {n}");
+        }
+        store.append("p", &entry(n + 1, "p")).await.unwrap();
+        store.append("q", &entry(n + 1, "q")).await.unwrap();
+    }
+    store.finish("p").await.unwrap();
+    assert_eq!(
+        store.head("p").await,
+        Ok(Some((pinned("p", &v1), 5))),
+        "finished"
+    );
+    assert_eq!(
+        store.head("q").await,
+        Ok(Some((record("q", Some("acme"), Some("r9")), 5)))
     );
 }
 

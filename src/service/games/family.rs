@@ -11,6 +11,7 @@
 
 use crate::seat::Player;
 use crate::service::record::Record;
+use crate::service::session::snapshot::Restored;
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry, Snapshot};
 
@@ -74,14 +75,32 @@ pub trait LiveGame: Send + Sized + 'static {
     ) -> Result<Self, ApiError>;
 
     /// [`LiveGame::restore`] starting from the newest usable snapshot of `snapshots` (taken at
-    /// or before the last `keep` entries, so the rebuilt backlog is full); a family without
-    /// snapshots replays the whole log.
+    /// or before the last `keep` entries, so the rebuilt backlog is full), given the log's
+    /// entries after `from` only (`tail`; `from` 0: the whole log); a rebuild that needs earlier
+    /// entries says which ([`Restored`]). A family without snapshots replays the whole log.
     fn restore_from_snapshots(
         registry: &Self::Registry,
         record: &GameRecord,
-        log: &[LogEntry],
+        from: u64,
+        tail: &[LogEntry],
         _snapshots: &[Snapshot],
         _keep: usize,
+        no_timers: bool,
+    ) -> Result<Restored<Self>, ApiError> {
+        if from > 0 {
+            return Ok(Restored::WholeLog { covered: 0 });
+        }
+        Self::restore(registry, record, tail, no_timers).map(Restored::Game)
+    }
+
+    /// The whole `log` replayed after [`LiveGame::restore_from_snapshots`] asked for it
+    /// (`covered`: the settled deals its snapshots hold), keeping `keep` actions.
+    fn restore_whole(
+        registry: &Self::Registry,
+        record: &GameRecord,
+        log: &[LogEntry],
+        _keep: usize,
+        _covered: u32,
         no_timers: bool,
     ) -> Result<Self, ApiError> {
         Self::restore(registry, record, log, no_timers)

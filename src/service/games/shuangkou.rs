@@ -9,6 +9,7 @@ use super::family::{LiveGame, PresenceStep, inherent_live_game_methods};
 use crate::game::Action;
 use crate::seat::Player;
 use crate::service::record::Record;
+use crate::service::session::snapshot::Restored;
 use crate::service::session::{Prepared, Session, Submitted};
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry, PinnedScript, Snapshot};
@@ -56,12 +57,24 @@ impl LiveGame for Session {
     fn restore_from_snapshots(
         registry: &Registry,
         record: &GameRecord,
-        log: &[LogEntry],
+        from: u64,
+        tail: &[LogEntry],
         snapshots: &[Snapshot],
         keep: usize,
         no_timers: bool,
+    ) -> Result<Restored<Session>, ApiError> {
+        Session::restore_from_tail(registry, record, from, tail, snapshots, keep, no_timers)
+    }
+
+    fn restore_whole(
+        registry: &Registry,
+        record: &GameRecord,
+        log: &[LogEntry],
+        keep: usize,
+        covered: u32,
+        no_timers: bool,
     ) -> Result<Session, ApiError> {
-        Session::restore_from(registry, record, log, snapshots, keep, no_timers)
+        Session::replay_whole(registry, record, log, keep, covered, no_timers)
     }
 
     fn take_snapshot(&mut self) -> Option<(u64, Vec<u8>)> {

@@ -187,6 +187,18 @@ impl Session {
     }
 }
 
+/// What a rebuild from a tail of the log gave ([`Session::restore_from_tail`]).
+pub enum Restored<G> {
+    /// The game, rebuilt.
+    Game(G),
+    /// The newest usable snapshot is at seq `after + 1`, before the tail: rebuild again from the
+    /// entries after `after` and the snapshots up to `after + 1` (the chain is already counted).
+    EntriesAfter(u64),
+    /// No snapshot serves and the tail is not the whole log: replay the whole log
+    /// ([`Session::replay_whole`]), the snapshots' chain covering `covered` deals.
+    WholeLog { covered: u32 },
+}
+
 impl Session {
     /// Rebuilds a game from its stored record and log, starting from the newest state its
     /// `snapshots` (oldest first) prove when one is usable: at least `keep` entries before the
@@ -202,43 +214,96 @@ impl Session {
         keep: usize,
         no_timers: bool,
     ) -> Result<Session, crate::service::status::ApiError> {
+        // With the whole log (`from` 0) the answer is a game; the other two are not given.
+        match Session::restore_from_tail(registry, record, 0, log, snapshots, keep, no_timers)? {
+            Restored::Game(live) => Ok(live),
+            Restored::EntriesAfter(_) => {
+                Session::replay_whole(registry, record, log, keep, 0, no_timers)
+            }
+            Restored::WholeLog { covered } => {
+                Session::replay_whole(registry, record, log, keep, covered, no_timers)
+            }
+        }
+    }
+
+    /// [`Session::restore_from`] given only the log's entries after `from` (`tail`, entry
+    /// `from + 1` first): the log is `from + tail.len()` entries long (entries appended after
+    /// the caller read the snapshots are in the tail, so none is lost or applied twice). With
+    /// `from` 0 the tail is the whole log and the answer is always a game; otherwise a rebuild
+    /// that needs earlier entries says which ([`Restored`]).
+    pub fn restore_from_tail(
+        registry: &crate::variants::Registry,
+        record: &crate::store::GameRecord,
+        from: u64,
+        tail: &[crate::store::LogEntry],
+        snapshots: &[Snapshot],
+        keep: usize,
+        no_timers: bool,
+    ) -> Result<Restored<Session>, crate::service::status::ApiError> {
         let scheme = crate::service::record::Record::decode(&record.body)?.hash_scheme;
-        let before = (log.len() as u64).saturating_sub(keep as u64);
+        let len = from.saturating_add(tail.len() as u64);
+        let before = len.saturating_sub(keep as u64);
         let usable = snapshots.partition_point(|s| s.seq <= before);
         let chain = newest(&snapshots[..usable], scheme);
         if let Some(resumed) = chain.newest {
-            let at = usize::try_from(resumed.seq).unwrap_or(usize::MAX);
-            let in_log = at >= 1
-                && log
-                    .get(at - 1)
-                    .and_then(|e| crate::service::stored::decode(e).ok())
-                    .is_some_and(|s| s.hash == resumed.hash);
-            if !in_log {
-                crate::metrics::snapshot("not_in_log");
-            } else {
-                match Session::resume(
-                    registry,
-                    record,
-                    resumed,
-                    chain.covered,
-                    &log[at..],
-                    keep,
-                    no_timers,
-                ) {
-                    Ok(live) => {
-                        crate::metrics::snapshot("used");
-                        return Ok(live);
-                    }
-                    Err(e) => {
-                        crate::metrics::snapshot("resume_failed");
-                        tracing::warn!(game = %record.id, error = %e, "snapshot not used");
+            let at = resumed.seq;
+            if at >= 1 && at - 1 < from {
+                return Ok(Restored::EntriesAfter(at - 1));
+            }
+            // The index in the tail of the snapshot's own entry (its recorded hash).
+            let i = at
+                .checked_sub(1 + from)
+                .and_then(|i| usize::try_from(i).ok());
+            let in_log = i
+                .and_then(|i| tail.get(i))
+                .and_then(|e| crate::service::stored::decode(e).ok())
+                .is_some_and(|s| s.hash == resumed.hash);
+            match i {
+                Some(i) if in_log => {
+                    match Session::resume(
+                        registry,
+                        record,
+                        resumed,
+                        chain.covered,
+                        &tail[i + 1..],
+                        keep,
+                        no_timers,
+                    ) {
+                        Ok(live) => {
+                            crate::metrics::snapshot("used");
+                            return Ok(Restored::Game(live));
+                        }
+                        Err(e) => {
+                            crate::metrics::snapshot("resume_failed");
+                            tracing::warn!(game = %record.id, error = %e, "snapshot not used");
+                        }
                     }
                 }
+                _ => crate::metrics::snapshot("not_in_log"),
             }
         }
+        if from > 0 {
+            return Ok(Restored::WholeLog {
+                covered: chain.covered,
+            });
+        }
+        Session::replay_whole(registry, record, tail, keep, chain.covered, no_timers)
+            .map(Restored::Game)
+    }
+
+    /// The whole `log` replayed ([`Session::restore`]), keeping `keep` actions; the snapshots
+    /// already written cover `covered` deals (the next one carries the deals after them).
+    pub fn replay_whole(
+        registry: &crate::variants::Registry,
+        record: &crate::store::GameRecord,
+        log: &[crate::store::LogEntry],
+        keep: usize,
+        covered: u32,
+        no_timers: bool,
+    ) -> Result<Session, crate::service::status::ApiError> {
         let mut live = Session::restore(registry, record, log, no_timers)?;
         live.keep_actions(keep);
-        live.snapshot_covered = chain.covered;
+        live.snapshot_covered = covered;
         Ok(live)
     }
 }

@@ -272,7 +272,7 @@ impl Shared {
                 record: at,
                 entries,
             } => {
-                let rec = if op == "load" {
+                let rec = if matches!(op, "load" | "head") {
                     let payload = journal::read_frame(&journal, *at).map_err(fail)?;
                     match journal::decode(&payload).map_err(fail)? {
                         Rec::Create { body, script, .. } => record(body, script)?,
@@ -545,6 +545,22 @@ impl EmbeddedStore {
         let id = id.to_string();
         self.read("load", move |s| s.read_game("load", &id, 0, usize::MAX))
             .await
+    }
+
+    /// The game's record and its log's length: the record's frame only (an archived game's
+    /// one frame).
+    pub async fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
+        let id = id.to_string();
+        self.read("head", move |s| {
+            // The length first: entries appended after it are read by the caller's next read.
+            let len = match s.state("head")?.index.games.get(id.as_str()) {
+                Some(g) => g.log_len(),
+                None => return Ok(None),
+            };
+            Ok(s.read_game("head", &id, len, 0)?
+                .map(|(record, _)| (record, len)))
+        })
+        .await
     }
 
     /// [`EmbeddedStore::load`] of each of `ids`, in one read task.
