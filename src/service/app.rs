@@ -38,6 +38,8 @@ pub struct App {
     _shengji_watcher: Option<DirWatcher>,
     draining: AtomicBool,
     close_streams: watch::Sender<bool>,
+    /// The WatchGame catch-up pages replayed at once by all streams: one per core.
+    catch_up_replays: tokio::sync::Semaphore,
 }
 
 /// The token key of the configuration (64 hex digits), or 256 random bits when none is set.
@@ -124,6 +126,9 @@ impl App {
             _shengji_watcher: shengji_watcher,
             draining: AtomicBool::new(false),
             close_streams,
+            catch_up_replays: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            ),
         });
         app.games.recover().await?;
         app.shengji.recover().await?;
@@ -202,6 +207,14 @@ impl App {
     /// Ends every WatchGame stream (with UNAVAILABLE).
     pub fn close_streams(&self) {
         let _ = self.close_streams.send(true);
+    }
+
+    /// The WatchGame catch-up replays in flight: one per core. Fifty streams from seq 0 would
+    /// otherwise replay fifty pages at once on fifty blocking threads, each page's memory at its
+    /// peak together and left in as many allocator arenas; a stream waits here only while it
+    /// replays, not while its client is slow.
+    pub fn catch_up_replays(&self) -> &tokio::sync::Semaphore {
+        &self.catch_up_replays
     }
 
     /// Resolves when the streams are to close.

@@ -7,17 +7,17 @@
 //! that read slowly) catches up from the store's log (`history`), a page at a time: the client's
 //! pace bounds what the server holds for it: at most [`BUFFER`] events queued for the transport
 //! ([`Watch`] counts them) and one page being sent, and the catch-up pages of all streams are
-//! replayed at most one per core at a time ([`replays`]).
+//! replayed at most one per core at a time (`App::catch_up_replays`).
 //!
 //! A seat token's stream keeps its player connected (`presence`): the stream holds a
 //! [`crate::service::presence::StreamGuard`] while it lives, and after every batch a player the game has as
 //! disconnected (a disconnect logged by another replica) is reconnected.
 
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tonic::Status;
 
@@ -73,17 +73,6 @@ impl Stream for Watch {
         }
         next
     }
-}
-
-/// The catch-up pages being replayed at once by all the WatchGame streams of this process: one
-/// per core. Fifty streams from seq 0 would otherwise replay fifty pages at once on fifty
-/// blocking threads, each page's memory at its peak together and left in as many allocator
-/// arenas; a stream waits here only while it replays, not while its client is slow.
-fn replays() -> &'static Semaphore {
-    static REPLAYS: OnceLock<Semaphore> = OnceLock::new();
-    REPLAYS.get_or_init(|| {
-        Semaphore::new(std::thread::available_parallelism().map_or(2, std::num::NonZero::get))
-    })
 }
 
 /// The last event a watcher has: (seq, index among the events of that seq); `None` = nothing
@@ -276,7 +265,7 @@ async fn catch_up(
 ) -> Result<Option<Position>, ApiError> {
     let page = {
         // Never closed: a permit always comes.
-        let _replaying = replays().acquire().await.ok();
+        let _replaying = app.catch_up_replays().acquire().await.ok();
         history.next_page(app.games().store()).await?
     };
     if page.is_empty() {
