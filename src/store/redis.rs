@@ -462,34 +462,37 @@ impl RedisStore {
     }
 
     pub async fn load(&self, id: &str) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
-        let mut conn = self.conn.clone();
-        let mut pipe = redis::pipe();
-        pipe.atomic()
-            .cmd("HGETALL")
-            .arg(self.keys.game(id))
-            .cmd("LRANGE")
-            .arg(self.keys.log(id))
-            .arg(0)
-            .arg(-1);
-        let (fields, bodies): (HashMap<String, Vec<u8>>, Vec<Vec<u8>>) =
-            self.call("load", pipe.query_async(&mut conn)).await?;
-        let record = self.record_of("load", id, fields).await?;
-        Ok(record.map(|r| (r, numbered(bodies, 0))))
+        let mut log = redis::cmd("LRANGE");
+        log.arg(self.keys.log(id)).arg(0).arg(-1);
+        let record = self.record_and::<Vec<Vec<u8>>>("load", id, log).await?;
+        Ok(record.map(|(r, bodies)| (r, numbered(bodies, 0))))
     }
 
     /// The record and the log's length, in one HGETALL + LLEN pipeline (no entry is read).
     pub async fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
+        let mut len = redis::cmd("LLEN");
+        len.arg(self.keys.log(id));
+        self.record_and("head", id, len).await
+    }
+
+    /// Game `id`'s record and what `log` (a command on its log) answers, in one atomic
+    /// HGETALL + `log` pipeline (`None`: no such game).
+    async fn record_and<T: redis::FromRedisValue>(
+        &self,
+        op: &'static str,
+        id: &str,
+        log: redis::Cmd,
+    ) -> Result<Option<(GameRecord, T)>, StoreError> {
         let mut conn = self.conn.clone();
         let mut pipe = redis::pipe();
         pipe.atomic()
             .cmd("HGETALL")
             .arg(self.keys.game(id))
-            .cmd("LLEN")
-            .arg(self.keys.log(id));
-        let (fields, len): (HashMap<String, Vec<u8>>, u64) =
-            self.call("head", pipe.query_async(&mut conn)).await?;
-        let record = self.record_of("head", id, fields).await?;
-        Ok(record.map(|r| (r, len)))
+            .add_command(log);
+        let (fields, answer): (HashMap<String, Vec<u8>>, T) =
+            self.call(op, pipe.query_async(&mut conn)).await?;
+        let record = self.record_of(op, id, fields).await?;
+        Ok(record.map(|r| (r, answer)))
     }
 
     /// The record of game `id` from its hash's `fields` (`None`: no such game).
