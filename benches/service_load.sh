@@ -16,6 +16,7 @@
 #         and archive sizes at the end, compactions logged, games completed.
 # Every run writes its JSON to the out-dir (default target/bench-load) and a summary line.
 # Environment: DURATION (s, default 20), CONC (default 32), GAMES (default 256), SEED (default 1),
+# STORES (the stores `load` and `rate` run, default "memory embedded redis"),
 # REDIS_PORT (default 16379), RECOVERY_GAMES, COMPACT_SECS, BIN (directory of the release binaries, default target/release),
 # SERVER_FLAGS (more `serve` flags, e.g. `--finished-retention 30s` for the compaction run).
 set -euo pipefail
@@ -28,6 +29,7 @@ CONC=${CONC:-32}
 GAMES=${GAMES:-256}
 SEED=${SEED:-1}
 REDIS_PORT=${REDIS_PORT:-16379}
+STORES=${STORES:-memory embedded redis}
 BIN=${BIN:-target/release}
 server=$BIN/shuangkou
 load=$BIN/shuangkou-load
@@ -110,9 +112,11 @@ run_load() { # name args...
   curl -s "http://127.0.0.1:$mport/metrics" | grep '^shuangkou_store' >"$out/$name.metrics" || true
 }
 
+uses_redis() { case " $STORES " in *" redis "*) return 0 ;; *) return 1 ;; esac; }
+
 if [ "$what" = load ] || [ "$what" = all ]; then
-  start_redis
-  for store in memory embedded redis; do
+  if uses_redis; then start_redis; fi
+  for store in $STORES; do
     start_server "$(store_spec $store)"
     run_load "$store-server-hints" --games "$GAMES" --concurrency "$CONC" --duration "$DURATION" --hints server
     run_load "$store-local-hints" --games "$GAMES" --concurrency "$CONC" --duration "$DURATION" --hints local
@@ -121,8 +125,8 @@ if [ "$what" = load ] || [ "$what" = all ]; then
 fi
 
 if [ "$what" = rate ] || [ "$what" = all ]; then
-  [ -n "$redis_pid" ] || start_redis
-  for store in memory embedded redis; do
+  if uses_redis && [ -z "$redis_pid" ]; then start_redis; fi
+  for store in $STORES; do
     peak=$(python3 -c "import json; print(json.load(open('$out/$store-local-hints.json'))['plays_per_second'])")
     rate=$(python3 -c "print(round($peak * 0.8))")
     start_server "$(store_spec $store)"

@@ -80,7 +80,7 @@ impl Compactions {
     /// Between batches: finishes a built compaction (the writer's only pause: copying the
     /// journal's tail written meanwhile, renaming, swapping), then starts one if due, forced
     /// (`forced`: `compact_now` callers) or still asked for. `idle` waits until no commit is in
-    /// flight and returns the durable end (`None`: the syncer stopped).
+    /// flight and returns the durable end (`None`: the syncers stopped).
     pub(super) fn step(
         &mut self,
         shared: &Arc<Shared>,
@@ -496,7 +496,7 @@ fn swap(
     idle: &mut impl FnMut() -> Option<u64>,
 ) -> Result<Done, String> {
     let io = |what: &str, e: io::Error| format!("{what}: {e}");
-    idle().ok_or("the syncer stopped")?;
+    idle().ok_or("the syncers stopped")?;
     if shared.broken.load(Ordering::Acquire) {
         return Err("a commit failed meanwhile".into());
     }

@@ -18,9 +18,11 @@
 //! (up to [`MAX_BATCH`] operations), checks each against the index, the batches still in flight
 //! and the earlier operations of the same batch (compare-and-append, idempotent create), encodes
 //! the frames into one buffer and writes it at the end of the journal with one `pwrite`; then it
-//! hands the batch to the syncer thread ([`syncer`]) and goes on with the next. The syncer
-//! `fdatasync`s once for every batch handed over since its last sync, and only then updates the
-//! index and answers their waiters: a write waits for at most the sync in flight and its own. No
+//! hands the batch to the syncer threads ([`syncer`]) and goes on with the next. A free syncer
+//! `fdatasync`s once for every batch handed over and not yet covered by a sync, so a batch
+//! written while a sync is in flight gets its own sync started at once (several in flight); the
+//! batches are applied to the index and answered in write order, each once its sync and every
+//! earlier one have succeeded: a write waits for about one sync. No
 //! reply (and no read) sees a write before the fsync that covers it; if a write or an fsync
 //! fails, every batch behind it fails too, the journal is truncated back to its last durable end
 //! and every waiter of those batches gets an error (the outcome is unknown to them; a retry
@@ -465,7 +467,7 @@ impl EmbeddedStore {
             alloc_end,
         };
         let pipe = syncer::Pipe::start(Arc::clone(&shared), end)
-            .map_err(|e| fail(format!("cannot start the syncer thread: {e}")))?;
+            .map_err(|e| fail(format!("cannot start the syncer threads: {e}")))?;
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
             .spawn(move || run_writer(writer_shared, w, rx, pipe, wake))

@@ -1,23 +1,33 @@
-//! The second stage of the embedded store's pipelined group commit: the syncer thread.
+//! The second stage of the embedded store's pipelined group commit: the syncer threads.
 //!
 //! The writer thread decides a batch and writes its frames (`pwrite`), then hands the batch here
-//! and goes on with the next one. The syncer takes every batch handed over since its last
-//! `fdatasync`, syncs once for all of them, and only then applies them to the index (in write
-//! order) and answers their waiters. So while one `fdatasync` is in flight the next batch is
-//! decided and written, and a write waits for at most the sync in progress and its own: the
-//! scheme of pipelined write-ahead logs (RocksDB's `enable_pipelined_write`, okaywal's
-//! "next commit while the current one syncs").
+//! and goes on with the next one. A syncer thread that is free takes every batch handed over
+//! and not yet covered by a sync, and runs one `fdatasync` for all of them. With [`SYNCERS`]
+//! threads, a batch written while a sync is in flight gets its own `fdatasync` started at once,
+//! instead of waiting for the one in flight to end before its own starts: a write waits for
+//! about one sync, not two. Concurrent `fdatasync` calls on one file overlap in the disk's queue:
+//! on the bench machine, 3 threads syncing one file complete several times the syncs per second
+//! of one thread (BENCHMARKS.md, "Service per store").
 //!
-//! Nothing is answered or visible to readers before the fsync that covers it. A failed fsync
-//! marks the store broken and fails every batch handed over until the writer has cut the journal
-//! back to the durable end this stage reports ([`Progress`]).
+//! The syncs end in any order, but their batches are finished in write order: a sync's batches
+//! are applied to the index and answered only once it and every sync started before it have
+//! ended, and only if all of them succeeded. So a batch is never answered before the sync of an
+//! earlier batch, and never after an earlier batch was lost: a failed sync fails its batches and
+//! every batch behind it that is not yet answered, and marks the store broken until the writer
+//! has cut the journal back to the durable end this stage reports ([`Done`]).
+//!
+//! Each syncer syncs through its own open file description of the journal (a reopen of
+//! `/proc/self/fd/N`): a write-back error is reported once per open file description, so with
+//! a shared one a sync could take the error of a page another sync was waiting for, and the
+//! other would report success.
 //!
 //! Must not be called from async code (it blocks on I/O); only [`super::EmbeddedStore`] starts it.
 
+use std::collections::VecDeque;
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, SyncSender};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -26,10 +36,13 @@ use super::ops::{NewScript, Op, Phases, Plan};
 use super::{IoStep, Shared, join_thread, store_error};
 use crate::store::{Appended, Created};
 
-/// Batches written but not yet synced before the writer waits (back-pressure).
+/// Batches written but not yet finished before the writer waits (back-pressure).
 pub(super) const IN_FLIGHT: usize = 64;
 
-/// A batch the writer has written, for the syncer to make durable and answer.
+/// Syncer threads, so at most this many `fdatasync`s in flight at once.
+pub(super) const SYNCERS: usize = 3;
+
+/// A batch the writer has written, for the syncers to make durable and answer.
 pub(super) struct Written {
     /// The batch's number (1, 2, …, in write order).
     pub(super) no: u64,
@@ -44,7 +57,7 @@ pub(super) struct Written {
     pub(super) at: Instant,
 }
 
-/// How far the syncer has got: the last batch it finished (answered or failed) and the end of
+/// How far the syncers have got: the last batch finished (answered or failed) and the end of
 /// the durable journal data.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Done {
@@ -52,78 +65,93 @@ pub(super) struct Done {
     pub(super) durable: u64,
 }
 
-/// [`Done`], shared by the two threads; the writer waits on it.
-pub(super) struct Progress {
-    done: Mutex<Done>,
-    changed: Condvar,
+/// A sync started: the last batch it covers, and its outcome once it has ended.
+struct Started {
+    covers: u64,
+    outcome: Option<Result<(), String>>,
 }
 
-impl Progress {
-    pub(super) fn new(durable: u64) -> Progress {
-        Progress {
-            done: Mutex::new(Done {
-                batches: 0,
-                durable,
-            }),
-            changed: Condvar::new(),
-        }
+/// What the writer and the syncers share.
+struct Flow {
+    /// Batches handed over and not yet finished, in write order.
+    batches: VecDeque<Written>,
+    /// The last batch covered by a sync started so far.
+    started: u64,
+    /// Syncs started whose batches are not yet finished, in start order.
+    syncs: VecDeque<Started>,
+    done: Done,
+    /// The writer has closed the pipe: the syncers exit once every batch has a sync.
+    closed: bool,
+}
+
+/// [`Flow`] under its lock, with the two things waited for.
+struct Line {
+    flow: Mutex<Flow>,
+    /// A batch was handed over, or the pipe closed (the syncers wait on it).
+    work: Condvar,
+    /// Batches were finished (the writer waits on it).
+    changed: Condvar,
+    /// Held while a thread finishes batches, so that they are applied and answered in order.
+    finishing: Mutex<()>,
+}
+
+impl Line {
+    fn lock(&self) -> MutexGuard<'_, Flow> {
+        self.flow
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The last batch finished.
-    pub(super) fn batches(&self) -> u64 {
-        self.done.lock().map_or(0, |d| d.batches)
-    }
-
-    fn set(&self, done: Done) {
-        match self.done.lock() {
-            Ok(mut d) => *d = done,
-            Err(mut poisoned) => **poisoned.get_mut() = done,
+    /// Waits until batches are finished, at most 100 ms (so that stopped syncers are noticed).
+    fn wait_changed<'a>(&self, flow: MutexGuard<'a, Flow>) -> MutexGuard<'a, Flow> {
+        match self.changed.wait_timeout(flow, Duration::from_millis(100)) {
+            Ok((flow, _)) => flow,
+            Err(poisoned) => poisoned.into_inner().0,
         }
-        self.changed.notify_all();
-    }
-
-    /// Waits until batch `no` is finished; `None` if `alive` says the syncer stopped first.
-    fn wait_for(&self, no: u64, alive: impl Fn() -> bool) -> Option<Done> {
-        let mut d = self.done.lock().ok()?;
-        while d.batches < no {
-            if !alive() {
-                return None;
-            }
-            // A bounded wait so that a stopped syncer is noticed.
-            d = self
-                .changed
-                .wait_timeout(d, Duration::from_millis(100))
-                .ok()?
-                .0;
-        }
-        Some(*d)
     }
 }
 
 /// The writer's end of the pipeline: hands batches over and waits for them.
 pub(super) struct Pipe {
-    tx: Option<SyncSender<Written>>,
-    progress: Arc<Progress>,
-    syncer: Option<JoinHandle<()>>,
+    line: Arc<Line>,
+    syncers: Vec<JoinHandle<()>>,
     /// Batches handed over so far.
     sent: u64,
 }
 
 impl Pipe {
-    /// Starts the syncer thread; the journal's data is durable up to `durable`.
+    /// Starts the syncer threads; the journal's data is durable up to `durable`.
     pub(super) fn start(shared: Arc<Shared>, durable: u64) -> std::io::Result<Pipe> {
-        let (tx, rx) = std::sync::mpsc::sync_channel(IN_FLIGHT);
-        let progress = Arc::new(Progress::new(durable));
-        let p = Arc::clone(&progress);
-        let syncer = std::thread::Builder::new()
-            .name("shuangkou-store-syncer".into())
-            .spawn(move || run_syncer(&shared, &p, rx))?;
-        Ok(Pipe {
-            tx: Some(tx),
-            progress,
-            syncer: Some(syncer),
+        let line = Arc::new(Line {
+            flow: Mutex::new(Flow {
+                batches: VecDeque::with_capacity(IN_FLIGHT),
+                started: 0,
+                syncs: VecDeque::with_capacity(SYNCERS),
+                done: Done {
+                    batches: 0,
+                    durable,
+                },
+                closed: false,
+            }),
+            work: Condvar::new(),
+            changed: Condvar::new(),
+            finishing: Mutex::new(()),
+        });
+        let mut pipe = Pipe {
+            line,
+            syncers: Vec::with_capacity(SYNCERS),
             sent: 0,
-        })
+        };
+        for i in 0..SYNCERS {
+            let (shared, line) = (Arc::clone(&shared), Arc::clone(&pipe.line));
+            // On an error, dropping the pipe stops the syncers already started.
+            pipe.syncers.push(
+                std::thread::Builder::new()
+                    .name(format!("shuangkou-store-syncer-{i}"))
+                    .spawn(move || run_syncer(&shared, &line))?,
+            );
+        }
+        Ok(pipe)
     }
 
     /// The number the next batch handed over gets.
@@ -131,65 +159,76 @@ impl Pipe {
         self.sent + 1
     }
 
-    /// The last batch the syncer finished.
+    /// The last batch the syncers finished.
     pub(super) fn finished(&self) -> u64 {
-        self.progress.batches()
+        self.line.lock().done.batches
     }
 
-    /// Hands a written batch over (waits while [`IN_FLIGHT`] batches are); if the syncer has
+    fn alive(&self) -> bool {
+        self.syncers.iter().any(|t| !t.is_finished())
+    }
+
+    /// Hands a written batch over (waits while [`IN_FLIGHT`] batches are); if the syncers have
     /// stopped, fails its operations.
     pub(super) fn send(&mut self, batch: Written) {
-        let Some(tx) = &self.tx else {
-            batch
-                .ops
-                .into_iter()
-                .for_each(|op| op.fail("store syncer stopped"));
-            return;
-        };
-        self.sent = batch.no;
-        if let Err(e) = tx.send(batch) {
-            e.0.ops
-                .into_iter()
-                .for_each(|op| op.fail("store syncer stopped (outcome unknown)"));
+        let mut flow = self.line.lock();
+        loop {
+            if !self.alive() {
+                drop(flow);
+                batch
+                    .ops
+                    .into_iter()
+                    .for_each(|op| op.fail("store syncer stopped"));
+                return;
+            }
+            if flow.batches.len() < IN_FLIGHT {
+                break;
+            }
+            flow = self.line.wait_changed(flow);
         }
+        self.sent = batch.no;
+        flow.batches.push_back(batch);
+        drop(flow);
+        self.line.work.notify_one();
     }
 
     /// Waits until every batch handed over is finished; returns the durable end (`None`: the
-    /// syncer stopped).
+    /// syncers stopped).
     pub(super) fn wait_idle(&self) -> Option<u64> {
-        let syncer = self.syncer.as_ref()?;
-        self.progress
-            .wait_for(self.sent, || !syncer.is_finished())
-            .map(|d| d.durable)
+        let mut flow = self.line.lock();
+        while flow.done.batches < self.sent {
+            if !self.alive() {
+                return None;
+            }
+            flow = self.line.wait_changed(flow);
+        }
+        Some(flow.done.durable)
     }
 }
 
 impl Drop for Pipe {
     fn drop(&mut self) {
-        // Closing the channel lets the syncer finish what was handed over and exit.
-        self.tx.take();
-        join_thread(self.syncer.take(), "syncer");
+        // The syncers finish what was handed over, then exit.
+        self.line.lock().closed = true;
+        self.line.work.notify_all();
+        for t in self.syncers.drain(..) {
+            join_thread(Some(t), "syncer");
+        }
     }
 }
 
-/// The syncer thread: one `fdatasync` per group of written batches, then apply and answer.
-fn run_syncer(shared: &Shared, progress: &Progress, rx: Receiver<Written>) {
-    let mut durable = progress.done.lock().map_or(0, |d| d.durable);
-    while let Ok(first) = rx.recv() {
-        let mut group = vec![first];
-        group.extend(rx.try_iter().take(IN_FLIGHT));
-        let last = group.last().map_or(0, |b| b.no);
-        let journal = group.iter().rev().find_map(|b| b.journal.clone());
-        let mut phase = Phases::start();
-        for b in &group {
-            crate::metrics::store_commit_phase("in_flight", (phase.0 - b.at).as_secs_f64());
-        }
-        let synced = if shared.broken.load(Ordering::Acquire) {
+/// A syncer thread: takes the batches not yet covered by a sync, runs one `fdatasync` for them,
+/// then finishes every batch whose sync and earlier syncs have ended.
+fn run_syncer(shared: &Shared, line: &Line) {
+    // This thread's own open file description of the journal it last synced.
+    let mut own: Option<(Arc<File>, File)> = None;
+    while let Some((covers, journal, mut phase)) = next_sync(line) {
+        let outcome = if shared.broken.load(Ordering::Acquire) {
             Err("the store is being repaired after a failed write".to_string())
         } else if let Some(journal) = &journal {
             shared
                 .fault(IoStep::Sync)
-                .and_then(|()| journal.sync_data())
+                .and_then(|()| own_description(&mut own, journal).sync_data())
                 .map_err(|e| format!("{}: {e}", shared.label))
         } else {
             Ok(())
@@ -197,9 +236,113 @@ fn run_syncer(shared: &Shared, progress: &Progress, rx: Receiver<Written>) {
         if journal.is_some() {
             phase.end("sync");
         }
-        match synced {
+        let _finishing = line
+            .finishing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let ready = {
+            let mut flow = line.lock();
+            if let Some(s) = flow.syncs.iter_mut().find(|s| s.covers == covers) {
+                s.outcome = Some(outcome);
+            }
+            ended(&mut flow)
+        };
+        if ready.is_empty() {
+            continue;
+        }
+        let done = finish(shared, ready, line.lock().done, &mut phase);
+        line.lock().done = done;
+        line.changed.notify_all();
+    }
+}
+
+/// Waits for batches not yet covered by a sync and starts one for them: the last batch it
+/// covers, the journal to sync (`None`: they wrote nothing) and its phases' clock. `None` once
+/// the pipe is closed and every batch has a sync.
+fn next_sync(line: &Line) -> Option<(u64, Option<Arc<File>>, Phases)> {
+    let mut flow = line.lock();
+    loop {
+        let last = flow.batches.back().map_or(0, |b| b.no);
+        if last > flow.started {
+            let phase = Phases::start();
+            let mut journal = None;
+            for b in flow.batches.iter().filter(|b| b.no > flow.started) {
+                crate::metrics::store_commit_phase("in_flight", (phase.0 - b.at).as_secs_f64());
+                if b.journal.is_some() {
+                    journal.clone_from(&b.journal);
+                }
+            }
+            flow.started = last;
+            flow.syncs.push_back(Started {
+                covers: last,
+                outcome: None,
+            });
+            return Some((last, journal, phase));
+        }
+        if flow.closed {
+            return None;
+        }
+        flow = line
+            .work
+            .wait(flow)
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    }
+}
+
+/// Takes the syncs that have ended with every sync started before them, with their batches.
+fn ended(flow: &mut Flow) -> Vec<(Result<(), String>, Vec<Written>)> {
+    let mut ready = Vec::new();
+    while flow.syncs.front().is_some_and(|s| s.outcome.is_some()) {
+        let Some(Started {
+            covers,
+            outcome: Some(outcome),
+        }) = flow.syncs.pop_front()
+        else {
+            break;
+        };
+        let n = flow.batches.iter().take_while(|b| b.no <= covers).count();
+        ready.push((outcome, flow.batches.drain(..n).collect()));
+    }
+    ready
+}
+
+/// The journal as this thread's own open file description (reopened when the journal changes;
+/// the shared one if it cannot be reopened).
+fn own_description<'a>(own: &'a mut Option<(Arc<File>, File)>, journal: &'a Arc<File>) -> &'a File {
+    if !own.as_ref().is_some_and(|(of, _)| Arc::ptr_eq(of, journal)) {
+        *own = match File::open(format!("/proc/self/fd/{}", journal.as_raw_fd())) {
+            Ok(file) => Some((Arc::clone(journal), file)),
+            Err(e) => {
+                tracing::warn!(store = "embedded", error = %e,
+                    "cannot reopen the journal for a syncer; it syncs the shared descriptor");
+                None
+            }
+        };
+    }
+    own.as_ref().map_or(journal, |(_, file)| file)
+}
+
+/// Finishes ended syncs' batches in write order: applies and answers those of a successful sync,
+/// fails those of a failed one and every one behind it (the store is then broken). Returns how
+/// far the syncers have got.
+fn finish(
+    shared: &Shared,
+    ready: Vec<(Result<(), String>, Vec<Written>)>,
+    mut done: Done,
+    phase: &mut Phases,
+) -> Done {
+    for (outcome, mut group) in ready {
+        let last = group.last().map_or(done.batches, |b| b.no);
+        let outcome = outcome.and_then(|()| {
+            if shared.broken.load(Ordering::Acquire) {
+                Err("an earlier commit failed".to_string())
+            } else {
+                Ok(())
+            }
+        });
+        match outcome {
             Ok(()) => {
-                durable = group.iter().map(|b| b.end).max().unwrap_or(durable);
+                done.durable = group.iter().map(|b| b.end).max().unwrap_or(done.durable);
                 apply(shared, &mut group);
                 phase.end("apply");
                 let ops: usize = group.iter().map(|b| b.ops.len()).sum();
@@ -226,13 +369,10 @@ fn run_syncer(shared: &Shared, progress: &Progress, rx: Receiver<Written>) {
                 }
             }
         }
-        progress.set(Done {
-            batches: last,
-            durable,
-        });
+        done.batches = last;
     }
+    done
 }
-
 /// Applies a synced group's frames to the index, in write order.
 fn apply(shared: &Shared, group: &mut [Written]) {
     let mut st = match shared.state.write() {

@@ -256,7 +256,7 @@ impl Commit<'_> {
         let durable = self
             .pipe
             .wait_idle()
-            .ok_or_else(|| format!("{}: the syncer stopped", shared.label))?;
+            .ok_or_else(|| format!("{}: the syncers stopped", shared.label))?;
         self.pending.clear();
         self.w.end = durable;
         let journal = Arc::clone(&shared.state("repair").map_err(|e| e.message)?.journal);
