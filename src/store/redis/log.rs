@@ -1,0 +1,98 @@
+//! A game's log: compare-and-append (one EVALSHA per play) and range reads.
+
+use super::{RedisStore, numbered, store_error};
+use crate::store::{AppendOrRead, Appended, LogEntry, StoreError};
+
+impl RedisStore {
+    pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
+        let Ok(start) = i64::try_from(after) else {
+            return Ok(Vec::new());
+        };
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("LRANGE");
+        cmd.arg(self.keys.log(id)).arg(start).arg(-1);
+        let bodies: Vec<Vec<u8>> = self
+            .call("entries_after", cmd.query_async(&mut conn))
+            .await?;
+        Ok(numbered(bodies, after))
+    }
+
+    /// At most `limit` entries after `after` (one LRANGE of that range).
+    pub async fn entries_page(
+        &self,
+        id: &str,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<LogEntry>, StoreError> {
+        let (Ok(start), Ok(n)) = (i64::try_from(after), i64::try_from(limit)) else {
+            return Ok(Vec::new());
+        };
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("LRANGE");
+        cmd.arg(self.keys.log(id))
+            .arg(start)
+            .arg(start.saturating_add(n - 1));
+        let bodies: Vec<Vec<u8>> = self
+            .call("entries_page", cmd.query_async(&mut conn))
+            .await?;
+        Ok(numbered(bodies, after))
+    }
+
+    pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
+        Ok(match self.append_script_call(id, entry, false).await? {
+            AppendOrRead::Appended => Appended::Ok,
+            AppendOrRead::Behind { current, .. } => Appended::Conflict { current },
+        })
+    }
+
+    /// Compare-and-append that, on a conflict, returns the entries after the caller's seq
+    /// (`entry.seq - 1`) from the same script call: one round trip either way.
+    pub async fn append_or_read(
+        &self,
+        id: &str,
+        entry: &LogEntry,
+    ) -> Result<AppendOrRead, StoreError> {
+        self.append_script_call(id, entry, true).await
+    }
+
+    async fn append_script_call(
+        &self,
+        id: &str,
+        entry: &LogEntry,
+        read_back: bool,
+    ) -> Result<AppendOrRead, StoreError> {
+        // seq 0 can never be appended: expected -1 always conflicts and reports the length.
+        let expected = i64::try_from(entry.seq).map_or(-1, |s| s - 1);
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(self.append_script.get_hash())
+            .arg(2)
+            .arg(self.keys.game(id))
+            .arg(self.keys.log(id))
+            .arg(expected)
+            .arg(entry.body.as_slice())
+            .arg(self.keys.events(id))
+            .arg(if read_back { "1" } else { "0" });
+        let reply = self.evalsha("append", &self.append_script, &cmd).await?;
+        match reply {
+            redis::Value::Int(_) => Ok(AppendOrRead::Appended),
+            other => {
+                let (code, n, bodies): (i64, u64, Vec<Vec<u8>>) = redis::from_redis_value(other)
+                    .map_err(|e| store_error("append", format!("unexpected script reply: {e}")))?;
+                match code {
+                    1 => Ok(AppendOrRead::Behind {
+                        current: n,
+                        entries: numbered(bodies, u64::try_from(expected).unwrap_or(0)),
+                    }),
+                    2 => Err(store_error("append", format!("no game {id}"))),
+                    c => Err(store_error(
+                        "append",
+                        format!("unexpected script reply {c}"),
+                    )),
+                }
+            }
+        }
+    }
+}
