@@ -15,8 +15,10 @@
 //!
 //! `cargo run --example game_memory long DEALS [variant]` plays one live game (a `Session`, the
 //! default backlog) through a DEALS-deal match (seeded random plays) and prints, at deals 8, 100,
-//! 200, … and at the end, the heap the session holds and the heap of the settled deals it keeps
-//! in memory (`Game::results`): bounded whatever the match length (issue 21).
+//! 200, … and at the end, the heap the session holds (without the configured hooks, which every
+//! game of a configuration shares) and where it goes: the settled deals it keeps in memory
+//! (`Game::results`, with their postcard size), the rest of the state, what the session held at
+//! creation (record, channel, backlog, first deal), and the rest (the backlog's events, …).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -182,7 +184,6 @@ fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
 
     let registry = shuangkou::variants::Registry::embedded()?;
     let compiled = registry.active(variant).ok_or("no such variant")?;
-    let heap0 = LIVE.load(Ordering::Relaxed);
     let new = NewGame {
         variant: variant.to_string(),
         deals,
@@ -190,22 +191,46 @@ fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
         ..NewGame::default()
     };
     let (record, _) = Record::new(&compiled, &new, None, "long", &[7; 32], 1)?;
+    // The configured hooks are built once per configuration and shared by every game with it
+    // (the registry caches them): counted apart, before the session.
+    let before_hooks = LIVE.load(Ordering::Relaxed);
+    let _shared = registry.configured(&compiled, &record.options)?;
+    let hooks_heap = LIVE.load(Ordering::Relaxed).saturating_sub(before_hooks);
+    println!(
+        "one {variant} game through a {deals}-deal match (default backlog); shared per \
+         configuration: hooks {hooks_heap} B; size_of Session {} B",
+        std::mem::size_of::<Session>()
+    );
+    // The session drops the record's script text (the store keeps it): not the session's.
+    let heap0 = LIVE
+        .load(Ordering::Relaxed)
+        .saturating_sub(record.script.capacity());
     let mut live = Session::create(&registry, record, true)?;
+    let created = LIVE.load(Ordering::Relaxed).saturating_sub(heap0);
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let mut reported = 0;
-    println!("one {variant} game through a {deals}-deal match (default backlog)");
     loop {
         let settled = live.game().results_settled();
         let checkpoint = settled == 8 || settled % 100 == 0 || live.finished();
         if settled > reported && checkpoint {
             reported = settled;
+            // Read before the copies below are made.
+            let session = LIVE.load(Ordering::Relaxed).saturating_sub(heap0);
             let results: Vec<_> = live.game().results().to_vec();
+            let results_heap = heap_of(&results);
+            let encoded: usize = results
+                .iter()
+                .map(|r| postcard::to_stdvec(r).map_or(0, |v| v.len()))
+                .sum();
+            // A copy of the state shares its kept results (an `Arc`): the rest of the state.
+            let state = heap_of(live.game());
             println!(
-                "after deal {settled} (seq {}): session heap {} B; results kept {} = {} B heap",
+                "after deal {settled} (seq {}): session heap {session} B = results kept {} \
+                 {results_heap} B (postcard {encoded} B) + state {state} B + at creation \
+                 {created} B + the rest (backlog events, …) {} B",
                 live.seq(),
-                LIVE.load(Ordering::Relaxed).saturating_sub(heap0),
                 results.len(),
-                heap_of(&results)
+                session.saturating_sub(results_heap + state + created)
             );
         }
         if live.finished() {
