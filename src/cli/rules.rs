@@ -69,10 +69,9 @@ use crate::rules::Rules;
 use batch::to_json_line;
 pub use batch::{batch, batch_line};
 use questions::{
-    Answer, Failure, beats_op, cards_arg, classify_op, declared, parse_cli_options, plays_op,
-    rules_for,
+    Failure, beats_op, cards_arg, classify_op, declared, parse_cli_options, plays_op, rules_for,
 };
-use reply::describe;
+use reply::{Answer, describe};
 
 /// Longest request line `batch` reads; longer lines are answered with `BAD_REQUEST` and skipped.
 pub const MAX_LINE_BYTES: usize = 1 << 20;

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use crate::cards::{CardSet, RankCounts};
 
 use super::MAX_LINE_BYTES;
-use super::questions::{Answer, Failure, beats_op, classify_op, declared, plays_op, rules_for};
-use super::reply::{Reply, cut};
+use super::questions::{Failure, beats_op, classify_op, declared, plays_op, rules_for};
+use super::reply::{Answer, Reply, cut};
 
 /// Serializes a reply as one line (with the newline).
 pub(super) fn to_json_line(reply: &Reply) -> String {

@@ -8,10 +8,10 @@ use crate::cards::{CardError, CardSet, Rank, RankCounts};
 use crate::classify;
 use crate::hand::{self, Declared, Hand, HandType, PlayError};
 use crate::hints;
-use crate::moves::{self, Play};
+use crate::moves;
 use crate::rules::Rules;
 
-use super::reply::{InterpretationJson, Reply, cut};
+use super::reply::{Answer, InterpretationJson, Reply, cut};
 
 /// Why a question could not be answered: a stable code, a message, and for `AMBIGUOUS_PLAY` the
 /// interpretations to choose from.
@@ -81,21 +81,6 @@ impl From<CardError> for Failure {
         };
         Failure::new(code, e.to_string())
     }
-}
-
-/// A successful answer.
-#[derive(Debug)]
-pub(super) enum Answer {
-    Interpretations(hand::Interpretations),
-    Beats {
-        beats: bool,
-        prev: Hand,
-        /// The interpretation that beats, or every interpretation when none does.
-        candidates: Vec<Hand>,
-    },
-    Plays(Vec<Play>),
-    /// One page of the legal plays (`plays` with a paging flag).
-    PlaysPage(hints::Page),
 }
 
 /// The rule settings of a variant id, with `options` overriding fields of the settings.

@@ -7,12 +7,27 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::cards::Rank;
-use crate::hand::Hand;
+use crate::hand::{self, Hand};
+use crate::hints;
 use crate::moves::Play;
 use crate::rules::{EqualStarBombs, Rules};
 
 use super::MAX_MESSAGE_CHARS;
-use super::questions::Answer;
+
+/// A successful answer.
+#[derive(Debug)]
+pub(super) enum Answer {
+    Interpretations(hand::Interpretations),
+    Beats {
+        beats: bool,
+        prev: Hand,
+        /// The interpretation that beats, or every interpretation when none does.
+        candidates: Vec<Hand>,
+    },
+    Plays(Vec<Play>),
+    /// One page of the legal plays (`plays` with a paging flag).
+    PlaysPage(hints::Page),
+}
 
 /// One reply line. Field order is the wire order; absent fields are omitted.
 #[derive(Debug, Default, Serialize)]
