@@ -74,6 +74,11 @@ impl Progress {
         self.done.lock().map_or(0, |d| d.batches)
     }
 
+    /// The last batch finished and the durable end after it (read by the compaction thread).
+    pub(super) fn done(&self) -> Option<Done> {
+        self.done.lock().ok().map(|d| *d)
+    }
+
     fn set(&self, done: Done) {
         match self.done.lock() {
             Ok(mut d) => *d = done,
@@ -129,6 +134,11 @@ impl Pipe {
     /// The number the next batch handed over gets.
     pub(super) fn next_no(&self) -> u64 {
         self.sent + 1
+    }
+
+    /// How far the syncer has got, shared (the compaction thread reads the durable end).
+    pub(super) fn progress(&self) -> &Arc<Progress> {
+        &self.progress
     }
 
     /// The last batch the syncer finished.
