@@ -340,7 +340,7 @@ mod tests {
         // 16 MiB of small blocks, then one kept after them: once the blocks are freed their pages
         // lie under the kept one, where `free` cannot shrink the heap and only a trim returns them.
         let blocks: Vec<Vec<u8>> = (0..4096).map(|i| vec![i as u8; 4096]).collect();
-        let kept = vec![1u8; 64];
+        let kept = Box::new([1u8; 64]);
         drop(blocks);
         assert!(give_back_free_heap(), "no free page was given back");
         assert_eq!(kept[0], 1);
