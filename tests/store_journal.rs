@@ -377,3 +377,104 @@ async fn check_after_concurrent_compaction(store: &Store, finished: impl Fn(u64)
     want.insert("late".into());
     assert_eq!(unfinished, want);
 }
+
+/// Waits until the compaction thread holds at `gate` (at most `bound`).
+async fn entered(gate: &Gate, bound: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + bound;
+    while !gate.entered() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    gate.entered()
+}
+
+/// Appends `seqs` to every game in progress of the store [`fill`] made (and to `late`).
+async fn append_meanwhile(
+    store: &Store,
+    finished: impl Fn(u64) -> bool,
+    seqs: std::ops::RangeInclusive<u64>,
+) {
+    for g in (0..200).filter(|g| !finished(*g)) {
+        let id = format!("g{g}");
+        for seq in seqs.clone() {
+            assert_eq!(store.append(&id, &entry(seq, &id)).await, Ok(Appended::Ok));
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_compaction_thread_copies_the_durable_tail_and_the_writer_only_what_follows() {
+    use shuangkou::store::embedded::{Faults, IoStep};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    let dir = temp_dir("compact-durable-tail");
+    // The first hold is before the compaction reads anything, the second once its thread has
+    // copied the journal's durable tail (before the writer is woken to swap it in).
+    let gates = Arc::new([Gate::default(), Gate::default()]);
+    let faults: Faults = {
+        let (gates, calls) = (Arc::clone(&gates), Arc::new(AtomicUsize::new(0)));
+        Arc::new(move |step: IoStep| {
+            if step == IoStep::Compact
+                && let Some(gate) = gates.get(calls.fetch_add(1, Ordering::SeqCst))
+            {
+                gate.hold();
+            }
+            Ok(())
+        })
+    };
+    let finished = |g: u64| g % 4 != 0;
+    let store = Arc::new(Store::Embedded(
+        EmbeddedStore::open_with_faults(&*dir, faults).unwrap(),
+    ));
+    fill(&store, 200, 12, finished).await;
+    let compacting = {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { embedded(&store).compact_now().await })
+    };
+    let bound = Duration::from_secs(30);
+    assert!(
+        entered(&gates[0], bound).await,
+        "the compaction did not start"
+    );
+    // Answered, so durable: the compaction thread copies these itself.
+    tokio::time::timeout(bound, append_meanwhile(&store, finished, 13..=14))
+        .await
+        .expect("writes waited for the compaction");
+    gates[0].release();
+    assert!(
+        entered(&gates[1], bound).await,
+        "the compaction thread did not copy its tail"
+    );
+    // Written after the thread's copy: only the writer's swap brings these over.
+    tokio::time::timeout(bound, append_meanwhile(&store, finished, 15..=15))
+        .await
+        .expect("writes waited for the compaction");
+    store.finish("g0").await.unwrap();
+    assert_eq!(embedded(&store).compactions(), 0, "not swapped in yet");
+    gates[1].release();
+    tokio::time::timeout(bound, compacting)
+        .await
+        .expect("the compaction did not end")
+        .unwrap()
+        .unwrap();
+    assert_eq!(embedded(&store).compactions(), 1, "swapped in");
+
+    let check = |store: Arc<Store>| async move {
+        for g in 0..200 {
+            let id = format!("g{g}");
+            let n = if finished(g) { 12 } else { 15 };
+            let want: Vec<LogEntry> = (1..=n).map(|s| entry(s, &id)).collect();
+            assert_eq!(store.load(&id).await.unwrap().unwrap().1, want, "{id}");
+        }
+        assert!(
+            store.append("g0", &entry(16, "g0")).await.is_err(),
+            "g0 is finished"
+        );
+        let unfinished: HashSet<String> = store.unfinished().await.unwrap().into_iter().collect();
+        assert_eq!(unfinished.len(), 49, "g4, g8, … in progress");
+        store
+    };
+    let store = check(store).await;
+    drop(Arc::try_unwrap(store).ok().expect("one owner of the store"));
+    check(Arc::new(open(&dir).await)).await;
+}

@@ -24,20 +24,30 @@ use crate::cards::CardSet;
 use crate::seat::Player;
 use crate::variants::CompiledVariant;
 
-/// The stored creation record (JSON).
+/// The stored creation record (JSON). What a field holds by default is not written (no
+/// platform, no script text, no options, no preset hands, the default player names), so a game
+/// in progress costs its store fewer bytes; records written with every field read the same.
+/// Decode with [`Record::decode`] (or [`Record::complete`] after decoding a record that embeds
+/// this one), which restores the default player names.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Record {
     pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
     pub variant: String,
     pub version: String,
-    /// The variant script at that version.
+    /// The variant script at that version (empty: in the store's script table).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub script: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
     pub deals: u32,
+    /// Player names; not written when they are the defaults (`player0`…, one per seat digest).
+    #[serde(default, skip_serializing_if = "are_default_names")]
     pub players: Vec<String>,
     /// The 256-bit seed, hex.
     pub seed: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset_hands: Option<Vec<Vec<u32>>>,
     pub created_at: u64,
     /// Digests of the seat tokens, by player (hex).
@@ -106,6 +116,16 @@ pub fn idempotency_conflict(request_id_len: usize, what: &str) -> ApiError {
 
 fn is_zero(v: &u32) -> bool {
     *v == 0
+}
+
+/// The default name of seat `i` ([`player_names`] without requested names).
+fn default_name(i: usize) -> String {
+    format!("player{i}")
+}
+
+/// True if `names` are the default names of their seats (and there is at least one).
+fn are_default_names(names: &[String]) -> bool {
+    !names.is_empty() && names.iter().enumerate().all(|(i, n)| *n == default_name(i))
 }
 
 /// Most milliseconds a bot may wait before it plays.
@@ -251,7 +271,7 @@ pub fn player_names(
     game: &str,
 ) -> Result<Vec<String>, ApiError> {
     let names: Vec<String> = if requested.is_empty() {
-        (0..players).map(|i| format!("player{i}")).collect()
+        (0..players).map(default_name).collect()
     } else {
         requested.to_vec()
     };
@@ -447,12 +467,29 @@ impl Record {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Record, ApiError> {
-        serde_json::from_slice(bytes).map_err(|e| {
+        let mut record: Record = serde_json::from_slice(bytes).map_err(|e| {
             bad(
                 Reason::StoreFailed,
                 format!("stored record unreadable: {e}"),
             )
-        })
+        })?;
+        record.complete()?;
+        Ok(record)
+    }
+
+    /// Restores what the encoding leaves out and the record's own fields imply: the default
+    /// player names, one per seat digest (every seat has a digest, a bot seat an empty one).
+    pub fn complete(&mut self) -> Result<(), ApiError> {
+        if self.players.is_empty() {
+            if self.seat_digests.is_empty() {
+                return Err(bad(
+                    Reason::StoreFailed,
+                    "stored record unreadable: no players and no seat digests",
+                ));
+            }
+            self.players = (0..self.seat_digests.len()).map(default_name).collect();
+        }
+        Ok(())
     }
 }
 
@@ -509,6 +546,130 @@ mod tests {
         let e = player_names(&long, 2, "g").unwrap_err();
         assert_eq!(e.reason, Reason::BadRequest);
         assert_eq!(e.message, "player names are at most 128 bytes");
+    }
+
+    /// A game in progress as `Record::new` writes it: default names, no platform, no options.
+    fn in_progress() -> Record {
+        Record {
+            id: "17f3ebc1db44fb034cf8b798".into(),
+            version: "ecf5".repeat(16),
+            players: (0..4).map(|i| format!("player{i}")).collect(),
+            seat_digests: (0..4).map(|i| format!("{i}").repeat(64)).collect(),
+            spectator_digest: "e".repeat(64),
+            hash_scheme: HashScheme::Chained,
+            ..record()
+        }
+    }
+
+    /// The same record as every field was written before defaults were left out.
+    fn written_in_full(r: &Record) -> Vec<u8> {
+        let mut v: serde_json::Value = serde_json::from_slice(&r.encode().unwrap()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.insert("platform".into(), serde_json::Value::Null);
+        o.insert("script".into(), "".into());
+        o.insert("options".into(), serde_json::json!({}));
+        o.insert("players".into(), serde_json::json!(r.players));
+        o.insert("preset_hands".into(), serde_json::Value::Null);
+        serde_json::to_vec(&v).unwrap()
+    }
+
+    fn fields(bytes: &[u8]) -> Vec<String> {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    fn same(a: &Record, b: &Record) {
+        assert_eq!(
+            serde_json::to_value(a).unwrap(),
+            serde_json::to_value(b).unwrap()
+        );
+        assert_eq!(a.players, b.players);
+    }
+
+    #[test]
+    fn defaults_are_left_out_of_the_body_and_read_back() {
+        let r = in_progress();
+        let body = r.encode().unwrap();
+        let keys = fields(&body);
+        for left_out in ["platform", "script", "options", "players", "preset_hands"] {
+            assert!(!keys.iter().any(|k| k == left_out), "{left_out} written");
+        }
+        let back = Record::decode(&body).unwrap();
+        assert_eq!(
+            back.players,
+            ["player0", "player1", "player2", "player3"],
+            "the default names come back, one per seat digest"
+        );
+        same(&back, &r);
+        // A record written in full (every store's data before) reads as the same record.
+        let full = written_in_full(&r);
+        assert!(
+            full.len() >= body.len() + 100,
+            "{} vs {}",
+            full.len(),
+            body.len()
+        );
+        same(&Record::decode(&full).unwrap(), &r);
+    }
+
+    #[test]
+    fn fields_other_than_their_defaults_are_written_and_read_back() {
+        let r = Record {
+            platform: Some("p".into()),
+            script: "fn x() {}".into(),
+            options: BTreeMap::from([("a".into(), "1".into())]),
+            players: vec!["player0".into(), "bob".into(), "player2".into(), "d".into()],
+            preset_hands: Some(vec![vec![1], vec![2], vec![3], vec![4]]),
+            ..in_progress()
+        };
+        let body = r.encode().unwrap();
+        let keys = fields(&body);
+        for kept in ["platform", "script", "options", "players", "preset_hands"] {
+            assert!(keys.iter().any(|k| k == kept), "{kept} left out");
+        }
+        let back = Record::decode(&body).unwrap();
+        same(&back, &r);
+        assert_eq!(back.players, r.players);
+        // Default names in another order, or fewer than the seats, are not the defaults.
+        let swapped = Record {
+            players: vec!["player1".into(), "player0".into()],
+            seat_digests: vec![String::new(); 2],
+            ..in_progress()
+        };
+        assert_eq!(
+            Record::decode(&swapped.encode().unwrap()).unwrap().players,
+            ["player1", "player0"]
+        );
+    }
+
+    #[test]
+    fn a_record_without_players_or_seat_digests_is_refused() {
+        let r = Record {
+            seat_digests: Vec::new(),
+            ..in_progress()
+        };
+        let e = Record::decode(&r.encode().unwrap()).unwrap_err();
+        assert_eq!(e.reason, Reason::StoreFailed);
+        assert_eq!(
+            e.message,
+            "stored record unreadable: no players and no seat digests"
+        );
+    }
+
+    #[test]
+    fn a_shengji_record_embedding_one_reads_its_default_names_back() {
+        use crate::service::shengji::record::{GAME, ShengjiRecord};
+        let r = ShengjiRecord {
+            game: GAME.into(),
+            base: in_progress(),
+            deck: None,
+            bot_seats: vec![2],
+        };
+        let body = r.encode().unwrap();
+        assert!(!fields(&body).iter().any(|k| k == "players"));
+        let back = ShengjiRecord::decode(&body).unwrap();
+        same(&back.base, &r.base);
+        assert_eq!(back.bot_seats, [2]);
     }
 
     #[test]

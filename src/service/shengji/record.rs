@@ -137,12 +137,13 @@ impl ShengjiRecord {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<ShengjiRecord, ApiError> {
-        let r: ShengjiRecord = serde_json::from_slice(bytes).map_err(|e| {
+        let mut r: ShengjiRecord = serde_json::from_slice(bytes).map_err(|e| {
             ApiError::new(
                 Reason::StoreFailed,
                 format!("stored record unreadable: {e}"),
             )
         })?;
+        r.base.complete()?;
         if r.game != GAME {
             return Err(ApiError::new(
                 Reason::StoreFailed,

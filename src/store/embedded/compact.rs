@@ -10,14 +10,17 @@
 //!    at a time; readers read it by position);
 //! 2. writes a new journal beside the old one: the script table's frames, one small `Archived`
 //!    frame per finished game, and the frames of each game in progress copied as they are, and
-//!    fsyncs it; then wakes the writer.
+//!    fsyncs it;
+//! 3. copies the old journal's frames from `E` up to its durable end (the syncer's, once a batch
+//!    written after `E` is synced: bytes before it never change), applying them to the new
+//!    index, and fsyncs again, a few rounds while the writer goes on; then wakes the writer.
 //!
 //! The writer, between batches and once no commit is in flight, swaps it in (its only pause):
-//! 3. copies the old journal's frames from `E` on (written meanwhile) to the new journal's end,
-//!    applying them to the new index, fsyncs it and renames it over the old one (the commit
-//!    point), swaps the index and the file handle, then fsyncs the directory before any later
-//!    write is answered;
-//! 4. deletes the snapshot files of the games that expired.
+//! 4. copies the old journal's frames the thread did not (the last batches) to the new
+//!    journal's end, applying them to the new index, fsyncs it and renames it over the old one
+//!    (the commit point), swaps the index and the file handle, then fsyncs the directory before
+//!    any later write is answered;
+//! 5. deletes the snapshot files of the games that expired.
 //!
 //! A crash before the rename leaves the old journal (and unreferenced bytes at the archive's end);
 //! after it, the new journal, whose archive frames were fsynced first. So the journal read at open
@@ -27,9 +30,8 @@
 //! id (the old index still holds it until the swap), so the tail applies cleanly.
 
 use std::collections::HashMap;
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, TryRecvError};
@@ -44,7 +46,11 @@ use super::journal::{self, FrameWriter, Rec, Span};
 use super::ops::{Op, Queued, Reply};
 use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
-use super::{IoStep, Shared, legacy, open_rw, snapshots};
+use super::syncer::Progress;
+use super::{IoStep, Shared, legacy, open_rw};
+
+mod swap;
+use swap::{copy_durable_tail, swap};
 
 /// A compaction running on its own thread, and the `compact_now` callers waiting for it.
 pub(super) struct Running {
@@ -65,15 +71,18 @@ pub(super) struct Compactions {
     forced: Vec<Reply<()>>,
     /// Tells the writer (through its queue) that the running compaction is built.
     wake: WeakSender<Queued>,
+    /// The syncer's progress: the durable end up to which the compaction thread copies the tail.
+    progress: Arc<Progress>,
 }
 
 impl Compactions {
-    pub(super) fn new(wake: WeakSender<Queued>) -> Compactions {
+    pub(super) fn new(wake: WeakSender<Queued>, progress: Arc<Progress>) -> Compactions {
         Compactions {
             running: None,
             threads: Vec::new(),
             forced: Vec::new(),
             wake,
+            progress,
         }
     }
 
@@ -117,6 +126,7 @@ impl Compactions {
             !replies.is_empty(),
             &mut idle,
             &self.wake,
+            &self.progress,
         ) {
             Some((thread, running)) => {
                 self.threads.push(thread);
@@ -148,6 +158,7 @@ fn start(
     force: bool,
     idle: &mut impl FnMut() -> Option<u64>,
     wake: &WeakSender<Queued>,
+    progress: &Arc<Progress>,
 ) -> Option<(JoinHandle<()>, Running)> {
     let retention = shared.retention;
     let check = retention.is_some() && (force || schedule.due());
@@ -165,7 +176,7 @@ fn start(
     if !journal_due && !archive_due {
         return None;
     }
-    idle()?;
+    let durable = idle()?;
     if shared.broken.load(Ordering::Acquire) {
         return None;
     }
@@ -179,6 +190,7 @@ fn start(
             archive: Arc::clone(&st.archive),
             end: w.end,
             archive_end: w.archive_end,
+            durable,
         }
     };
     crate::metrics::store_commit_phase("compaction_start", t.elapsed().as_secs_f64());
@@ -186,12 +198,20 @@ fn start(
         expire_up_to: retention.map(|r| cutoff(now, r)),
         rewrite_archive: archive_due,
     };
-    let (shared, wake) = (Arc::clone(shared), wake.clone());
+    let (shared, wake, progress) = (Arc::clone(shared), wake.clone(), Arc::clone(progress));
     let (tx, built) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("shuangkou-store-compactor".into())
         .spawn(move || {
-            let _ = tx.send(build(&shared, &snapshot, &plan));
+            let built = build(&shared, &snapshot, &plan)
+                .and_then(|b| copy_durable_tail(b, &snapshot, &progress))
+                .and_then(|b| {
+                    // Once more before the writer is woken (tests hold it here: what is
+                    // written meanwhile is the writer's to copy).
+                    let held = shared.fault(IoStep::Compact);
+                    held.map(|()| b).map_err(|e| format!("compaction: {e}"))
+                });
+            let _ = tx.send(built);
             // Then wake the writer (unless the store is closing: then nobody swaps it in).
             if let Some(queue) = wake.upgrade() {
                 let (reply, _) = oneshot::channel();
@@ -247,6 +267,7 @@ fn finish(
                 journal_bytes = w.end,
                 archive_bytes = w.archive_end,
                 tail_bytes = done.tail,
+                thread_tail_bytes = done.thread_tail,
                 ms = r.started.elapsed().as_millis() as u64,
                 writer_pause_us = pause.as_micros() as u64,
                 "journal compacted"
@@ -295,6 +316,8 @@ struct Done {
     expired: usize,
     /// Journal bytes written while it was built, copied by the writer at the swap.
     tail: u64,
+    /// Journal bytes written while it was built, copied by the compaction thread.
+    thread_tail: u64,
 }
 
 /// The index and files a compaction works from: a copy taken once no commit was in flight, so
@@ -306,6 +329,9 @@ struct Snapshot {
     archive: Arc<File>,
     end: u64,
     archive_end: u64,
+    /// The syncer's durable end when the copy was taken: `end`, unless no batch was synced since
+    /// the last swap (then it is an offset in the journal before that one).
+    durable: u64,
 }
 
 /// A compaction built off the writer thread, waiting to be swapped in.
@@ -316,9 +342,11 @@ pub(super) struct Built {
     end: u64,
     /// The index of the new journal up to `end`.
     index: Index,
-    /// The old journal and where the snapshot ended in it (its tail from there is copied).
+    /// The old journal and where its frames copied so far end (its tail from there is copied).
     old: Arc<File>,
     from: u64,
+    /// The old journal's bytes after the snapshot the compaction thread copied.
+    thread_tail: u64,
     next_archive: Option<Arc<File>>,
     archive_end: u64,
     dropped: Vec<String>,
@@ -478,102 +506,11 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
         index,
         old: Arc::clone(journal),
         from: snap.end,
+        thread_tail: 0,
         next_archive,
         archive_end,
         dropped,
         kept,
         archived,
-    })
-}
-
-/// Swaps a built compaction in, on the writer thread once no commit is in flight (`idle`): the
-/// frames the writer appended to the old journal since the snapshot are copied to the new one
-/// (and applied to its index), which is fsynced and renamed in.
-fn swap(
-    shared: &Shared,
-    w: &mut Writer,
-    built: Built,
-    idle: &mut impl FnMut() -> Option<u64>,
-) -> Result<Done, String> {
-    let io = |what: &str, e: io::Error| format!("{what}: {e}");
-    idle().ok_or("the syncers stopped")?;
-    if shared.broken.load(Ordering::Acquire) {
-        return Err("a commit failed meanwhile".into());
-    }
-    let Built {
-        tmp,
-        tmp_path,
-        end: base,
-        mut index,
-        old,
-        from,
-        next_archive,
-        archive_end,
-        dropped,
-        kept,
-        archived,
-    } = built;
-    let rewrote = next_archive.is_some();
-    let tail = journal::read_raw_range(&old, from, w.end).map_err(|e| io("read the tail", e))?;
-    let end = base + tail.len() as u64;
-    if !tail.is_empty() {
-        journal::frames(&tail, base, |span, payload| {
-            index.apply(span, &journal::decode(payload)?)
-        })
-        .map_err(|m| format!("the journal's tail: {m}"))?;
-        tmp.write_all_at(&tail, base)
-            .and_then(|()| tmp.sync_data())
-            .map_err(|e| io("write the tail to the new journal", e))?;
-    }
-    // The new archive's name is durable before the journal that refers to it.
-    if next_archive.is_some() {
-        legacy::sync_dir(&shared.dir).map_err(|e| io("sync the data directory", e))?;
-    }
-    fs::rename(&tmp_path, shared.dir.join(journal::JOURNAL))
-        .map_err(|e| io("rename the new journal", e))?;
-
-    // 3. Swap: from the rename on, the new file is the journal, whatever happens next.
-    let swap = |st: &mut super::State| {
-        st.index = index;
-        st.journal = Arc::new(tmp);
-        if let Some(f) = next_archive {
-            st.archive = f;
-        }
-    };
-    match shared.state.write() {
-        Ok(mut st) => swap(&mut st),
-        Err(mut poisoned) => swap(poisoned.get_mut()),
-    }
-    w.end = end;
-    w.alloc_end = end;
-    w.archive_end = archive_end;
-    if rewrote {
-        // The new journal's rename must be durable before the archive's (see `retention`).
-        legacy::sync_dir(&shared.dir)
-            .and_then(|()| {
-                fs::rename(
-                    shared.dir.join(retention::ARCHIVE_NEXT),
-                    shared.dir.join(journal::ARCHIVE),
-                )
-            })
-            .map_err(|e| io("rename the new archive", e))?;
-    }
-    // The rename is durable before any write to the new journal is answered.
-    if let Err(e) = legacy::sync_dir(&shared.dir) {
-        tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");
-    }
-    // 4. The expired games' snapshot files, once the journal without them is in. A snapshot is a
-    //    cache: had the rename not lasted, the game would replay its log instead.
-    for id in &dropped {
-        if let Err(e) = snapshots::delete(&shared.dir, id) {
-            tracing::warn!(store = "embedded", game = %id, error = %e,
-                "cannot delete the snapshot file of an expired game");
-        }
-    }
-    Ok(Done {
-        kept,
-        archived,
-        expired: dropped.len(),
-        tail: tail.len() as u64,
     })
 }

@@ -100,8 +100,9 @@ pub enum IoStep {
     Write,
     /// Fsyncing the journal.
     Sync,
-    /// Building a compaction, on its own thread (before it reads anything); an `Err` fails the
-    /// compaction and the old journal stays in use.
+    /// Building a compaction, on its own thread (before it reads anything, and again once it
+    /// has copied the journal's durable tail); an `Err` fails the compaction and the old
+    /// journal stays in use.
     Compact,
 }
 

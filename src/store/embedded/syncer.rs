@@ -111,9 +111,21 @@ impl Line {
     }
 }
 
+/// How far the syncers have got, readable off the writer thread (the compaction thread copies
+/// the journal up to the durable end).
+pub(super) struct Progress(Arc<Line>);
+
+impl Progress {
+    /// The last batch finished and the durable end after it.
+    pub(super) fn done(&self) -> Option<Done> {
+        Some(self.0.lock().done)
+    }
+}
+
 /// The writer's end of the pipeline: hands batches over and waits for them.
 pub(super) struct Pipe {
     line: Arc<Line>,
+    progress: Arc<Progress>,
     syncers: Vec<JoinHandle<()>>,
     /// Batches handed over so far.
     sent: u64,
@@ -138,6 +150,7 @@ impl Pipe {
             finishing: Mutex::new(()),
         });
         let mut pipe = Pipe {
+            progress: Arc::new(Progress(Arc::clone(&line))),
             line,
             syncers: Vec::with_capacity(SYNCERS),
             sent: 0,
@@ -157,6 +170,11 @@ impl Pipe {
     /// The number the next batch handed over gets.
     pub(super) fn next_no(&self) -> u64 {
         self.sent + 1
+    }
+
+    /// How far the syncers have got, shared (the compaction thread reads the durable end).
+    pub(super) fn progress(&self) -> &Arc<Progress> {
+        &self.progress
     }
 
     /// The last batch the syncers finished.

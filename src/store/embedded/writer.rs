@@ -180,7 +180,7 @@ pub(super) fn run_writer(
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut schedule = Schedule::new();
     let mut pending = Pending::default();
-    let mut compactions = compact::Compactions::new(wake);
+    let mut compactions = compact::Compactions::new(wake, Arc::clone(pipe.progress()));
     let take = |q: Queued, batch: &mut Vec<Op>| {
         crate::metrics::store_commit_phase("queued", q.at.elapsed().as_secs_f64());
         batch.push(q.op);
