@@ -178,3 +178,24 @@ fn deck_of(ids: &[u32]) -> Result<Vec<Card>, ApiError> {
     }
     Ok(cards)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{GAME, ShengjiRecord};
+    use crate::service::record::tests::{fields, in_progress, same};
+
+    #[test]
+    fn a_shengji_record_embedding_one_reads_its_default_names_back() {
+        let r = ShengjiRecord {
+            game: GAME.into(),
+            base: in_progress(),
+            deck: None,
+            bot_seats: vec![2],
+        };
+        let body = r.encode().unwrap();
+        assert!(!fields(&body).iter().any(|k| k == "players"));
+        let back = ShengjiRecord::decode(&body).unwrap();
+        same(&back.base, &r.base);
+        assert_eq!(back.bot_seats, [2]);
+    }
+}
