@@ -43,6 +43,8 @@ struct Syncs {
     started: AtomicU64,
     /// The second fsync started while the first was still in flight.
     overlapped: AtomicBool,
+    /// The first fsync has ended (set just before its outcome is returned).
+    first_ended: AtomicBool,
 }
 
 /// Waits (polling, at most [`DEADLINE`]) until `done` says so; false if the deadline passed.
@@ -78,6 +80,7 @@ fn store_holding_the_first_sync(
             if second {
                 std::thread::sleep(Duration::from_millis(200));
             }
+            syncs.first_ended.store(true, Ordering::SeqCst);
             first()
         })
     };
@@ -85,19 +88,27 @@ fn store_holding_the_first_sync(
     (Arc::new(Store::Embedded(store)), syncs)
 }
 
+/// One append's outcome, and whether the first fsync had ended when it was answered.
+type Answer = (&'static str, Result<Appended, StoreError>, bool);
+
 /// Appends entry 1 to game `a`, then, once its fsync is in flight, entry 1 to game `b`; returns
-/// both outcomes in the order they were answered.
-async fn two_batches(
-    store: &Arc<Store>,
-    syncs: &Syncs,
-) -> Vec<(&'static str, Result<Appended, StoreError>)> {
+/// both outcomes as they came back, each with whether the first fsync had ended by then (the
+/// order of the two answers on the channel is the tasks' scheduling, not the store's; what the
+/// store promises is that `b` is answered only after `a`'s fsync ends).
+async fn two_batches(store: &Arc<Store>, syncs: &Arc<Syncs>) -> Vec<Answer> {
     for id in ["a", "b"] {
         store.create(&record(id)).await.expect("create");
     }
     syncs.armed.store(true, Ordering::SeqCst);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let (s, t) = (Arc::clone(store), tx.clone());
-    tokio::spawn(async move { t.send(("a", s.append("a", &entry(1, "a1")).await)) });
+    let answer = |id: &'static str, outcome, syncs: &Syncs| {
+        (id, outcome, syncs.first_ended.load(Ordering::SeqCst))
+    };
+    let (s, t, seen) = (Arc::clone(store), tx.clone(), Arc::clone(syncs));
+    tokio::spawn(async move {
+        let outcome = s.append("a", &entry(1, "a1")).await;
+        t.send(answer("a", outcome, &seen))
+    });
     let until = Instant::now() + DEADLINE;
     while syncs.started.load(Ordering::SeqCst) == 0 {
         assert!(
@@ -106,8 +117,11 @@ async fn two_batches(
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    let s = Arc::clone(store);
-    tokio::spawn(async move { tx.send(("b", s.append("b", &entry(1, "b1")).await)) });
+    let (s, seen) = (Arc::clone(store), Arc::clone(syncs));
+    tokio::spawn(async move {
+        let outcome = s.append("b", &entry(1, "b1")).await;
+        tx.send(answer("b", outcome, &seen))
+    });
     let mut answered = Vec::new();
     for _ in 0..2 {
         let got = tokio::time::timeout(DEADLINE * 2, rx.recv())
@@ -119,6 +133,15 @@ async fn two_batches(
     answered
 }
 
+/// `b`, written while `a`'s fsync was in flight, was answered only after that fsync ended.
+fn assert_answered_in_write_order(answered: &[Answer]) {
+    let b = answered.iter().find(|(id, ..)| *id == "b");
+    assert!(
+        matches!(b, Some((_, _, true))),
+        "answered out of write order (b before a's fsync ended): {answered:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_batch_written_during_a_sync_gets_its_own_and_is_answered_after_the_earlier_batch() {
     let dir = TempDir::fresh("store-commit-order", "answered-in-order");
@@ -128,13 +151,8 @@ async fn a_batch_written_during_a_sync_gets_its_own_and_is_answered_after_the_ea
         syncs.overlapped.load(Ordering::SeqCst),
         "the second batch's fsync did not start while the first was in flight"
     );
-    let order: Vec<&str> = answered.iter().map(|(id, _)| *id).collect();
-    assert_eq!(
-        order,
-        ["a", "b"],
-        "answered out of write order: {answered:?}"
-    );
-    for (id, outcome) in &answered {
+    assert_answered_in_write_order(&answered);
+    for (id, outcome, _) in &answered {
         assert_eq!(outcome, &Ok(Appended::Ok), "append to {id}");
     }
     for id in ["a", "b"] {
@@ -153,13 +171,8 @@ async fn a_batch_whose_own_sync_succeeded_fails_when_an_earlier_batch_s_sync_fai
         syncs.overlapped.load(Ordering::SeqCst),
         "the second batch's fsync did not start while the first was in flight"
     );
-    let order: Vec<&str> = answered.iter().map(|(id, _)| *id).collect();
-    assert_eq!(
-        order,
-        ["a", "b"],
-        "answered out of write order: {answered:?}"
-    );
-    for (id, outcome) in &answered {
+    assert_answered_in_write_order(&answered);
+    for (id, outcome, _) in &answered {
         assert!(outcome.is_err(), "append to {id} acknowledged: {outcome:?}");
     }
     // The journal was cut back to before both batches; the store takes writes again.
