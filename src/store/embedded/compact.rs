@@ -46,6 +46,7 @@ use super::journal::{self, FrameWriter, Rec, Span};
 use super::ops::{Op, Queued, Reply};
 use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
+use super::spans::Spans;
 use super::syncer::Progress;
 use super::{IoStep, Shared, legacy, open_rw};
 
@@ -283,15 +284,15 @@ fn finish(
 type GameLog = (Vec<u8>, Option<String>, Vec<Vec<u8>>);
 
 /// Reads a game's create body, script hash and log bodies from the journal.
-fn read_log(journal: &File, record: Span, entries: &[Span]) -> Result<GameLog, String> {
+fn read_log(journal: &File, record: Span, entries: &Spans) -> Result<GameLog, String> {
     let payload = journal::read_frame(journal, record)?;
     let Rec::Create { body, script, .. } = journal::decode(&payload)? else {
         return Err("the record frame is not a create".into());
     };
     let (body, script) = (body.to_vec(), script.map(str::to_string));
     let mut bodies = Vec::with_capacity(entries.len());
-    for span in entries {
-        let payload = journal::read_frame(journal, *span)?;
+    for span in entries.iter() {
+        let payload = journal::read_frame(journal, span)?;
         let Rec::Append { body, .. } = journal::decode(&payload)? else {
             return Err("a log frame is not an append".into());
         };
@@ -454,9 +455,9 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
                 };
                 let record = copy(record, &mut out).map_err(|e| io("copy a record", e))?;
                 let mut bytes = u64::from(record.len);
-                let mut spans = Vec::with_capacity(entries.len());
-                for span in entries {
-                    let s = copy(span, &mut out).map_err(|e| io("copy an entry", e))?;
+                let mut spans = Spans::default();
+                for span in entries.iter() {
+                    let s = copy(&span, &mut out).map_err(|e| io("copy an entry", e))?;
                     bytes += u64::from(s.len);
                     spans.push(s);
                 }

@@ -9,12 +9,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::journal::{self, Finished, Rec, Span};
+use super::spans::Spans;
 
 /// Where a game's frames are.
 #[derive(Clone, Debug)]
 pub enum Place {
     /// In the journal: the `Create` frame and one frame per log entry.
-    Journal { record: Span, entries: Vec<Span> },
+    Journal { record: Span, entries: Spans },
     /// In the archive: one frame with everything; `entries` log entries.
     Archive { span: Span, entries: u64 },
 }
@@ -50,8 +51,7 @@ impl Game {
         let (place, first) = match &self.place {
             Place::Journal { record, entries } => {
                 let first = first.min(entries.len());
-                let end = first.saturating_add(limit).min(entries.len());
-                let entries = entries[first..end].to_vec();
+                let entries = entries.page(first, limit);
                 let record = *record;
                 (Place::Journal { record, entries }, first)
             }
@@ -121,7 +121,7 @@ impl Index {
                     Game {
                         place: Place::Journal {
                             record: span,
-                            entries: Vec::new(),
+                            entries: Spans::default(),
                         },
                         finished: None,
                         platform: platform.map(Box::from),

@@ -45,6 +45,7 @@ mod ops;
 mod positions;
 mod retention;
 pub mod snapshots;
+pub mod spans;
 mod syncer;
 mod writer;
 
@@ -287,7 +288,7 @@ impl Shared {
                 let mut log = Vec::new();
                 for (k, span) in entries.iter().enumerate() {
                     let i = first + k;
-                    let payload = journal::read_frame(&journal, *span).map_err(fail)?;
+                    let payload = journal::read_frame(&journal, span).map_err(fail)?;
                     match journal::decode(&payload).map_err(fail)? {
                         Rec::Append { seq, body, .. } if seq == i as u64 + 1 => {
                             log.push(LogEntry {

@@ -1,0 +1,232 @@
+//! A game's log positions in the index, packed: where each of its `Append` frames is in the
+//! journal.
+//!
+//! A plain `Vec<Span>` costs 16 bytes per entry (and up to twice that in spare capacity), which
+//! made the index the largest part of a game in progress on the embedded store: ≈ 9–16 KB for a
+//! game in the middle of an 8-deal match. Here each entry is two LEB128 varints (prost's
+//! encoding): the zigzag difference of its offset from the entry before (a game's frames are
+//! close together in an append-ordered journal, so one to three bytes) and its length (two
+//! bytes for most actions): ≈ 4 bytes an entry. Reads walk the varints from a mark, one kept
+//! every [`MARK_EVERY`] entries, so a page of a long log decodes at most that many entries
+//! before its first.
+
+use prost::encoding::{decode_varint, encode_varint};
+
+use super::journal::Span;
+
+/// Entries between two marks (where a read may start decoding).
+const MARK_EVERY: usize = 64;
+
+/// Where decoding may start: the byte of an entry whose index is a multiple of [`MARK_EVERY`],
+/// and the offset of the entry before it (what its difference is taken from).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mark {
+    at: usize,
+    prev_off: u64,
+}
+
+/// The positions of a game's log entries, in log order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Spans {
+    bytes: Vec<u8>,
+    marks: Vec<Mark>,
+    len: usize,
+    last_off: u64,
+}
+
+fn zigzag(d: i64) -> u64 {
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+fn unzigzag(z: u64) -> i64 {
+    ((z >> 1) as i64) ^ -((z & 1) as i64)
+}
+
+impl Spans {
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds the next entry's position.
+    pub fn push(&mut self, span: Span) {
+        if self.len % MARK_EVERY == 0 {
+            self.marks.push(Mark {
+                at: self.bytes.len(),
+                prev_off: self.last_off,
+            });
+        }
+        let diff = span.off.wrapping_sub(self.last_off) as i64;
+        encode_varint(zigzag(diff), &mut self.bytes);
+        encode_varint(u64::from(span.len), &mut self.bytes);
+        self.last_off = span.off;
+        self.len += 1;
+    }
+
+    /// Every entry's position, in order.
+    pub fn iter(&self) -> Iter<'_> {
+        self.iter_from(0)
+    }
+
+    /// The positions of entries `first..`, in order (none when `first` is past the end).
+    pub fn iter_from(&self, first: usize) -> Iter<'_> {
+        let first = first.min(self.len);
+        let mut it = match self.marks.get(first / MARK_EVERY) {
+            Some(m) => Iter {
+                rest: self.bytes.get(m.at..).unwrap_or(&[]),
+                prev_off: m.prev_off,
+                left: self.len - (first / MARK_EVERY) * MARK_EVERY,
+            },
+            None => Iter {
+                rest: &[],
+                prev_off: 0,
+                left: 0,
+            },
+        };
+        for _ in 0..first % MARK_EVERY {
+            it.next();
+        }
+        it
+    }
+
+    /// A copy holding entries `first..first + limit` only (a page of a long log copies a page).
+    pub fn page(&self, first: usize, limit: usize) -> Spans {
+        self.iter_from(first).take(limit).collect()
+    }
+
+    /// Gives back spare capacity (after the index is rebuilt at open).
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.marks.shrink_to_fit();
+    }
+
+    /// Heap bytes held (capacity), for the memory figures.
+    pub fn heap_bytes(&self) -> usize {
+        self.bytes.capacity() + self.marks.capacity() * std::mem::size_of::<Mark>()
+    }
+}
+
+impl FromIterator<Span> for Spans {
+    fn from_iter<I: IntoIterator<Item = Span>>(iter: I) -> Self {
+        let mut spans = Spans::default();
+        for span in iter {
+            spans.push(span);
+        }
+        spans
+    }
+}
+
+/// The positions of a [`Spans`]' entries, decoded as they are read.
+pub struct Iter<'a> {
+    rest: &'a [u8],
+    prev_off: u64,
+    left: usize,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Span;
+
+    fn next(&mut self) -> Option<Span> {
+        if self.left == 0 {
+            return None;
+        }
+        // The bytes were written by `push`; a decoding failure cannot happen, and ends the
+        // iteration rather than panicking.
+        let diff = decode_varint(&mut self.rest).ok()?;
+        let len = decode_varint(&mut self.rest).ok()?;
+        let off = self.prev_off.wrapping_add(unzigzag(diff) as u64);
+        self.prev_off = off;
+        self.left -= 1;
+        Some(Span {
+            off,
+            len: u32::try_from(len).ok()?,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A seeded xorshift, so the positions are reproducible (the seed is printed on failure).
+    fn positions(seed: u64, n: usize) -> Vec<Span> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut off = next() % 4096;
+        (0..n)
+            .map(|_| {
+                let r = next();
+                // Mostly forward and close, sometimes far, sometimes back (after a compaction
+                // copies a game's frames elsewhere), lengths from tiny to the u32 maximum.
+                off = match r % 16 {
+                    0 => off.wrapping_sub(r % 1_000_000).min(u64::MAX >> 1),
+                    1 => off + (r >> 8) % (1 << 40),
+                    _ => off + (r >> 8) % 3000,
+                };
+                let len = match r % 11 {
+                    0 => u32::MAX,
+                    1 => 0,
+                    _ => ((r >> 20) % 600) as u32,
+                };
+                Span { off, len }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_entry_and_every_page_reads_back_as_pushed() {
+        for seed in [1u64, 7, 42, 2026] {
+            for n in [0, 1, 63, 64, 65, 200, 1000] {
+                let want = positions(seed, n);
+                let spans: Spans = want.iter().copied().collect();
+                assert_eq!(spans.len(), n, "seed {seed}, n {n}");
+                assert_eq!(spans.iter().collect::<Vec<_>>(), want, "seed {seed}, n {n}");
+                for first in [0, 1, 63, 64, 65, 130, n.saturating_sub(1), n, n + 5] {
+                    for limit in [0, 1, 64, 100, usize::MAX] {
+                        let end = first.saturating_add(limit).min(n);
+                        let page: Vec<Span> = spans.page(first, limit).iter().collect();
+                        let expect = want.get(first.min(n)..end.max(first.min(n))).unwrap_or(&[]);
+                        assert_eq!(page, expect, "seed {seed}, n {n}, page {first}+{limit}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_journal_like_log_packs_into_about_four_bytes_an_entry() {
+        // 562 appends 100–400 bytes long, each a few other games' frames after the one before:
+        // the shape of a game at deal 5 of an 8-deal match.
+        let mut off = 1 << 30;
+        let spans: Spans = (0..562u64)
+            .map(|i| {
+                off += 200 + (i * 37) % 900;
+                Span {
+                    off,
+                    len: 100 + ((i * 53) % 300) as u32,
+                }
+            })
+            .collect();
+        let mut spans = spans;
+        spans.shrink_to_fit();
+        let packed = spans.heap_bytes();
+        assert!(
+            packed <= 562 * 5,
+            "{packed} bytes for 562 entries (a Vec<Span> holds {})",
+            562 * std::mem::size_of::<Span>()
+        );
+    }
+}
