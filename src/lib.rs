@@ -11,12 +11,14 @@
 //! - [`game`]: the deal engine (state machine, seating, tricks, views, log and replay);
 //! - [`bot`]: bots that play a seat from its player view only;
 //! - [`shengji`]: the second game family, 升級 (one deck): card order, deal, tricks, levels;
-//! - [`determinism`]: the seeded deal streams and state hashes both families share.
+//! - [`determinism`]: the seeded deal streams and state hashes both families share;
+//! - `accessors`: the read accessors of both families' states, written from a list of fields.
 //!
 //! Adapters around the core:
 //! - [`variants`]: the Rhai host that turns `variants/*.rhai` into rules and hooks;
 //! - [`cli`]: the command-line tools of the `shuangkou` binary.
 
+mod accessors;
 pub mod bot;
 pub mod cards;
 pub mod classify;

@@ -1,7 +1,8 @@
 //! `shuangkou variants list --json/--options` and option errors of `variants settle`: the real
 //! binary publishes every embedded variant with its version (the SHA-256 of the script, computed
 //! here independently) and its machine-readable option schema, the readable list shows the same
-//! options, and a bad option is refused naming the option, not the file.
+//! options, a bad option is refused naming the option, not the file, and the text reports of the
+//! settlement hooks read as they did.
 
 pub mod cli_support;
 
@@ -195,4 +196,62 @@ fn a_refused_file_is_in_the_json_listing() {
             .ends_with("broken.rhai"),
         "{v}"
     );
+}
+
+/// The text report of `variants settle` for the two settlement hooks (`settle`, `settle_escape`):
+/// after the header (variant, version, origin), the facts' line, the scores, the breakdown and
+/// the sum rule's check. The expected lines are those the binary printed before the two hooks'
+/// reports shared one printer (main at b60a5e2, the same facts).
+#[test]
+fn the_settlement_reports_read_as_before() {
+    let deal = r#"{"places":[0,2,1,3],"bombs_played":[{"seat":1,"cards":"7 7 7 7 7 7"}]}"#;
+    let escape = r#"{"escaper":1,"cards_left":[3,10,0,5],"places":[2],"bombs_played":[{"seat":0,"cards":"8 8 8 8"}]}"#;
+    let deal_report = [
+        "double, places [0, 2, 1, 3], cards left [0, 0, 0, 0], 1 bombs played",
+        "seat  score",
+        "   0       +12",
+        "   1       -12",
+        "   2       +12",
+        "   3       -12",
+        "breakdown:",
+        "  seat 0  base                +6  雙扣",
+        "  seat 1  base                -6  雙扣",
+        "  seat 2  base                +6  雙扣",
+        "  seat 3  base                -6  雙扣",
+        "  seat 0  multiplier          +6  ×2 = ×2 (6★ bomb by seat 1)",
+        "  seat 1  multiplier          -6  ×2 = ×2 (6★ bomb by seat 1)",
+        "  seat 2  multiplier          +6  ×2 = ×2 (6★ bomb by seat 1)",
+        "  seat 3  multiplier          -6  ×2 = ×2 (6★ bomb by seat 1)",
+        "sum rule Zero: ok",
+    ];
+    let paid = "seat 1 escaped (left): pays 3 × 6 (雙扣 6 × 1: no multiplying bomb)";
+    let escape_report = [
+        "escape by seat 1 (Left), cards left [3, 10, 0, 5], 1 bombs played".to_string(),
+        "seat  score".into(),
+        "   0        +6".into(),
+        "   1       -18".into(),
+        "   2        +6".into(),
+        "   3        +6".into(),
+        "breakdown:".into(),
+        format!("  seat 0  escape              +6  {paid}"),
+        format!("  seat 1  escape             -18  {paid}"),
+        format!("  seat 2  escape              +6  {paid}"),
+        format!("  seat 3  escape              +6  {paid}"),
+        "sum rule Zero: ok".into(),
+    ];
+    for (hook, facts, expected) in [
+        ("settle", deal, deal_report.map(String::from).to_vec()),
+        ("escape", escape, escape_report.to_vec()),
+    ] {
+        let out = run(&["variants", "settle", "jj", "--hook", hook], facts);
+        assert_eq!(out.status.code(), Some(0), "{hook}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let header = lines.next().unwrap_or_default();
+        assert!(
+            header.starts_with("jj ") && header.ends_with(" (embedded:jj.rhai)"),
+            "{hook}: {header}"
+        );
+        assert_eq!(lines.collect::<Vec<_>>(), expected, "{hook}");
+    }
 }

@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::game::hooks::{Settlement, VariantHooks};
+use crate::game::hooks::{
+    BombFact, DealFacts, EscapeFacts, HookError, Settlement, SumRule, VariantHooks,
+};
 use crate::variants::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
 use crate::variants::script::points;
 use crate::variants::{self, CompiledVariant, Registry, RegistryConfig, facts};
@@ -286,27 +288,71 @@ fn compiled_for(id: &str, dir: Option<&Path>) -> Result<Arc<CompiledVariant>, St
     }
 }
 
-/// One hook of `settle` over the facts parsed from stdin (bad facts: exit code 2): the hook's
-/// answer (a failing hook: 1), printed as text under `header` (`text`: `Some(header)` unless
-/// `--json`), and the JSON object `{"facts": …, key: answer}`.
-fn run_hook<F: serde::Serialize, R: serde::Serialize, E: std::fmt::Display>(
-    facts: Result<F, String>,
-    hook: impl FnOnce(&F) -> Result<R, E>,
-    key: &str,
-    text: Option<&str>,
-    print: impl FnOnce(&F, &R),
-) -> Result<serde_json::Value, (u8, String)> {
-    let f = facts.map_err(|e| (2, e))?;
-    let r = hook(&f).map_err(|e| (1, e.to_string()))?;
-    if let Some(header) = text {
-        println!("{header}");
-        print(&f, &r);
+/// How `settle` reports a hook's answer: as text under a header (`text`: `Some(header)` unless
+/// `--json`), a settlement checked against the variant's sum rule.
+#[derive(Clone, Copy)]
+struct Report<'a> {
+    text: Option<&'a str>,
+    sum_rule: SumRule,
+}
+
+impl Report<'_> {
+    /// One hook of `settle` over the facts parsed from stdin (bad facts: exit code 2): the hook's
+    /// answer (a failing hook: 1), printed as text by `print` under the header, and the JSON
+    /// object `{"facts": …, key: answer}`.
+    fn hook<F: serde::Serialize, R: serde::Serialize, E: std::fmt::Display>(
+        self,
+        facts: Result<F, String>,
+        hook: impl FnOnce(&F) -> Result<R, E>,
+        key: &str,
+        print: impl FnOnce(&F, &R),
+    ) -> Result<serde_json::Value, (u8, String)> {
+        let f = facts.map_err(|e| (2, e))?;
+        let r = hook(&f).map_err(|e| (1, e.to_string()))?;
+        if let Some(header) = self.text {
+            println!("{header}");
+            print(&f, &r);
+        }
+        let value = |v: serde_json::Result<serde_json::Value>| v.map_err(|e| (1, e.to_string()));
+        let mut out = serde_json::Map::new();
+        out.insert("facts".into(), value(serde_json::to_value(&f))?);
+        out.insert(key.into(), value(serde_json::to_value(&r))?);
+        Ok(serde_json::Value::Object(out))
     }
-    let value = |v: serde_json::Result<serde_json::Value>| v.map_err(|e| (1, e.to_string()));
-    let mut out = serde_json::Map::new();
-    out.insert("facts".into(), value(serde_json::to_value(&f))?);
-    out.insert(key.into(), value(serde_json::to_value(&r))?);
-    Ok(serde_json::Value::Object(out))
+
+    /// [`Report::hook`] for a settlement hook (`settle`, `settle_escape`): as text, the facts'
+    /// `line`, then the settlement with its breakdown and the sum rule's check.
+    fn settlement<F: serde::Serialize>(
+        self,
+        facts: Result<F, String>,
+        hook: impl FnOnce(&F) -> Result<Settlement, HookError>,
+        line: impl FnOnce(&F) -> String,
+    ) -> Result<serde_json::Value, (u8, String)> {
+        self.hook(facts, hook, "settlement", |f, s| {
+            println!("{}", line(f));
+            print_settlement(s, self.sum_rule);
+        })
+    }
+}
+
+/// The end of a settlement's facts line: the cards left in each hand and the bombs played.
+fn tally(cards_left: &[u8], bombs_played: &[BombFact]) -> String {
+    format!(
+        "cards left {cards_left:?}, {} bombs played",
+        bombs_played.len()
+    )
+}
+
+/// A deal's facts as a line of the text report.
+fn deal_line(f: &DealFacts) -> String {
+    let tally = tally(&f.cards_left, &f.bombs_played);
+    format!("{}, places {:?}, {tally}", f.outcome.name(), f.places)
+}
+
+/// An escape's facts as a line of the text report.
+fn escape_line(f: &EscapeFacts) -> String {
+    let tally = tally(&f.cards_left, &f.bombs_played);
+    format!("escape by seat {} ({:?}), {tally}", f.escaper, f.reason)
 }
 
 fn settle(a: SettleArgs) -> ExitCode {
@@ -352,45 +398,25 @@ fn settle(a: SettleArgs) -> ExitCode {
         }
     );
     // The header and the text lines when not `--json`.
-    let text = (!a.json).then_some(header.as_str());
+    let report = Report {
+        text: (!a.json).then_some(header.as_str()),
+        sum_rule: variant.sum_rule(),
+    };
     let result = match a.hook {
-        Hook::Settle => run_hook(
+        Hook::Settle => report.settlement(
             facts::parse_deal(&json, &rules),
             |f| variant.settle(f),
-            "settlement",
-            text,
-            |f, s| {
-                println!(
-                    "{}, places {:?}, cards left {:?}, {} bombs played",
-                    f.outcome.name(),
-                    f.places,
-                    f.cards_left,
-                    f.bombs_played.len()
-                );
-                print_settlement(s, variant.sum_rule());
-            },
+            deal_line,
         ),
-        Hook::Escape => run_hook(
+        Hook::Escape => report.settlement(
             facts::parse_escape(&json, &rules),
             |f| variant.settle_escape(f),
-            "settlement",
-            text,
-            |f, s| {
-                println!(
-                    "escape by seat {} ({:?}), cards left {:?}, {} bombs played",
-                    f.escaper,
-                    f.reason,
-                    f.cards_left,
-                    f.bombs_played.len()
-                );
-                print_settlement(s, variant.sum_rule());
-            },
+            escape_line,
         ),
-        Hook::Seating => run_hook(
+        Hook::Seating => report.hook(
             facts::parse_seating(&json, &rules),
             |f| variant.seating(f),
             "decision",
-            text,
             |_, d| {
                 println!(
                     "leader: seat {}; swap: {}",
@@ -401,11 +427,10 @@ fn settle(a: SettleArgs) -> ExitCode {
                 );
             },
         ),
-        Hook::Timeout => run_hook(
+        Hook::Timeout => report.hook(
             facts::parse_timeout(&json, &rules),
             |f| variant.timeout_is_escape(f),
             "escape",
-            text,
             |_, b| println!("escape: {b}"),
         ),
     };
@@ -429,7 +454,7 @@ fn settle(a: SettleArgs) -> ExitCode {
     }
 }
 
-fn print_settlement(s: &Settlement, sum_rule: crate::game::hooks::SumRule) {
+fn print_settlement(s: &Settlement, sum_rule: SumRule) {
     println!("seat  score");
     for (seat, score) in s.scores.iter().enumerate() {
         println!("{seat:>4}  {:>8}", signed(*score));

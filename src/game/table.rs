@@ -17,6 +17,7 @@
 
 use super::flow::Turns;
 use super::hooks::{BombFact, Centi, VariantHooks};
+use crate::accessors::accessors;
 use crate::cards::{Card, CardSet, RankCounts};
 use crate::determinism::{Encoding, replay_log, state_hash};
 use crate::moves;
@@ -168,50 +169,24 @@ impl Game {
 
     // ---- accessors ----
 
-    pub fn config(&self) -> &GameConfig {
-        &self.config
-    }
-    pub fn rules(&self) -> &Rules {
-        &self.rules
+    accessors! {
+        copy {
+            phase: Phase, seq: u64, deal_number: u32, deadline: Option<u64>, trick_leader: Seat,
+            shown_card: Card,
+        }
+        borrow { config: GameConfig, rules: Rules, seating: Seating, out: [Seat], totals: [Centi] }
     }
     pub fn players(&self) -> u8 {
         self.rules.players
     }
-    pub fn phase(&self) -> Phase {
-        self.phase
-    }
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-    pub fn deal_number(&self) -> u32 {
-        self.deal_number
-    }
     pub fn turn(&self) -> Option<Seat> {
         (self.phase == Phase::Playing).then_some(self.turn)
-    }
-    pub fn deadline(&self) -> Option<u64> {
-        self.deadline
     }
     pub fn top(&self) -> Option<&Top> {
         self.top.as_ref()
     }
-    pub fn trick_leader(&self) -> Seat {
-        self.trick_leader
-    }
-    pub fn seating(&self) -> &Seating {
-        &self.seating
-    }
     pub fn hand(&self, seat: Seat) -> CardSet {
         self.hands.get(seat.index()).copied().unwrap_or_default()
-    }
-    pub fn out(&self) -> &[Seat] {
-        &self.out
-    }
-    pub fn shown_card(&self) -> Card {
-        self.shown_card
-    }
-    pub fn totals(&self) -> &[Centi] {
-        &self.totals
     }
     /// The settled deals kept in memory, oldest first (the latest [`RESULTS_KEPT`]; every one
     /// after [`Game::keep_every_result`]): deals `results_first_kept() + 1 ..= results_settled()`.

@@ -80,14 +80,19 @@ pub const MAX_REQUEST_ID_BYTES: usize = 128;
 
 /// Checks an idempotency key's length.
 pub fn check_request_id(request_id: &str) -> Result<(), ApiError> {
-    if request_id.len() > MAX_REQUEST_ID_BYTES {
-        return Err(bad(
-            Reason::BadRequest,
-            format!(
-                "request_id is {} bytes; at most {MAX_REQUEST_ID_BYTES}",
-                request_id.len()
-            ),
-        ));
+    at_most_bytes(request_id, MAX_REQUEST_ID_BYTES, |n| {
+        format!("request_id is {n} bytes; at most {MAX_REQUEST_ID_BYTES}")
+    })
+}
+
+/// Refuses a request's text longer than `max` bytes: BAD_REQUEST with `message` of its length.
+fn at_most_bytes(
+    text: &str,
+    max: usize,
+    message: impl FnOnce(usize) -> String,
+) -> Result<(), ApiError> {
+    if text.len() > max {
+        return Err(bad(Reason::BadRequest, message(text.len())));
     }
     Ok(())
 }
@@ -317,16 +322,10 @@ fn bot_seats(
 /// Checks a bot name of the request's `field` (BAD_REQUEST naming the field, `what` leading the
 /// message): a known bot, and short (a long one is not echoed back).
 fn bot_name(name: &str, field: &'static str, what: &str) -> Result<(), ApiError> {
-    if name.len() > MAX_BOT_NAME_BYTES {
-        return Err(bad(
-            Reason::BadRequest,
-            format!(
-                "{what}: a bot name is at most {MAX_BOT_NAME_BYTES} bytes, not {}",
-                name.len()
-            ),
-        )
-        .with("field", field));
-    }
+    at_most_bytes(name, MAX_BOT_NAME_BYTES, |n| {
+        format!("{what}: a bot name is at most {MAX_BOT_NAME_BYTES} bytes, not {n}")
+    })
+    .map_err(|e| e.with("field", field))?;
     crate::bot::styles::spec(name)
         .map_err(|e| bad(Reason::BadRequest, format!("{what}: {e}")).with("field", field))?;
     Ok(())

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hooks::{HookError, ShengjiHooks, Upgrade};
 use super::order::{EffSuit, Level, ONE_DECK, Order, SEATS};
+use crate::accessors::accessors;
 use crate::cards::{Card, CardSet, Suit};
 use crate::determinism::{Divergence, Encoding, apply_atomically, replay_log, state_hash};
 use crate::seat::Seat;
@@ -361,34 +362,33 @@ impl Game {
 
     // ---- accessors ----
 
-    pub fn setup(&self) -> &Setup {
-        &self.setup
-    }
-    pub fn phase(&self) -> Phase {
-        self.phase
-    }
-    pub fn seq(&self) -> u64 {
-        self.seq
-    }
-    pub fn deal_number(&self) -> u32 {
-        self.deal_number
-    }
-    pub fn levels(&self) -> [Level; 2] {
-        self.levels
-    }
-    pub fn dealer(&self) -> Option<Seat> {
-        self.dealer
-    }
-    pub fn first_seat(&self) -> Seat {
-        self.first_seat
+    accessors! {
+        copy {
+            phase: Phase, seq: u64, deal_number: u32, levels: [Level; 2], dealer: Option<Seat>,
+            first_seat: Seat, trump: Option<Suit>, declaration: Option<(Seat, Card)>,
+            /// Cards dealt so far this deal.
+            dealt: u8,
+            /// The bottom: the six undealt cards, then the buried ones.
+            bottom: CardSet,
+            tricks_played: u8,
+            /// Cards won in tricks by each team.
+            won: [CardSet; 2],
+            /// The winning team, once the match is over.
+            winner: Option<u8>,
+        }
+        borrow {
+            setup: Setup, trick: [(Seat, Card)], last_trick: [(Seat, Card)],
+            results: [DealResult],
+            /// The bottom as turned over (public) when nobody declared.
+            turned: [Card],
+            /// The deck order of the current deal.
+            deck: [Card],
+        }
     }
     /// The level played this deal: the 莊家 side's (deal 1 contested: both teams are at 2).
     pub fn level(&self) -> Level {
         let seat = self.dealer.unwrap_or(self.first_seat);
         self.levels[seat.team() as usize]
-    }
-    pub fn trump(&self) -> Option<Suit> {
-        self.trump
     }
     /// The card order, once the trump suit is fixed.
     pub fn order(&self) -> Option<Order> {
@@ -397,15 +397,8 @@ impl Game {
             trump,
         })
     }
-    pub fn declaration(&self) -> Option<(Seat, Card)> {
-        self.declaration
-    }
     pub fn hand(&self, seat: Seat) -> CardSet {
         self.hands.get(seat.index()).copied().unwrap_or_default()
-    }
-    /// Cards dealt so far this deal.
-    pub fn dealt(&self) -> u8 {
-        self.dealt
     }
     /// The cards not yet dealt (the bottom included, until the dealer takes it).
     pub fn stock(&self) -> CardSet {
@@ -419,40 +412,12 @@ impl Game {
             _ => CardSet::EMPTY,
         }
     }
-    /// The bottom: the six undealt cards, then the buried ones.
-    pub fn bottom(&self) -> CardSet {
-        self.bottom
-    }
-    /// The bottom as turned over (public) when nobody declared.
-    pub fn turned(&self) -> &[Card] {
-        &self.turned
-    }
     /// The seat to act in the exchange and play phases.
     pub fn turn(&self) -> Option<Seat> {
         match self.phase {
             Phase::Exchange | Phase::Playing => Some(self.turn),
             _ => None,
         }
-    }
-    pub fn trick(&self) -> &[(Seat, Card)] {
-        &self.trick
-    }
-    pub fn last_trick(&self) -> &[(Seat, Card)] {
-        &self.last_trick
-    }
-    pub fn tricks_played(&self) -> u8 {
-        self.tricks_played
-    }
-    /// Cards won in tricks by each team.
-    pub fn won(&self) -> [CardSet; 2] {
-        self.won
-    }
-    pub fn results(&self) -> &[DealResult] {
-        &self.results
-    }
-    /// The winning team, once the match is over.
-    pub fn winner(&self) -> Option<u8> {
-        self.winner
     }
     /// Every card played this deal (won tricks and the current trick).
     pub fn played(&self) -> CardSet {
@@ -468,10 +433,5 @@ impl Game {
             }
             _ => CardSet::EMPTY,
         }
-    }
-
-    /// The deck order of the current deal.
-    pub fn deck(&self) -> &[Card] {
-        &self.deck
     }
 }

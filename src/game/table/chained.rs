@@ -3,15 +3,16 @@
 //!
 //! [`Bare`] borrows every field of a [`Game`] and serializes exactly as the game would with its
 //! `results` list emptied (the same fields, in declaration order, through the same serde
-//! representations), so the hash needs no copy of the state (a copy allocates every per-seat
-//! list, on every action). The destructuring in [`chained_hash`] names every field of `Game`
-//! without `..`: a field added to `Game` fails to compile here until it is added to `Bare` too.
+//! representations; a borrowed value serializes as the value itself), so the hash needs no copy
+//! of the state (a copy allocates every per-seat list, on every action). The destructuring in
+//! `bare!` names every field of `Game` without `..`: a field added to `Game` fails to compile
+//! here until it is added to `Bare` too.
 //!
 //! [`HashScheme::Chained`]: super::HashScheme::Chained
 
 use serde::Serialize;
 
-use super::{DealResult, Game, GameConfig, Phase, Results, Top};
+use super::{DealResult, Game, GameConfig, Phase, Top};
 use crate::cards::{Card, CardSet};
 use crate::determinism::{Encoding, state_hash};
 use crate::game::hooks::{BombFact, Centi};
@@ -24,12 +25,12 @@ struct Bare<'a> {
     config: &'a GameConfig,
     #[serde(serialize_with = "compact_rules")]
     rules: &'a Rules,
-    partners_see_hands: bool,
+    partners_see_hands: &'a bool,
     seed: &'a [u8; 32],
     preset: &'a Option<Vec<CardSet>>,
     phase: &'a Phase,
-    seq: u64,
-    deal_number: u32,
+    seq: &'a u64,
+    deal_number: &'a u32,
     seating: &'a Seating,
     hands: &'a [CardSet],
     dealt: &'a CardSet,
@@ -37,10 +38,10 @@ struct Bare<'a> {
     turn: &'a Seat,
     trick_leader: &'a Seat,
     top: &'a Option<Top>,
-    passed: u8,
+    passed: &'a u8,
     out: &'a [Seat],
     bombs: &'a [BombFact],
-    deadline: Option<u64>,
+    deadline: &'a Option<u64>,
     timeouts: &'a [u32],
     disconnected: &'a [Option<u64>],
     totals: &'a [Centi],
@@ -53,60 +54,24 @@ fn compact_rules<S: serde::Serializer>(rules: &&Rules, s: S) -> Result<S::Ok, S:
     crate::rules::compact::serialize(rules, s)
 }
 
+/// A [`Bare`] of a game and the digest of its settled deals. The field list, written once,
+/// names every field of [`Game`] but `results`; the destructuring has no `..`, so a field added
+/// to `Game` fails to compile here until it is named (and added to `Bare`).
+macro_rules! bare {
+    ($game:expr; $($field:ident),+ $(,)?) => {{
+        let Game { $($field,)+ results } = $game;
+        (Bare { $($field,)+ results: &[] }, &results.digest)
+    }};
+}
+
 /// The chained state hash of `game`: SHA-256 (hex) of the compact encoding of the game with an
 /// empty results list, followed by the digest of every settled deal.
 pub(super) fn chained_hash(game: &Game) -> String {
-    let Game {
-        config,
-        rules,
-        partners_see_hands,
-        seed,
-        preset,
-        phase,
-        seq,
-        deal_number,
-        seating,
-        hands,
-        dealt,
-        shown_card,
-        turn,
-        trick_leader,
-        top,
-        passed,
-        out,
-        bombs,
-        deadline,
-        timeouts,
-        disconnected,
-        totals,
-        results,
-    } = game;
-    let Results { digest, .. } = results;
-    let bare = Bare {
-        config,
-        rules,
-        partners_see_hands: *partners_see_hands,
-        seed,
-        preset,
-        phase,
-        seq: *seq,
-        deal_number: *deal_number,
-        seating,
-        hands,
-        dealt,
-        shown_card,
-        turn,
-        trick_leader,
-        top,
-        passed: *passed,
-        out,
-        bombs,
-        deadline: *deadline,
-        timeouts,
-        disconnected,
-        totals,
-        results: &[],
-    };
+    let (bare, digest) = bare!(game;
+        config, rules, partners_see_hands, seed, preset, phase, seq, deal_number, seating,
+        hands, dealt, shown_card, turn, trick_leader, top, passed, out, bombs, deadline,
+        timeouts, disconnected, totals,
+    );
     state_hash(&(&bare, digest), Encoding::Compact)
 }
 
