@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Service load and memory benchmarks (BENCHMARKS.md, "Service load" and "Memory").
 #
-#   benches/service_load.sh [load|rate|memory|all] [out-dir]
+#   benches/service_load.sh [load|rate|memory|recovery|compaction|midmatch|all] [out-dir]
 #
 # load:   for each store (memory, embedded in a temporary directory, Redis on a private
 #         loopback redis-server), a closed-loop run with server hints and one with local hints,
@@ -14,7 +14,9 @@
 #         then a restart: seconds until the port answers (the server recovers every
 #         unfinished game before it listens) and RSS after;
 # compaction: embedded store, COMPACT_SECS (default 60) of complete games (closed loop): journal
-#         and archive sizes at the end, compactions logged, games completed.
+#         and archive sizes at the end, compactions logged, games completed;
+# midmatch: embedded store, MID_GAMES (default 10000) games played MID_PLAYS (default 562)
+#         SubmitPlays into an 8-deal match (deal 5 of 8): server VmRSS per game in progress.
 # Every run writes its JSON to the out-dir (default target/bench-load) and a summary line.
 # Environment: DURATION (s, default 20), CONC (default 32), GAMES (default 256), SEED (default 1),
 # STORES (the stores `load` and `rate` run, default "memory embedded redis"),
@@ -158,6 +160,29 @@ print(f"{store}: VmRSS empty {base/1024:.1f} MiB, 10k games {r10/1024:.1f} MiB, 
 EOF
     stop_server
   done
+fi
+
+# midmatch (see the top).
+if [ "$what" = midmatch ]; then
+  n=${MID_GAMES:-10000}
+  plays=${MID_PLAYS:-562}
+  start_server "$(store_spec embedded)"
+  "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json --populate 10 \
+    --deals-per-game 8 --plays-per-game 20 --concurrency 8 --hints local >/dev/null
+  sleep 1
+  base=$(rss)
+  "$load" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --json --populate "$n" \
+    --deals-per-game 8 --plays-per-game "$plays" --concurrency 16 --hints local \
+    >"$out/midmatch-populate.json"
+  sleep 2
+  after=$(rss)
+  python3 - "$n" "$plays" "$base" "$after" <<'EOF' | tee "$out/midmatch.txt"
+import sys
+n, plays, base, after = map(int, sys.argv[1:])
+print(f"embedded, {n} games {plays} plays into an 8-deal match: VmRSS {base/1024:.1f} -> {after/1024:.1f} MiB, "
+      f"{(after-base)*1024/n:,.0f} B per game")
+EOF
+  stop_server
 fi
 
 # Bytes of the data directory without the zeros each journal is written ahead with (up to
