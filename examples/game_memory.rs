@@ -16,16 +16,17 @@
 //! `cargo run --example game_memory long DEALS [variant]` plays one live game (a `Session`, the
 //! default backlog) through a DEALS-deal match (seeded random plays) and prints, at deals 8, 100,
 //! 200, … and at the end, the heap the session holds (without the configured hooks, which every
-//! game of a configuration shares) and where it goes: the settled deals it keeps in memory
-//! (`Game::results`, with their postcard size), the rest of the state, what the session held at
-//! creation (record, channel, backlog, first deal), and the rest (the backlog's events, …).
+//! game of a configuration shares) and where it goes: the settled deals it keeps in memory (as
+//! the game keeps them, compact; with their postcard size and their size decoded,
+//! `Game::results`), the rest of the state, what the session held at creation (record, channel,
+//! backlog, first deal), and the rest (the backlog's events, …).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shuangkou::game::{Action, Entry, Event, Game, GameConfig};
+use shuangkou::game::{Action, Entry, Event, Game, GameConfig, HashScheme, Results};
 use shuangkou::hand::Declared;
 use shuangkou::seat::{Player, Seat};
 
@@ -216,18 +217,26 @@ fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
             reported = settled;
             // Read before the copies below are made.
             let session = LIVE.load(Ordering::Relaxed).saturating_sub(heap0);
-            let results: Vec<_> = live.game().results().to_vec();
-            let results_heap = heap_of(&results);
+            let results = live.game().results();
+            let decoded = heap_of(&results);
             let encoded: usize = results
                 .iter()
                 .map(|r| postcard::to_stdvec(r).map_or(0, |v| v.len()))
                 .sum();
+            // The same deals as the game keeps them (`Results`: compact, with the streaks).
+            let before = LIVE.load(Ordering::Relaxed);
+            let mut kept = Results::for_scheme(HashScheme::Chained);
+            for r in &results {
+                kept.push(r);
+            }
+            let results_heap = LIVE.load(Ordering::Relaxed).saturating_sub(before);
+            drop(kept);
             // A copy of the state shares its kept results (an `Arc`): the rest of the state.
             let state = heap_of(live.game());
             println!(
                 "after deal {settled} (seq {}): session heap {session} B = results kept {} \
-                 {results_heap} B (postcard {encoded} B) + state {state} B + at creation \
-                 {created} B + the rest (backlog events, …) {} B",
+                 {results_heap} B (postcard {encoded} B; decoded {decoded} B) + state {state} B \
+                 + at creation {created} B + the rest (backlog events, …) {} B",
                 live.seq(),
                 results.len(),
                 session.saturating_sub(results_heap + state + created)

@@ -222,7 +222,7 @@ fn main() {
                                 live.game(),
                                 &live.record,
                                 Viewer::Admin,
-                                live.game().results(),
+                                &live.game().results(),
                                 0,
                             );
                             drop(live);

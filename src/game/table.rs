@@ -27,6 +27,8 @@ use serde::{Deserialize, Serialize};
 
 mod actions;
 mod chained;
+mod kept;
+mod packed;
 mod results;
 #[cfg(test)]
 mod tests;
@@ -189,8 +191,9 @@ impl Game {
         self.hands.get(seat.index()).copied().unwrap_or_default()
     }
     /// The settled deals kept in memory, oldest first (the latest [`RESULTS_KEPT`]; every one
-    /// after [`Game::keep_every_result`]): deals `results_first_kept() + 1 ..= results_settled()`.
-    pub fn results(&self) -> &[DealResult] {
+    /// after [`Game::keep_every_result`]): deals `results_first_kept() + 1 ..= results_settled()`,
+    /// decoded from the compact form they are kept in.
+    pub fn results(&self) -> Vec<DealResult> {
         self.results.kept()
     }
     /// How many deals of the match are settled.
@@ -203,12 +206,12 @@ impl Game {
     }
     /// The settled deals with indexes (deal number − 1) in `range`, when this state keeps them
     /// all in memory (`None` when the range reaches before [`Game::results_first_kept`] or past
-    /// the deals settled).
-    pub fn results_in(&self, range: std::ops::Range<u32>) -> Option<&[DealResult]> {
+    /// the deals settled), decoded.
+    pub fn results_in(&self, range: std::ops::Range<u32>) -> Option<Vec<DealResult>> {
         let first = self.results.first_kept();
         let start = range.start.checked_sub(first)? as usize;
         let end = range.end.checked_sub(first)? as usize;
-        self.results.kept().get(start..end)
+        self.results.kept_at(start..end)
     }
     /// Deals in a row `player`'s team has lost (first place on the other team), this match.
     pub fn lost_streak(&self, player: Player) -> u32 {

@@ -390,7 +390,7 @@ impl Game {
             players: self.seating.clone(),
             settlement,
         };
-        self.results.push(result.clone());
+        self.results.push(&result);
         step.events.push(Event::DealEnded(result));
         if self.deal_number >= self.config.deals {
             self.phase = Phase::Finished;
@@ -426,7 +426,7 @@ impl Game {
             .get(rng.random_range(0..dealt_cards.len().max(1)))
             .ok_or_else(|| GameError::Setup("nothing dealt".into()))?;
         let holder = |c: Card| hands.iter().position(|h| h.contains(c)).map(Seat::at);
-        let previous = self.results.list.last().map(|r| PreviousDeal {
+        let previous = self.results.last().map(|r| PreviousDeal {
             outcome: r.outcome,
             // The previous deal's seats, mapped to the seats those players have now.
             places: r

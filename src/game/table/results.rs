@@ -3,8 +3,11 @@
 
 use std::sync::Arc;
 
+use serde::ser::SerializeSeq;
 use serde::{Deserialize, Serialize};
 
+use super::kept::KeptDeals;
+use super::packed::pack;
 use super::{DealResult, HashScheme};
 
 /// How many settled deals a live game keeps in memory (the latest ones: a default GetState
@@ -14,15 +17,16 @@ pub const RESULTS_KEPT: usize = 16;
 
 /// The settled deals of a match: how many, a running digest of all of them for the chained
 /// state hash (`digest_k = SHA-256(digest_{k-1} ‖ postcard(result_k))`, `digest_0` all zeros),
-/// the latest [`RESULTS_KEPT`] in full, shared between copies of the state (the service prepares
-/// each action on a copy: only a deal's end copies them), and each player's losing streak (the
+/// the latest [`RESULTS_KEPT`] in a compact form ([`KeptDeals`], decoded where read),
+/// shared between copies of the state (the service prepares each action on a copy: only a
+/// deal's end builds a new list), and each player's losing streak (the
 /// bots' tilt, over the whole match). A game hashed with a whole-list scheme
 /// ([`HashScheme::Json`], [`HashScheme::Compact`]) keeps every deal ([`Game::keep_every_result`]).
 /// Serialized as the kept list; read back, the list is taken as the whole match (the digest and
 /// streaks are recomputed from it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Results {
-    pub(super) list: Arc<Vec<DealResult>>,
+    pub(super) list: Arc<KeptDeals>,
     pub(super) settled: u32,
     pub(super) digest: [u8; 32],
     /// Deals in a row each player's team has lost (first place on the other team), by player.
@@ -32,8 +36,10 @@ pub struct Results {
 
 impl Results {
     /// Settles one more deal.
-    pub fn push(&mut self, result: DealResult) {
-        self.digest = chain(&self.digest, &result);
+    pub fn push(&mut self, result: &DealResult) {
+        // Encoding a result cannot fail (no map, every length known).
+        let encoded = postcard::to_stdvec(result).unwrap_or_default();
+        self.digest = chain(&self.digest, &encoded);
         self.settled = self.settled.saturating_add(1);
         let players = result.players.iter().count();
         self.streaks.resize(self.streaks.len().max(players), 0);
@@ -44,11 +50,10 @@ impl Results {
                 *n = if lost { n.saturating_add(1) } else { 0 };
             }
         }
-        let list = Arc::make_mut(&mut self.list);
-        if !self.keep_all && list.len() >= RESULTS_KEPT {
-            list.remove(0);
-        }
-        list.push(result);
+        let full = !self.keep_all && self.list.len() >= RESULTS_KEPT;
+        // Packing cannot fail either; empty bytes would only make the deal unreadable from
+        // memory (a reader then goes to the store).
+        self.list = Arc::new(self.list.with_next(usize::from(full), &pack(result)));
     }
 
     /// How many deals are settled.
@@ -56,9 +61,30 @@ impl Results {
         self.settled
     }
 
-    /// The deals kept in memory, oldest first: the last `settled()` − `first_kept()` ones.
-    pub fn kept(&self) -> &[DealResult] {
-        &self.list
+    /// The deals kept in memory, oldest first, decoded: the last `settled()` − `first_kept()`
+    /// ones.
+    pub fn kept(&self) -> Vec<DealResult> {
+        self.list.all()
+    }
+
+    /// The deals kept at positions `range` (0 = the first kept), decoded; `None` when the range
+    /// reaches past them.
+    pub fn kept_at(&self, range: std::ops::Range<usize>) -> Option<Vec<DealResult>> {
+        self.list.decode(range)
+    }
+
+    /// The latest deal settled, decoded (`None` before the first deal's end).
+    pub fn last(&self) -> Option<DealResult> {
+        self.list
+            .len()
+            .checked_sub(1)
+            .and_then(|i| self.list.get(i))
+    }
+
+    /// True when the latest deals kept are `tail` (a rebuild's check that a snapshot repeats
+    /// the deals it has).
+    pub fn ends_with(&self, tail: &[DealResult]) -> bool {
+        self.list.ends_with(tail)
     }
 
     /// The index (0-based, deal number − 1) of the first deal kept in memory.
@@ -76,18 +102,27 @@ impl Results {
     }
 }
 
-/// The next link of the results digest.
-fn chain(digest: &[u8; 32], result: &DealResult) -> [u8; 32] {
+/// The next link of the results digest, from the result's postcard encoding.
+fn chain(digest: &[u8; 32], encoded: &[u8]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update(digest);
-    h.update(postcard::to_stdvec(result).unwrap_or_default());
+    h.update(encoded);
     h.finalize().into()
 }
 
+/// As the list of the deals kept (decoded one at a time).
 impl Serialize for Results {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.list.serialize(s)
+        let mut seq = s.serialize_seq(Some(self.list.len()))?;
+        for i in 0..self.list.len() {
+            let result = self
+                .list
+                .get(i)
+                .ok_or_else(|| serde::ser::Error::custom("a kept deal does not decode"))?;
+            seq.serialize_element(&result)?;
+        }
+        seq.end()
     }
 }
 
@@ -95,7 +130,7 @@ impl<'de> Deserialize<'de> for Results {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Results, D::Error> {
         let list = Vec::<DealResult>::deserialize(d)?;
         let mut results = Results::default();
-        for r in list {
+        for r in &list {
             results.push(r);
         }
         Ok(results)

@@ -57,7 +57,7 @@ fn the_chained_hash_covers_every_settled_deal_and_survives_a_round_trip() {
     let mut seen = std::collections::HashSet::new();
     assert!(seen.insert(g.state_hash_with(HashScheme::Chained)));
     for k in 1..=3 {
-        g.results.push(result(k, 400));
+        g.results.push(&result(k, 400));
         assert!(
             seen.insert(g.state_hash_with(HashScheme::Chained)),
             "deal {k}"
@@ -68,7 +68,7 @@ fn the_chained_hash_covers_every_settled_deal_and_survives_a_round_trip() {
     for k in 1..=3 {
         other
             .results
-            .push(result(k, if k == 1 { 200 } else { 400 }));
+            .push(&result(k, if k == 1 { 200 } else { 400 }));
     }
     assert_ne!(
         other.state_hash_with(HashScheme::Chained),
@@ -110,8 +110,8 @@ fn a_long_match_keeps_its_latest_deals_and_whole_match_streaks() {
         if k % 50 < 25 || k > 170 {
             r.places = Seat::list(&[0, 1, 2, 3]);
         }
-        windowed.push(r.clone());
-        whole.push(r.clone());
+        windowed.push(&r);
+        whole.push(&r);
         all.push(r);
         let n = all.len();
         assert_eq!(windowed.settled() as usize, n);
@@ -138,7 +138,7 @@ fn a_long_match_keeps_its_latest_deals_and_whole_match_streaks() {
     let mut g = game_with(&[], ["3", "4", "5", "6"]);
     g.results = windowed;
     assert_eq!(g.results_first_kept(), 200 - RESULTS_KEPT as u32);
-    assert_eq!(g.results_in(190..200), Some(&all[190..200]));
+    assert_eq!(g.results_in(190..200), Some(all[190..200].to_vec()));
     assert_eq!(g.results_in(0..10), None, "not kept");
     assert_eq!(g.results_in(195..201), None, "past the deals settled");
     // Deals 150 to 200 (150..=174 and 171..=200): longer than the deals kept.
@@ -178,5 +178,129 @@ mod encoding {
             postcard::to_allocvec(&default).unwrap().len()
         );
         assert_ne!(with.state_hash(), default.state_hash());
+    }
+}
+
+/// What a game keeps of its settled deals (compact, decoded where read) reads back as the
+/// results themselves, over seeded long matches; the oracle: every `DealEnded` event's result,
+/// kept apart as it was emitted, and the digest folded over their postcard encodings.
+mod kept_results {
+    use rand::seq::IndexedRandom;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+    use crate::game::testing::PlainHooks;
+    use crate::hand::Declared;
+
+    /// Plays `deals` deals of seeded random legal plays and passes, checking the kept deals
+    /// against the events' results at every deal's end; returns the game and the oracle list.
+    fn play(rules: Rules, deals: u32, seed: u64, scheme: HashScheme) -> (Game, Vec<DealResult>) {
+        let hooks = PlainHooks::new(rules);
+        let config = GameConfig::new("kept", "test", deals);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let (mut g, _) = Game::new(config, &hooks, [seed as u8; 32], None, 0).unwrap();
+        g.keep_every_result(scheme);
+        let mut all: Vec<DealResult> = Vec::new();
+        let mut at = 0u64;
+        while g.phase() == Phase::Playing {
+            at += 1;
+            let Some(seat) = g.turn() else { break };
+            let player = g.seating()[seat];
+            let (plays, can_pass) = g.legal_plays(seat);
+            let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
+                Action::Pass
+            } else {
+                let p = plays.choose(&mut rng).unwrap();
+                Action::Play {
+                    cards: g.hand(seat).take(p.cards).unwrap(),
+                    declared: Some(Declared {
+                        kind: p.hand.kind,
+                        key: p.hand.key(),
+                    }),
+                }
+            };
+            let events = g.apply(&hooks, Entry { player, action, at }).unwrap();
+            let ended = events.iter().filter_map(|e| match e {
+                Event::DealEnded(r) => Some(r.clone()),
+                _ => None,
+            });
+            let before = all.len();
+            all.extend(ended);
+            if all.len() > before {
+                check(&g, &all, scheme, seed, &mut rng);
+            }
+        }
+        (g, all)
+    }
+
+    /// The kept deals, a random page of them, the pages outside them, the digest and the
+    /// serialized list, against the oracle.
+    fn check(g: &Game, all: &[DealResult], scheme: HashScheme, seed: u64, rng: &mut ChaCha8Rng) {
+        let n = all.len() as u32;
+        let keep = if scheme == HashScheme::Chained {
+            RESULTS_KEPT.min(all.len())
+        } else {
+            all.len()
+        };
+        let first = n - keep as u32;
+        let at = format!("seed {seed}, {scheme:?}, after deal {n}");
+        assert_eq!(g.results_settled(), n, "{at}");
+        assert_eq!(g.results_first_kept(), first, "{at}");
+        assert_eq!(g.results(), &all[first as usize..], "{at}");
+        let a = rng.random_range(first..=n);
+        let b = rng.random_range(a..=n);
+        assert_eq!(
+            g.results_in(a..b).as_deref(),
+            Some(&all[a as usize..b as usize]),
+            "{at}: page {a}..{b}"
+        );
+        assert_eq!(g.results_in(a..n + 1), None, "{at}: past the deals settled");
+        if first > 0 {
+            assert_eq!(
+                g.results_in(first - 1..n),
+                None,
+                "{at}: before the first kept"
+            );
+        }
+        let digest = all.iter().fold([0u8; 32], |d, r| {
+            let mut h = Sha256::new();
+            h.update(d);
+            h.update(postcard::to_stdvec(r).unwrap());
+            h.finalize().into()
+        });
+        assert_eq!(g.results.digest, digest, "{at}: the chained digest");
+        // What the state's encodings (a whole-list hash, the JSON view of the state) write.
+        let kept = &all[first as usize..];
+        assert_eq!(
+            postcard::to_stdvec(&g.results).unwrap(),
+            postcard::to_stdvec(kept).unwrap(),
+            "{at}"
+        );
+        assert_eq!(
+            serde_json::to_string(&g.results).unwrap(),
+            serde_json::to_string(kept).unwrap(),
+            "{at}"
+        );
+        assert!(g.results.ends_with(&kept[keep.saturating_sub(2)..]), "{at}");
+    }
+
+    #[test]
+    fn the_kept_deals_read_back_as_the_results_the_deals_ended_with() {
+        for seed in 0..3 {
+            let (g, all) = play(Rules::CLASSIC, 40, seed, HashScheme::Chained);
+            assert!(all.len() > RESULTS_KEPT, "seed {seed}: {} deals", all.len());
+            // A changed deal is not the tail kept.
+            let mut other = all[all.len() - 2..].to_vec();
+            other[0].settlement.scores[0] += 1;
+            assert!(!g.results.ends_with(&other), "seed {seed}");
+            let back: Game = postcard::from_bytes(&postcard::to_stdvec(&g).unwrap()).unwrap();
+            assert_eq!(back.results(), g.results(), "seed {seed}");
+        }
+        let (_, all) = play(Rules::ERREN, 30, 9, HashScheme::Chained);
+        assert!(all.len() > RESULTS_KEPT);
+        // A whole-list scheme keeps every deal.
+        play(Rules::CLASSIC, 24, 11, HashScheme::Compact);
     }
 }

@@ -98,19 +98,19 @@ async fn state(call: Call<'_>, req: pb::GetStateRequest) -> Result<pb::GetStateR
         wire::view::results_range(settled, req.results_from_deal, req.results_limit);
     // A page before the deals the session keeps comes from the store, read without the
     // session's lock (settled deals do not change; the state is read after it).
-    let mut older = None;
-    if live.game().results_in(range.clone()).is_none() {
-        let origin = live.origin()?;
-        drop(live);
-        let deals = history::settled_deals(games.store(), &req.game_id, origin, range.clone());
-        older = Some(deals.await?);
-        live = games.current(&game).await?;
-    }
-    let page = match &older {
-        Some(deals) => deals.as_slice(),
-        None => live.game().results_in(range).unwrap_or_default(),
+    let kept = live.game().results_in(range.clone());
+    let page = match kept {
+        Some(page) => page,
+        None => {
+            let origin = live.origin()?;
+            drop(live);
+            let deals = history::settled_deals(games.store(), &req.game_id, origin, range);
+            let older = deals.await?;
+            live = games.current(&game).await?;
+            older
+        }
     };
-    let mut state = wire::state(live.game(), &live.record, viewer, page, next);
+    let mut state = wire::state(live.game(), &live.record, viewer, &page, next);
     state.auto_policy = bots::auto_bot(games, &live.record).label();
     Ok(state)
 }

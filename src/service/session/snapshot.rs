@@ -63,8 +63,7 @@ pub struct Chain {
 fn encode(game: &Game, hash: &str, results_from: u32, memory: Memory) -> Option<Vec<u8>> {
     // The deals kept in memory must reach back to `results_from` (a session writes a snapshot
     // at every deal's end, so it is the last deal but after a lost snapshot).
-    let kept_from = results_from.checked_sub(game.results_first_kept())?;
-    let results = game.results().get(kept_from as usize..)?.to_vec();
+    let results = game.results_in(results_from..game.results_settled())?;
     let body = Body {
         format: FORMAT,
         engine: ENGINE_VERSION.to_string(),
@@ -124,9 +123,7 @@ pub fn newest_keeping(
         // newest snapshot that rebuild used): they must be the ones kept, and are skipped.
         let repeated = results.settled().checked_sub(body.results_from);
         let Some(fresh) = repeated.and_then(|n| {
-            let kept = results.kept();
-            let start = kept.len().checked_sub(n as usize)?;
-            let same = body.results.get(..n as usize)? == &kept[start..];
+            let same = results.ends_with(body.results.get(..n as usize)?);
             same.then(|| &body.results[n as usize..])
         }) else {
             // An earlier snapshot is missing (lost: a snapshot is not durable), or the deals
@@ -138,7 +135,7 @@ pub fn newest_keeping(
             if wanted.contains(&results.settled()) {
                 picked.push(r.clone());
             }
-            results.push(r.clone());
+            results.push(r);
         }
         last = Some(body);
     }
