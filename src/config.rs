@@ -14,6 +14,39 @@ pub enum LogFormat {
 /// Actions a live game keeps by default (`--backlog-actions`; `service::backlog`).
 pub const DEFAULT_BACKLOG_ACTIONS: usize = 8;
 
+/// What HTTP/2 buffers for one response stream by default (`--http2-send-buffer-bytes`): 64 KiB,
+/// the HTTP/2 default stream window (65,535 bytes, what most clients announce), so a client that
+/// reads costs no speed (the socket's own buffer, sized by the kernel, carries a fast link's
+/// data in flight), and a client that does not read leaves at most this much, not hyper's
+/// 400 KiB, of encoded events on the server.
+pub const DEFAULT_HTTP2_SEND_BUFFER_BYTES: usize = 64 * 1024;
+
+/// The smallest `--http2-send-buffer-bytes`: one full HTTP/2 DATA frame (16 KiB, the default
+/// frame size). At zero a stream could never send.
+pub const MIN_HTTP2_SEND_BUFFER_BYTES: usize = 16 * 1024;
+
+/// Parses `--http2-send-buffer-bytes` (at least [`MIN_HTTP2_SEND_BUFFER_BYTES`], at most
+/// `u32::MAX`).
+fn parse_send_buffer(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of bytes"))?;
+    if n < MIN_HTTP2_SEND_BUFFER_BYTES {
+        return Err(format!(
+            "{n} bytes is below the smallest send buffer, {MIN_HTTP2_SEND_BUFFER_BYTES} (one HTTP/2 frame)"
+        ));
+    }
+    // hyper refuses (panics on) a buffer over u32::MAX.
+    if u32::try_from(n).is_err() {
+        return Err(format!(
+            "{n} bytes is over the largest send buffer, {}",
+            u32::MAX
+        ));
+    }
+    Ok(n)
+}
+
 /// `shuangkou serve` flags.
 #[derive(Clone, Debug, clap::Args)]
 pub struct ServeConfig {
@@ -71,6 +104,16 @@ pub struct ServeConfig {
     /// Most requests in progress at once (load shedding beyond: UNAVAILABLE).
     #[arg(long, env = "SHUANGKOU_MAX_CONCURRENT", default_value_t = 4096)]
     pub max_concurrent: usize,
+    /// Bytes of a response HTTP/2 buffers for one stream beyond what the connection's socket has
+    /// taken (hyper's `max_send_buf_size`, 400 KiB if unset): what a WatchGame stream whose
+    /// client does not read holds on the server beyond its few queued events. At least 16384.
+    #[arg(
+        long,
+        env = "SHUANGKOU_HTTP2_SEND_BUFFER_BYTES",
+        default_value_t = DEFAULT_HTTP2_SEND_BUFFER_BYTES,
+        value_parser = parse_send_buffer
+    )]
+    pub http2_send_buffer_bytes: usize,
     /// Per-request timeout in milliseconds (unary rpcs).
     #[arg(long, env = "SHUANGKOU_REQUEST_TIMEOUT_MS", default_value_t = 10_000)]
     pub request_timeout_ms: u64,

@@ -3,6 +3,8 @@
 //! `rpc → access → games → session → core` and `rpc → wire → core`; nothing points back.
 //!
 //! - [`server`]: `shuangkou serve`, health, reflection, gRPC-Web, limits, drain;
+//! - [`connections`]: a listener's connections served on hyper (HTTP/2 send buffer, drain);
+//!   [`grpc_timeout`]: a request's deadline;
 //! - [`app`]: the service as one value and its bootstrap (keys, store, variants, recovery);
 //! - [`rpc`]: the rpcs, sharing one prologue/epilogue (caller, tracing, metrics, status);
 //! - [`access`]: who calls and what they may do in a game;
@@ -29,7 +31,9 @@ pub mod auth;
 pub mod backlog;
 pub mod bots;
 pub mod clock;
+pub mod connections;
 pub mod games;
+pub mod grpc_timeout;
 pub mod history;
 pub mod live_games;
 pub mod log_pages;

@@ -1,4 +1,5 @@
-//! Server wiring: the gRPC services, health, reflection, gRPC-Web, limits and graceful shutdown.
+//! Server wiring: the gRPC services, health, reflection, gRPC-Web, limits and graceful shutdown
+//! (the connections themselves are served by `connections`).
 //!
 //! `run` is what `shuangkou serve` calls: configuration → tracing → metrics → the [`App`]
 //! (store → variants → recovery, in `app`) → serve, until SIGTERM or SIGINT. `serve` takes a bound listener and a shutdown future, so
@@ -14,11 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
-use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
+use tonic::service::Routes;
 use tonic_health::ServingStatus;
+use tower::ServiceBuilder;
 
 use super::app::App;
+use super::connections::{self, ConnectionSettings};
 use super::rpc;
 use crate::config::{LogFormat, ServeConfig};
 
@@ -163,29 +165,24 @@ pub async fn serve(
     };
 
     let timers = app.start_timers();
-    let server = Server::builder()
-        .accept_http1(true)
-        .timeout(Duration::from_millis(config.request_timeout_ms))
-        .concurrency_limit_per_connection(config.max_concurrent)
-        .load_shed(true)
-        .layer(tonic_web::GrpcWebLayer::new())
-        .layer(rpc::limit::OversizeLayer)
-        .add_service(health_service)
+    let routes = Routes::new(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(game)
         .add_service(admin)
         .add_service(shengji)
-        // TCP_NODELAY on every accepted connection: `serve_with_incoming` ignores the builder's
-        // `tcp_nodelay`, and without it small responses wait for delayed ACKs (~40 ms each).
-        .serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            stop_accepting,
-        );
+        .prepare();
+    let service = ServiceBuilder::new()
+        .layer(tonic_web::GrpcWebLayer::new())
+        .layer(rpc::limit::OversizeLayer)
+        .service(routes);
+    let settings = ConnectionSettings::of(&config, true);
+    let server = connections::serve(listener, service, settings, stop_accepting);
 
     let drain = Duration::from_secs(config.drain_seconds + config.drain_delay_seconds);
-    let result = server.await.map_err(|e| format!("server: {e}"));
-    // In-flight calls have finished (tonic waits for them); bound the rest of the drain.
+    let result = server.await;
+    // In-flight calls have finished (`connections::serve` waits for them); bound the rest of the
+    // drain.
     let _ = tokio::time::timeout(drain, app.finish()).await;
     readiness.abort();
     timers.abort();

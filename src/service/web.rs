@@ -12,16 +12,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use include_dir::{Dir, include_dir};
 use tokio::net::TcpListener;
 use tonic::codegen::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use tonic::service::Routes;
-use tonic::transport::Server;
-use tonic::transport::server::TcpIncoming;
 
 use super::app::App;
+use super::connections::{self, ConnectionSettings};
 use super::rpc;
 
 /// The built single-page app (`npm run build` in `web/` writes it; CI checks it is current).
@@ -76,19 +74,17 @@ pub async fn serve(app: Arc<App>, listener: TcpListener) -> Result<(), String> {
         .layer(tonic_web::GrpcWebLayer::new())
         .fallback(asset);
     let mut closing = app.streams_closing();
-    Server::builder()
-        .accept_http1(true)
-        .timeout(Duration::from_millis(config.request_timeout_ms))
-        .concurrency_limit_per_connection(config.max_concurrent)
-        .add_routes(Routes::from(router))
-        .serve_with_incoming_shutdown(
-            TcpIncoming::from(listener).with_nodelay(Some(true)),
-            async move {
-                let _ = closing.wait_for(|closed| *closed).await;
-            },
-        )
-        .await
-        .map_err(|e| format!("web server: {e}"))
+    let settings = ConnectionSettings::of(&config, false);
+    connections::serve(
+        listener,
+        Routes::from(router).prepare(),
+        settings,
+        async move {
+            let _ = closing.wait_for(|closed| *closed).await;
+        },
+    )
+    .await
+    .map_err(|e| format!("web server: {e}"))
 }
 
 /// One embedded file (or 404), with its content type and cache policy.
