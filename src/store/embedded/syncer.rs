@@ -120,6 +120,13 @@ impl Progress {
     pub(super) fn done(&self) -> Option<Done> {
         Some(self.0.lock().done)
     }
+
+    /// A compaction swapped the journal for one whose data ends at `end`, with no batch in
+    /// flight: from now on the durable end is that file's (a repair before the next sync cuts
+    /// the new journal back to it, not to an offset in the old one).
+    pub(super) fn swapped(&self, end: u64) {
+        self.0.lock().done.durable = end;
+    }
 }
 
 /// The writer's end of the pipeline: hands batches over and waits for them.
