@@ -42,6 +42,7 @@ mod faults;
 pub mod index;
 pub mod journal;
 pub mod legacy;
+mod meters;
 mod open;
 mod ops;
 mod positions;
