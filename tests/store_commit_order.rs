@@ -1,7 +1,8 @@
 //! The embedded store's commit order with several fsyncs in flight: a batch written while an
 //! earlier batch's fsync is in flight gets its own fsync at once, and is still answered only
 //! after the earlier batch is durable; when the earlier fsync fails, the later batch fails too,
-//! even though its own fsync succeeded (never an acknowledged write behind a lost one).
+//! even though its own fsync succeeded (never an acknowledged write behind a lost one). And a
+//! failed write right after a compaction cuts the new journal back to its own durable end.
 
 #[path = "common/temp.rs"]
 pub mod temp;
@@ -43,8 +44,6 @@ struct Syncs {
     started: AtomicU64,
     /// The second fsync started while the first was still in flight.
     overlapped: AtomicBool,
-    /// The first fsync has ended (set just before its outcome is returned).
-    first_ended: AtomicBool,
 }
 
 /// Waits (polling, at most [`DEADLINE`]) until `done` says so; false if the deadline passed.
@@ -80,7 +79,6 @@ fn store_holding_the_first_sync(
             if second {
                 std::thread::sleep(Duration::from_millis(200));
             }
-            syncs.first_ended.store(true, Ordering::SeqCst);
             first()
         })
     };
@@ -88,58 +86,51 @@ fn store_holding_the_first_sync(
     (Arc::new(Store::Embedded(store)), syncs)
 }
 
-/// One append's outcome, and whether the first fsync had ended when it was answered.
-type Answer = (&'static str, Result<Appended, StoreError>, bool);
-
 /// Appends entry 1 to game `a`, then, once its fsync is in flight, entry 1 to game `b`; returns
-/// both outcomes as they came back, each with whether the first fsync had ended by then (the
-/// order of the two answers on the channel is the tasks' scheduling, not the store's; what the
-/// store promises is that `b` is answered only after `a`'s fsync ends).
-async fn two_batches(store: &Arc<Store>, syncs: &Arc<Syncs>) -> Vec<Answer> {
+/// both outcomes in the order the store answered them. Both appends are polled by this one task,
+/// `a` first (`biased`): once both answers are in, `a`'s is taken first, so `b` comes first only
+/// if the store answered it while `a`'s answer was still missing (not the order in which tasks
+/// happened to run on a loaded machine).
+async fn two_batches(
+    store: &Arc<Store>,
+    syncs: &Syncs,
+) -> Vec<(&'static str, Result<Appended, StoreError>)> {
     for id in ["a", "b"] {
         store.create(&record(id)).await.expect("create");
     }
     syncs.armed.store(true, Ordering::SeqCst);
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let answer = |id: &'static str, outcome, syncs: &Syncs| {
-        (id, outcome, syncs.first_ended.load(Ordering::SeqCst))
+    let (a1, b1) = (entry(1, "a1"), entry(1, "b1"));
+    let a = store.append("a", &a1);
+    let b = async {
+        let until = Instant::now() + DEADLINE;
+        while syncs.started.load(Ordering::SeqCst) == 0 {
+            assert!(
+                Instant::now() < until,
+                "the first append's fsync never started"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        store.append("b", &b1).await
     };
-    let (s, t, seen) = (Arc::clone(store), tx.clone(), Arc::clone(syncs));
-    tokio::spawn(async move {
-        let outcome = s.append("a", &entry(1, "a1")).await;
-        t.send(answer("a", outcome, &seen))
-    });
-    let until = Instant::now() + DEADLINE;
-    while syncs.started.load(Ordering::SeqCst) == 0 {
-        assert!(
-            Instant::now() < until,
-            "the first append's fsync never started"
-        );
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    let (s, seen) = (Arc::clone(store), Arc::clone(syncs));
-    tokio::spawn(async move {
-        let outcome = s.append("b", &entry(1, "b1")).await;
-        tx.send(answer("b", outcome, &seen))
-    });
+    let deadline = tokio::time::sleep(DEADLINE * 2);
+    tokio::pin!(a, b, deadline);
+    let (mut a_done, mut b_done) = (false, false);
     let mut answered = Vec::new();
-    for _ in 0..2 {
-        let got = tokio::time::timeout(DEADLINE * 2, rx.recv())
-            .await
-            .expect("both appends are answered in time")
-            .expect("an answer");
-        answered.push(got);
+    while answered.len() < 2 {
+        tokio::select! {
+            biased;
+            r = &mut a, if !a_done => {
+                a_done = true;
+                answered.push(("a", r));
+            }
+            r = &mut b, if !b_done => {
+                b_done = true;
+                answered.push(("b", r));
+            }
+            () = &mut deadline => panic!("both appends are not answered in time"),
+        }
     }
     answered
-}
-
-/// `b`, written while `a`'s fsync was in flight, was answered only after that fsync ended.
-fn assert_answered_in_write_order(answered: &[Answer]) {
-    let b = answered.iter().find(|(id, ..)| *id == "b");
-    assert!(
-        matches!(b, Some((_, _, true))),
-        "answered out of write order (b before a's fsync ended): {answered:?}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -151,8 +142,13 @@ async fn a_batch_written_during_a_sync_gets_its_own_and_is_answered_after_the_ea
         syncs.overlapped.load(Ordering::SeqCst),
         "the second batch's fsync did not start while the first was in flight"
     );
-    assert_answered_in_write_order(&answered);
-    for (id, outcome, _) in &answered {
+    let order: Vec<&str> = answered.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        order,
+        ["a", "b"],
+        "answered out of write order: {answered:?}"
+    );
+    for (id, outcome) in &answered {
         assert_eq!(outcome, &Ok(Appended::Ok), "append to {id}");
     }
     for id in ["a", "b"] {
@@ -171,8 +167,13 @@ async fn a_batch_whose_own_sync_succeeded_fails_when_an_earlier_batch_s_sync_fai
         syncs.overlapped.load(Ordering::SeqCst),
         "the second batch's fsync did not start while the first was in flight"
     );
-    assert_answered_in_write_order(&answered);
-    for (id, outcome, _) in &answered {
+    let order: Vec<&str> = answered.iter().map(|(id, _)| *id).collect();
+    assert_eq!(
+        order,
+        ["a", "b"],
+        "answered out of write order: {answered:?}"
+    );
+    for (id, outcome) in &answered {
         assert!(outcome.is_err(), "append to {id} acknowledged: {outcome:?}");
     }
     // The journal was cut back to before both batches; the store takes writes again.
@@ -184,4 +185,87 @@ async fn a_batch_whose_own_sync_succeeded_fails_when_an_earlier_batch_s_sync_fai
     let (_, b) = store.load("b").await.unwrap().expect("game b");
     assert!(a.is_empty(), "a's failed append is in its log: {a:?}");
     assert_eq!(b, [entry(1, "b1 again")]);
+}
+
+/// A failed write right after a compaction swapped the journal repairs to the **new** journal's
+/// durable end: the appends acknowledged after the repair are in the log after a reopen. (The
+/// durable end the syncers report must move to the new journal with the swap; an offset left in
+/// the old, longer journal would extend the new one with zeros, and the reopen would cut every
+/// frame after them off as a torn tail.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_write_after_a_compaction_repairs_to_the_new_journal_s_end() {
+    let dir = TempDir::fresh("store-commit-order", "repair-after-compaction");
+    // The next journal write fails once `fail_write` is set (then the flag clears itself).
+    let fail_write = Arc::new(AtomicBool::new(false));
+    let faults: Faults = {
+        let fail_write = Arc::clone(&fail_write);
+        Arc::new(move |step: IoStep| {
+            if step == IoStep::Write && fail_write.swap(false, Ordering::SeqCst) {
+                return Err(io::Error::other("simulated: write failed"));
+            }
+            Ok(())
+        })
+    };
+    let store = Store::Embedded(EmbeddedStore::open_with_faults(&*dir, faults).expect("open"));
+    // Finished games fill most of the journal, so the compacted one is much shorter.
+    let body = "x".repeat(2_000);
+    for g in 0..8 {
+        let id = format!("done{g}");
+        store.create(&record(&id)).await.expect("create");
+        for seq in 1..=10 {
+            let appended = store.append(&id, &entry(seq, &body)).await;
+            assert_eq!(appended, Ok(Appended::Ok), "{id} {seq}");
+        }
+        store.finish(&id).await.expect("finish");
+    }
+    store.create(&record("live")).await.expect("create live");
+    assert_eq!(
+        store.append("live", &entry(1, "live1")).await,
+        Ok(Appended::Ok)
+    );
+    let Store::Embedded(embedded) = &store else {
+        unreachable!("opened as the embedded store")
+    };
+    embedded.compact_now().await.expect("compact");
+    assert_eq!(embedded.compactions(), 1, "the compaction ran");
+
+    fail_write.store(true, Ordering::SeqCst);
+    let failed = store.append("live", &entry(2, "lost")).await;
+    assert!(
+        failed.is_err(),
+        "the failed write was acknowledged: {failed:?}"
+    );
+    let mut acked = vec![entry(1, "live1")];
+    for seq in 2..=4 {
+        let e = entry(seq, &format!("live{seq}"));
+        assert_eq!(
+            store.append("live", &e).await,
+            Ok(Appended::Ok),
+            "live {seq}"
+        );
+        acked.push(e);
+    }
+    let (_, log) = store.load("live").await.unwrap().expect("live");
+    assert_eq!(log, acked, "before the reopen");
+
+    drop(store);
+    let reopened = Store::Embedded(EmbeddedStore::open(&*dir).expect("reopen"));
+    let (_, log) = reopened
+        .load("live")
+        .await
+        .unwrap()
+        .expect("live after the reopen");
+    assert_eq!(log, acked, "acknowledged appends lost by the reopen");
+    let torn: Vec<String> = std::fs::read_dir(&*dir)
+        .expect("the data directory")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".tail-"))
+        .collect();
+    assert!(torn.is_empty(), "the reopen found a torn tail: {torn:?}");
+    for g in 0..8 {
+        let id = format!("done{g}");
+        let (_, log) = reopened.load(&id).await.unwrap().expect("archived game");
+        assert_eq!(log.len(), 10, "{id}");
+    }
 }

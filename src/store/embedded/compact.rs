@@ -112,7 +112,7 @@ impl Compactions {
             });
         if let Some(built) = built {
             if let Some(r) = self.running.take() {
-                finish(shared, w, r, built, &mut idle);
+                finish(shared, w, r, built, &mut idle, &self.progress);
             }
         }
         if self.running.is_some() {
@@ -251,9 +251,10 @@ fn finish(
     r: Running,
     built: Result<Built, String>,
     idle: &mut impl FnMut() -> Option<u64>,
+    progress: &Progress,
 ) {
     let t = Instant::now();
-    let done = built.and_then(|b| swap(shared, w, b, idle));
+    let done = built.and_then(|b| swap(shared, w, b, idle, progress));
     let pause = t.elapsed();
     crate::metrics::store_commit_phase("compaction_swap", pause.as_secs_f64());
     match done {

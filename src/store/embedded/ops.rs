@@ -4,6 +4,8 @@
 
 use std::time::Instant;
 
+use metrics::Histogram;
+
 use tokio::sync::oneshot;
 
 use super::journal::Span;
@@ -91,10 +93,10 @@ impl Phases {
         Phases(Instant::now())
     }
 
-    /// Records the time since the previous phase ended as `name`.
-    pub(super) fn end(&mut self, name: &'static str) {
+    /// Records the time since the previous phase ended into `phase`'s histogram.
+    pub(super) fn end(&mut self, phase: &Histogram) {
         let now = Instant::now();
-        crate::metrics::store_commit_phase(name, (now - self.0).as_secs_f64());
+        phase.record((now - self.0).as_secs_f64());
         self.0 = now;
     }
 }

@@ -32,6 +32,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::journal::Rec;
+use super::meters::Meters;
 use super::ops::{NewScript, Op, Phases, Plan};
 use super::{IoStep, Shared, join_thread, store_error};
 use crate::store::{Appended, Created};
@@ -82,6 +83,11 @@ struct Flow {
     done: Done,
     /// The writer has closed the pipe: the syncers exit once every batch has a sync.
     closed: bool,
+    /// Syncers waiting for work (`work` is signalled only if one is: each signal is a system
+    /// call).
+    idle: usize,
+    /// The writer waits for batches to be finished (`changed` is signalled only then).
+    writer_waits: bool,
 }
 
 /// [`Flow`] under its lock, with the two things waited for.
@@ -103,11 +109,14 @@ impl Line {
     }
 
     /// Waits until batches are finished, at most 100 ms (so that stopped syncers are noticed).
-    fn wait_changed<'a>(&self, flow: MutexGuard<'a, Flow>) -> MutexGuard<'a, Flow> {
-        match self.changed.wait_timeout(flow, Duration::from_millis(100)) {
+    fn wait_changed<'a>(&self, mut flow: MutexGuard<'a, Flow>) -> MutexGuard<'a, Flow> {
+        flow.writer_waits = true;
+        let mut flow = match self.changed.wait_timeout(flow, Duration::from_millis(100)) {
             Ok((flow, _)) => flow,
             Err(poisoned) => poisoned.into_inner().0,
-        }
+        };
+        flow.writer_waits = false;
+        flow
     }
 }
 
@@ -119,6 +128,13 @@ impl Progress {
     /// The last batch finished and the durable end after it.
     pub(super) fn done(&self) -> Option<Done> {
         Some(self.0.lock().done)
+    }
+
+    /// A compaction swapped the journal for one whose data ends at `end`, with no batch in
+    /// flight: from now on the durable end is that file's (a repair before the next sync cuts
+    /// the new journal back to it, not to an offset in the old one).
+    pub(super) fn swapped(&self, end: u64) {
+        self.0.lock().done.durable = end;
     }
 }
 
@@ -144,6 +160,8 @@ impl Pipe {
                     durable,
                 },
                 closed: false,
+                idle: 0,
+                writer_waits: false,
             }),
             work: Condvar::new(),
             changed: Condvar::new(),
@@ -206,8 +224,11 @@ impl Pipe {
         }
         self.sent = batch.no;
         flow.batches.push_back(batch);
+        let wake = flow.idle > 0;
         drop(flow);
-        self.line.work.notify_one();
+        if wake {
+            self.line.work.notify_one();
+        }
     }
 
     /// Waits until every batch handed over is finished; returns the durable end (`None`: the
@@ -240,7 +261,8 @@ impl Drop for Pipe {
 fn run_syncer(shared: &Shared, line: &Line) {
     // This thread's own open file description of the journal it last synced.
     let mut own: Option<(Arc<File>, File)> = None;
-    while let Some((covers, journal, mut phase)) = next_sync(line) {
+    let meters = Meters::register();
+    while let Some((covers, journal, mut phase)) = next_sync(line, &meters) {
         let outcome = if shared.broken.load(Ordering::Acquire) {
             Err("the store is being repaired after a failed write".to_string())
         } else if let Some(journal) = &journal {
@@ -252,7 +274,7 @@ fn run_syncer(shared: &Shared, line: &Line) {
             Ok(())
         };
         if journal.is_some() {
-            phase.end("sync");
+            phase.end(&meters.sync);
         }
         let _finishing = line
             .finishing
@@ -268,16 +290,22 @@ fn run_syncer(shared: &Shared, line: &Line) {
         if ready.is_empty() {
             continue;
         }
-        let done = finish(shared, ready, line.lock().done, &mut phase);
-        line.lock().done = done;
-        line.changed.notify_all();
+        let done = finish(shared, ready, line.lock().done, &mut phase, &meters);
+        let writer_waits = {
+            let mut flow = line.lock();
+            flow.done = done;
+            flow.writer_waits
+        };
+        if writer_waits {
+            line.changed.notify_all();
+        }
     }
 }
 
 /// Waits for batches not yet covered by a sync and starts one for them: the last batch it
 /// covers, the journal to sync (`None`: they wrote nothing) and its phases' clock. `None` once
 /// the pipe is closed and every batch has a sync.
-fn next_sync(line: &Line) -> Option<(u64, Option<Arc<File>>, Phases)> {
+fn next_sync(line: &Line, meters: &Meters) -> Option<(u64, Option<Arc<File>>, Phases)> {
     let mut flow = line.lock();
     loop {
         let last = flow.batches.back().map_or(0, |b| b.no);
@@ -285,7 +313,7 @@ fn next_sync(line: &Line) -> Option<(u64, Option<Arc<File>>, Phases)> {
             let phase = Phases::start();
             let mut journal = None;
             for b in flow.batches.iter().filter(|b| b.no > flow.started) {
-                crate::metrics::store_commit_phase("in_flight", (phase.0 - b.at).as_secs_f64());
+                meters.in_flight.record((phase.0 - b.at).as_secs_f64());
                 if b.journal.is_some() {
                     journal.clone_from(&b.journal);
                 }
@@ -300,10 +328,12 @@ fn next_sync(line: &Line) -> Option<(u64, Option<Arc<File>>, Phases)> {
         if flow.closed {
             return None;
         }
+        flow.idle += 1;
         flow = line
             .work
             .wait(flow)
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        flow.idle -= 1;
     }
 }
 
@@ -348,6 +378,7 @@ fn finish(
     ready: Vec<(Result<(), String>, Vec<Written>)>,
     mut done: Done,
     phase: &mut Phases,
+    meters: &Meters,
 ) -> Done {
     for (outcome, mut group) in ready {
         let last = group.last().map_or(done.batches, |b| b.no);
@@ -362,19 +393,19 @@ fn finish(
             Ok(()) => {
                 done.durable = group.iter().map(|b| b.end).max().unwrap_or(done.durable);
                 apply(shared, &mut group);
-                phase.end("apply");
+                phase.end(&meters.apply);
                 let ops: usize = group.iter().map(|b| b.ops.len()).sum();
                 shared.commits.fetch_add(1, Ordering::Relaxed);
                 shared
                     .committed_ops
                     .fetch_add(ops as u64, Ordering::Relaxed);
-                crate::metrics::store_commit_ops(ops);
+                meters.ops.record(ops as f64);
                 for b in group {
                     for (op, plan) in b.ops.into_iter().zip(b.plans) {
                         reply(shared, op, plan);
                     }
                 }
-                phase.end("reply");
+                phase.end(&meters.reply);
             }
             Err(e) => {
                 shared.broken.store(true, Ordering::Release);

@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::index::{Game, Index, RequestKey, request_key};
 use super::journal::{self, Rec};
+use super::meters::Meters;
 use super::ops::{NewScript, Op, Phases, Plan, Queued};
 pub(super) use super::positions::Writer;
 use super::retention::Schedule;
@@ -181,8 +182,9 @@ pub(super) fn run_writer(
     let mut schedule = Schedule::new();
     let mut pending = Pending::default();
     let mut compactions = compact::Compactions::new(wake, Arc::clone(pipe.progress()));
+    let meters = Meters::register();
     let take = |q: Queued, batch: &mut Vec<Op>| {
-        crate::metrics::store_commit_phase("queued", q.at.elapsed().as_secs_f64());
+        meters.queued.record(q.at.elapsed().as_secs_f64());
         batch.push(q.op);
     };
     while let Some(first) = queue.blocking_recv() {
@@ -211,6 +213,7 @@ pub(super) fn run_writer(
             w: &mut w,
             pipe: &mut pipe,
             pending: &mut pending,
+            meters: &meters,
         };
         commit.batch(std::mem::take(&mut batch), &mut buf);
         // A forced compaction starts from a copy of the index taken once every write queued
@@ -246,6 +249,7 @@ struct Commit<'a> {
     w: &'a mut Writer,
     pipe: &'a mut Pipe,
     pending: &'a mut Pending,
+    meters: &'a Meters,
 }
 
 impl Commit<'_> {
@@ -309,7 +313,7 @@ impl Commit<'_> {
                 return;
             }
         };
-        phase.end("plan");
+        phase.end(&self.meters.plan);
         let mut wrote = None;
         if !buf.is_empty() {
             let w = &mut *self.w;
@@ -329,7 +333,7 @@ impl Commit<'_> {
                 }
                 return;
             }
-            phase.end("write");
+            phase.end(&self.meters.write);
             w.end += buf.len() as u64;
             wrote = Some(journal);
         }

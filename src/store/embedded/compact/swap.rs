@@ -22,6 +22,7 @@ pub(super) fn swap(
     w: &mut Writer,
     built: Built,
     idle: &mut impl FnMut() -> Option<u64>,
+    progress: &Progress,
 ) -> Result<Done, String> {
     let io = |what: &str, e: io::Error| format!("{what}: {e}");
     idle().ok_or("the syncers stopped")?;
@@ -82,6 +83,8 @@ pub(super) fn swap(
     w.end = end;
     w.alloc_end = end;
     w.archive_end = archive_end;
+    // Everything up to `end` is fsynced in the new journal, and no batch is in flight.
+    progress.swapped(end);
     if rewrote {
         // The new journal's rename must be durable before the archive's (see `retention`).
         legacy::sync_dir(&shared.dir)

@@ -1,0 +1,158 @@
+//! Opening the embedded store: the data directory's lock, the conversion of older layouts, the
+//! recovery of the journal (the index rebuilt by replay, a torn tail saved aside and cut off),
+//! and the start of the writer and syncer threads.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex, RwLock};
+
+use tokio::sync::mpsc;
+
+use super::index::Index;
+use super::writer::{Writer, run_writer};
+use super::{
+    EmbeddedStore, LOCK_FILE, Options, QUEUE, Shared, State, Watchers, journal, legacy, retention,
+    snapshots, store_error, syncer,
+};
+use crate::store::StoreError;
+
+pub(super) fn open_rw(path: &Path) -> io::Result<File> {
+    File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+}
+
+/// Opens the journal, rebuilding the index; a torn tail is saved aside and cut off. Returns the
+/// file, the index, the end of the valid data and the file's length (zeros written ahead are kept).
+fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64, u64), String> {
+    let path = dir.join(journal::JOURNAL);
+    let file = open_rw(&path).map_err(|e| format!("cannot open {label}: {e}"))?;
+    journal::check_magic(&file, journal::JOURNAL_MAGIC).map_err(|m| format!("{label}: {m}"))?;
+    let (index, end, stop) =
+        Index::replay(&file).map_err(|e| format!("cannot read {label}: {e}"))?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if end < len {
+        let tail = journal::read_raw_range(&file, end, len)
+            .map_err(|e| format!("cannot read {label}: {e}"))?;
+        if tail.iter().all(|b| *b == 0) {
+            // Only the zeros written ahead of the commits: nothing torn.
+            return Ok((file, index, end, len));
+        }
+        let aside = dir.join(format!("{}.tail-{end}", journal::JOURNAL));
+        std::fs::write(&aside, tail).map_err(|e| format!("cannot save the torn tail: {e}"))?;
+        file.set_len(end)
+            .and_then(|()| file.sync_data())
+            .map_err(|e| format!("cannot truncate {label}: {e}"))?;
+        tracing::warn!(store = "embedded", path = %label, dropped = len - end,
+            reason = stop.as_deref().unwrap_or(""), saved = %aside.display(),
+            "journal tail after the last commit was torn (a crash); cut off");
+    }
+    Ok((file, index, end, end))
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store in the data directory `dir`; converts a redb store
+    /// found there first. A corrupt or foreign file is a clear error naming it.
+    pub fn open(dir: impl AsRef<Path>) -> Result<EmbeddedStore, StoreError> {
+        EmbeddedStore::open_with(dir, Options::default())
+    }
+
+    /// [`EmbeddedStore::open`] with `options`.
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<EmbeddedStore, StoreError> {
+        let started = std::time::Instant::now();
+        let dir = dir.as_ref();
+        let Options {
+            faults,
+            finished_retention,
+            clock,
+        } = options;
+        let fail = |m: String| store_error("open", m);
+        std::fs::create_dir_all(dir).map_err(|e| {
+            fail(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
+        })?;
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = open_rw(&lock_path)
+            .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
+        if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+            return Err(fail(format!(
+                "{} is already open (another shuangkou process uses this data directory?)",
+                dir.display()
+            )));
+        }
+        legacy::migrate_if_needed(dir).map_err(fail)?;
+        retention::finish_rewrite(dir).map_err(fail)?;
+        let label = dir.join(journal::JOURNAL).display().to_string();
+        let (journal_file, index, end, alloc_end) = open_journal(dir, &label).map_err(fail)?;
+        let archive_path = dir.join(journal::ARCHIVE);
+        let archive = open_rw(&archive_path)
+            .map_err(|e| fail(format!("cannot open {}: {e}", archive_path.display())))?;
+        journal::check_magic(&archive, journal::ARCHIVE_MAGIC)
+            .map_err(|m| fail(format!("{}: {m}", archive_path.display())))?;
+        let archive_end = archive.metadata().map_err(|e| fail(e.to_string()))?.len();
+        legacy::sync_dir(dir).map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
+        let games = index.games.len();
+        // Snapshot files of games no longer in the store (left by compactions before expired
+        // games' files were deleted with them); a failure only leaves them.
+        match snapshots::sweep_orphans(dir, |id| index.games.contains_key(id)) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(
+                store = "embedded",
+                files = n,
+                "deleted the snapshot files of games no longer in the store"
+            ),
+            Err(e) => tracing::warn!(store = "embedded", error = %e,
+                "cannot sweep the snapshot files of games no longer in the store"),
+        }
+        let shared = Arc::new(Shared {
+            dir: dir.to_path_buf(),
+            label,
+            state: RwLock::new(State {
+                index,
+                journal: Arc::new(journal_file),
+                archive: Arc::new(archive),
+            }),
+            broken: AtomicBool::new(false),
+            watchers: Mutex::new(Watchers {
+                map: HashMap::new(),
+                prune_at: 1024,
+            }),
+            faults,
+            retention: finished_retention,
+            clock,
+            commits: AtomicU64::new(0),
+            committed_ops: AtomicU64::new(0),
+            compactions: AtomicU64::new(0),
+            _lock: lock,
+        });
+        let (queue, rx) = mpsc::channel(QUEUE);
+        let wake = queue.downgrade();
+        let writer_shared = Arc::clone(&shared);
+        let w = Writer {
+            end,
+            archive_end,
+            alloc_end,
+        };
+        let pipe = syncer::Pipe::start(Arc::clone(&shared), end)
+            .map_err(|e| fail(format!("cannot start the syncer threads: {e}")))?;
+        let writer = std::thread::Builder::new()
+            .name("shuangkou-store-writer".into())
+            .spawn(move || run_writer(writer_shared, w, rx, pipe, wake))
+            .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
+        tracing::info!(store = "embedded", path = %shared.label, games,
+            ms = started.elapsed().as_millis() as u64, "store opened");
+        Ok(EmbeddedStore {
+            shared,
+            queue: Some(queue),
+            writer: Some(writer),
+        })
+    }
+}
