@@ -194,7 +194,9 @@ async fn turn_of(
 /// Plays a match to its end with the seat tokens only: the player to act (found by GetHints'
 /// `your_turn`) passes when it may, and otherwise leads its weakest long combination (a chain,
 /// straight or bomb when it has one): each deal takes a few dozen actions. Returns the seq.
-async fn play_out(c: &mut Client, g: &pb::CreateGameResponse) -> u64 {
+/// Plays the match to its end; returns the last seq and the match result the last SubmitPlay
+/// answered with.
+async fn play_out(c: &mut Client, g: &pb::CreateGameResponse) -> (u64, Option<pb::MatchResult>) {
     let long = [
         "straight",
         "pair_chain",
@@ -203,6 +205,7 @@ async fn play_out(c: &mut Client, g: &pb::CreateGameResponse) -> u64 {
         "chain_bomb",
     ];
     let mut seq = 0u64;
+    let mut ended = None;
     loop {
         let mut actor = None;
         for (p, t) in g.seat_tokens.iter().enumerate() {
@@ -212,7 +215,7 @@ async fn play_out(c: &mut Client, g: &pb::CreateGameResponse) -> u64 {
                     break;
                 }
                 Ok(_) => {}
-                Err(s) if reason_of(&s).as_deref() == Some("GAME_OVER") => return seq,
+                Err(s) if reason_of(&s).as_deref() == Some("GAME_OVER") => return (seq, ended),
                 Err(s) => panic!("GetHints: {s:?}"),
             }
         }
@@ -233,12 +236,13 @@ async fn play_out(c: &mut Client, g: &pb::CreateGameResponse) -> u64 {
         };
         req.seat = None;
         req.expected_seq = Some(seq);
-        seq = c
+        let resp = c
             .submit_play(authed(req, t))
             .await
             .expect("SubmitPlay")
-            .into_inner()
-            .seq;
+            .into_inner();
+        seq = resp.seq;
+        ended = resp.match_result.or(ended);
     }
 }
 
@@ -271,7 +275,7 @@ async fn long_match_replays(deals: u32, max_bytes: usize) {
         create_req("classic", deals, Some(deals.into())),
     )
     .await;
-    let seq = play_out(&mut c, &g).await;
+    let (seq, _) = play_out(&mut c, &g).await;
     let mut pages = Vec::new();
     let mut token = String::new();
     loop {
@@ -338,7 +342,12 @@ async fn get_state_pages_deals_older_than_the_kept_ones_from_the_store() {
         let server = TestServer::start(|_| {}).await;
         let mut c = server.client().await;
         let g = create(&mut c, ADMIN_KEY, create_req("classic", deals, Some(5))).await;
-        play_out(&mut c, &g).await;
+        let (_, ended) = play_out(&mut c, &g).await;
+        assert_eq!(
+            ended.map(|m| m.deals),
+            Some(deals),
+            "the match result counts every deal played"
+        );
         let token = g.seat_tokens[0].clone();
         let scores = |from: u32, limit: u32| {
             let req = pb::GetStateRequest {

@@ -91,8 +91,8 @@ pub fn game_summary(game: &Game, record: &Record) -> pb::GameSummary {
 fn match_result(game: &Game, totals: &[i64]) -> pb::MatchResult {
     pb::MatchResult {
         scores: all_points(totals),
-        // The deals the game keeps in memory (every deal of a match of up to `RESULTS_KEPT`).
-        deals: game.results_settled() - game.results_first_kept(),
+        // Every deal settled in the match, not only the latest ones the game keeps in memory.
+        deals: game.results_settled(),
     }
 }
 
