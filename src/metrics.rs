@@ -263,11 +263,6 @@ pub fn store_commit_phase(phase: &'static str, seconds: f64) {
     histogram!(STORE_COMMIT_DURATION, "phase" => phase).record(seconds);
 }
 
-/// Records the operations of one embedded store commit.
-pub fn store_commit_ops(ops: usize) {
-    histogram!(STORE_COMMIT_OPS).record(ops as f64);
-}
-
 /// Sets the store reachability gauge.
 pub fn store_up(store: &'static str, up: bool) {
     gauge!(STORE_UP, "store" => store).set(if up { 1.0 } else { 0.0 });

@@ -104,8 +104,9 @@ impl Spans {
         self.marks.shrink_to_fit();
     }
 
-    /// Heap bytes held (capacity), for the memory figures.
-    pub fn heap_bytes(&self) -> usize {
+    /// Heap bytes held (capacity).
+    #[cfg(test)]
+    fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + self.marks.capacity() * std::mem::size_of::<Mark>()
     }
 }
