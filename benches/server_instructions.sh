@@ -55,7 +55,7 @@ run() {
   done
   timeout 1800 "$LOAD" --target "127.0.0.1:$port" --variant baibian --seed "$SEED" --games 8 \
     --concurrency 8 --hints local --deals "$deals" --baseline-secs 0 --json "${load_flags[@]}" \
-    >"$out/$name.json" || true # judged below: an old server's replays fail the client's check
+    >"$out/$name.json" || true # judged below: replays of another script version fail the client's check
   kill -TERM "$pid"
   timeout 300 tail --pid="$pid" -f /dev/null || { echo "server $name did not stop" >&2; exit 1; }
   wait "$pid" 2>/dev/null || true
