@@ -6,10 +6,15 @@
 //! loser's cards left), zero-sum; an escaper pays 3 to every other seat; a seat is an escaper
 //! after three consecutive timeouts or an expired reconnect window.
 
+use rand::Rng;
+use rand::seq::IndexedRandom;
+
 use super::hooks::{
     Centi, DealFacts, EscapeFacts, HookError, LineItem, Outcome, SeatingDecision, SeatingFacts,
     Settlement, SumRule, TimeoutFacts, VariantHooks,
 };
+use super::table::{Action, Game};
+use crate::hand::Declared;
 use crate::rules::Rules;
 use crate::seat::Seat;
 
@@ -44,6 +49,24 @@ impl PlainHooks {
             ..self
         }
     }
+}
+
+/// The random player of tests and simulations: `seat`'s turn in `game` as a pass (where passing
+/// is allowed: always when nothing can be played, else with probability 0.4) or one of its legal
+/// plays chosen uniformly, with the interpretation declared. `None`: the seat has neither.
+pub fn random_turn<R: Rng + ?Sized>(game: &Game, seat: Seat, rng: &mut R) -> Option<Action> {
+    let (plays, can_pass) = game.legal_plays(seat);
+    if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
+        return Some(Action::Pass);
+    }
+    let p = plays.choose(rng)?;
+    Some(Action::Play {
+        cards: game.hand(seat).take(p.cards)?,
+        declared: Some(Declared {
+            kind: p.hand.kind,
+            key: p.hand.key(),
+        }),
+    })
 }
 
 fn line(seat: Seat, label: &str, amount: Centi, detail: &str) -> LineItem {

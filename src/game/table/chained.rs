@@ -77,14 +77,12 @@ pub(super) fn chained_hash(game: &Game) -> String {
 
 #[cfg(test)]
 mod tests {
-    use rand::seq::IndexedRandom;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     use super::super::{Action, Entry, HashScheme, RESULTS_KEPT};
     use super::*;
-    use crate::game::testing::PlainHooks;
-    use crate::hand::Declared;
+    use crate::game::testing::{PlainHooks, random_turn};
 
     /// The chained hash as it was computed before [`Bare`] (the oracle): a copy of the whole
     /// state with its settled deals blanked, then the digest.
@@ -112,7 +110,6 @@ mod tests {
             at += 1;
             let Some(seat) = game.turn() else { break };
             let player = game.seating()[seat];
-            let (plays, can_pass) = game.legal_plays(seat);
             let action = match rng.random_range(0..100) {
                 0 => Action::Disconnect,
                 1 => Action::Reconnect,
@@ -120,17 +117,7 @@ mod tests {
                     at += 40_000;
                     Action::Timeout
                 }
-                _ if can_pass && (plays.is_empty() || rng.random_bool(0.4)) => Action::Pass,
-                _ => {
-                    let p = plays.choose(&mut rng).unwrap();
-                    Action::Play {
-                        cards: game.hand(seat).take(p.cards).unwrap(),
-                        declared: Some(Declared {
-                            kind: p.hand.kind,
-                            key: p.hand.key(),
-                        }),
-                    }
-                }
+                _ => random_turn(&game, seat, &mut rng).unwrap(),
             };
             // A rejected action leaves the game as it was: nothing new to compare.
             if game.apply(&hooks, Entry { player, action, at }).is_ok() {

@@ -185,14 +185,12 @@ mod encoding {
 /// results themselves, over seeded long matches; the oracle: every `DealEnded` event's result,
 /// kept apart as it was emitted, and the digest folded over their postcard encodings.
 mod kept_results {
-    use rand::seq::IndexedRandom;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use sha2::{Digest, Sha256};
 
     use super::*;
-    use crate::game::testing::PlainHooks;
-    use crate::hand::Declared;
+    use crate::game::testing::{PlainHooks, random_turn};
 
     /// Plays `deals` deals of seeded random legal plays and passes, checking the kept deals
     /// against the events' results at every deal's end; returns the game and the oracle list.
@@ -208,19 +206,7 @@ mod kept_results {
             at += 1;
             let Some(seat) = g.turn() else { break };
             let player = g.seating()[seat];
-            let (plays, can_pass) = g.legal_plays(seat);
-            let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
-                Action::Pass
-            } else {
-                let p = plays.choose(&mut rng).unwrap();
-                Action::Play {
-                    cards: g.hand(seat).take(p.cards).unwrap(),
-                    declared: Some(Declared {
-                        kind: p.hand.kind,
-                        key: p.hand.key(),
-                    }),
-                }
-            };
+            let action = random_turn(&g, seat, &mut rng).unwrap();
             let events = g.apply(&hooks, Entry { player, action, at }).unwrap();
             let ended = events.iter().filter_map(|e| match e {
                 Event::DealEnded(r) => Some(r.clone()),
