@@ -15,7 +15,7 @@ use crate::game::{Action, Event};
 /// Actions kept by default (`--backlog-actions`).
 pub const DEFAULT_ACTIONS: usize = crate::config::DEFAULT_BACKLOG_ACTIONS;
 
-/// Idempotency keys remembered past the kept events, as fingerprints (16 bytes a key): a retry
+/// Idempotency keys remembered past the kept events, as fingerprints (8 bytes a key: [`Keys`]): a retry
 /// of one of these actions is recognised before it could be judged as a new action (a retried
 /// pass would otherwise be legal again and pass twice), and its entry is read from the store by
 /// its seq. A retry older than this many keyed actions is judged as a new request (and answered
@@ -41,9 +41,66 @@ pub struct Backlog<E = Event> {
     /// By player: whether its last `Disconnect`/`ReconnectExpired` entry was a `Disconnect`
     /// (its reconnect window is open, unless a reconnect closed it: the engine knows that).
     window_open: Vec<bool>,
-    /// (fingerprint of player and key, seq) of the last [`KEYS_REMEMBERED`] keyed actions that
-    /// left `kept`, oldest first.
-    remembered: VecDeque<(u64, u64)>,
+    /// The last [`KEYS_REMEMBERED`] keyed actions that left `kept`.
+    remembered: Keys,
+}
+
+/// The fingerprints and seqs of the last [`KEYS_REMEMBERED`] keyed actions that left the kept
+/// events, 8 bytes a key (1 KiB a game once full, not the 2 KiB of a `(u64, u64)` a key): 32
+/// bits of the key's [`fingerprint`] and the key's seq as its distance from the key after it.
+///
+/// 32 bits are enough because a fingerprint only names a candidate: the store's entry at its
+/// seq is read and must carry the same player and request id (`history::find_request`), so a
+/// false match (≈ 128 / 2³² a retry) is answered as no match, never with another action's
+/// reply. A key more than `u32::MAX` seqs older than the next one is forgotten (its retry is
+/// judged as a new request, as one older than the window is).
+#[derive(Default)]
+struct Keys {
+    /// (32 bits of the fingerprint, its seq minus the seq of the key before it), oldest first
+    /// (the oldest key's distance is not used).
+    keys: VecDeque<(u32, u32)>,
+    /// The seq of the newest key (`keys`' back).
+    newest: u64,
+}
+
+/// The 32 bits of a fingerprint the window keeps (snapshots carry them as `u64`s; those of
+/// older snapshots, all 64 bits, are cut the same way).
+fn short(fingerprint: u64) -> u32 {
+    fingerprint as u32
+}
+
+impl Keys {
+    /// Remembers the key of the action at `seq` (after every key it holds), forgetting the
+    /// oldest beyond [`KEYS_REMEMBERED`].
+    fn push(&mut self, fingerprint: u64, seq: u64) {
+        let gap = seq
+            .checked_sub(self.newest)
+            .and_then(|gap| u32::try_from(gap).ok());
+        let gap = match gap {
+            Some(gap) if !self.keys.is_empty() => gap,
+            // The first key, or one out of reach (or out of order, which no backlog writes): the
+            // older keys are forgotten.
+            _ => {
+                self.keys.clear();
+                0
+            }
+        };
+        if self.keys.len() == KEYS_REMEMBERED {
+            self.keys.pop_front();
+        }
+        self.keys.push_back((short(fingerprint), gap));
+        self.newest = seq;
+    }
+
+    /// (32 bits of the fingerprint, seq) of each key, newest first.
+    fn newest_first(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let mut seq = self.newest;
+        self.keys.iter().rev().map(move |&(short, gap)| {
+            let this = seq;
+            seq = seq.wrapping_sub(u64::from(gap));
+            (short, this)
+        })
+    }
 }
 
 /// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): the
@@ -60,7 +117,8 @@ fn fingerprint(player: Player, request_id: &str) -> u64 {
 
 /// What a snapshot keeps of a backlog (`session::snapshot`): the (fingerprint, seq) of the
 /// last [`KEYS_REMEMBERED`] keyed actions, oldest first, and each player's open reconnect
-/// window. The events are not kept: a session resumed from a snapshot replays at least a
+/// window. The fingerprints written are the 32 bits the backlog keeps ([`Keys`]); a snapshot's
+/// fingerprint is read as its low 32 bits, so the whole fingerprints of older snapshots serve. The events are not kept: a session resumed from a snapshot replays at least a
 /// backlog's worth of entries after it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Memory {
@@ -82,7 +140,7 @@ impl<E> Backlog<E> {
             kept,
             limit: limit.max(1),
             window_open: vec![false; players],
-            remembered: VecDeque::new(),
+            remembered: Keys::default(),
         }
     }
 
@@ -92,12 +150,16 @@ impl<E> Backlog<E> {
         let mut window_open = memory.window_open;
         window_open.resize(players, false);
         let skip = memory.keys.len().saturating_sub(KEYS_REMEMBERED);
+        let mut remembered = Keys::default();
+        for (fingerprint, seq) in memory.keys.into_iter().skip(skip) {
+            remembered.push(fingerprint, seq);
+        }
         Backlog {
             first: seq + 1,
             kept: VecDeque::with_capacity(limit.clamp(1, DEFAULT_ACTIONS)),
             limit: limit.max(1),
             window_open,
-            remembered: memory.keys.into_iter().skip(skip).collect(),
+            remembered,
         }
     }
 
@@ -105,9 +167,15 @@ impl<E> Backlog<E> {
     pub fn memory(&self) -> Memory {
         let kept = self.kept.iter().enumerate().filter_map(|(i, k)| {
             let (player, id, _) = k.request.as_ref()?;
-            Some((fingerprint(*player, id), self.first + i as u64))
+            Some((short(fingerprint(*player, id)), self.first + i as u64))
         });
-        let keys: Vec<(u64, u64)> = self.remembered.iter().copied().chain(kept).collect();
+        let mut keys: Vec<(u32, u64)> = self.remembered.newest_first().collect();
+        keys.reverse();
+        keys.extend(kept);
+        let keys: Vec<(u64, u64)> = keys
+            .into_iter()
+            .map(|(f, seq)| (u64::from(f), seq))
+            .collect();
         let skip = keys.len().saturating_sub(KEYS_REMEMBERED);
         Memory {
             keys: keys[skip..].to_vec(),
@@ -128,11 +196,7 @@ impl<E> Backlog<E> {
                 ..
             }) = self.kept.pop_front()
             {
-                if self.remembered.len() == KEYS_REMEMBERED {
-                    self.remembered.pop_front();
-                }
-                self.remembered
-                    .push_back((fingerprint(player, &id), self.first));
+                self.remembered.push(fingerprint(player, &id), self.first);
             }
             self.first += 1;
         }
@@ -184,11 +248,10 @@ impl<E> Backlog<E> {
     /// The seq of an action older than the kept ones that `player` may have caused with
     /// `request_id` (its fingerprint is remembered): the store's entry at that seq says.
     pub fn remembered_seq(&self, player: Player, request_id: &str) -> Option<u64> {
-        let f = fingerprint(player, request_id);
+        let f = short(fingerprint(player, request_id));
         self.remembered
-            .iter()
-            .rev()
-            .find_map(|&(g, seq)| (g == f).then_some(seq))
+            .newest_first()
+            .find_map(|(g, seq)| (g == f).then_some(seq))
     }
 
     /// True when `player`'s last presence entry opened a reconnect window.
@@ -275,5 +338,111 @@ mod tests {
             None,
         );
         assert!(!b.window_open(Player::new(2)));
+    }
+
+    /// A backlog of `limit` actions after `actions` actions, every third one keyed (`k{seq}`,
+    /// by player `seq % 4`): the keyed actions are far apart in seqs, as in a game with bots.
+    fn keyed(actions: u64, limit: usize) -> Backlog {
+        let mut b = Backlog::new(0, Vec::new(), 4, limit);
+        for seq in 1..=actions {
+            let id = format!("k{seq}");
+            let key = (seq % 3 == 0).then_some((id.as_str(), None));
+            b.push(seq, player(seq), &Action::Pass, seq, Vec::new(), key);
+        }
+        b
+    }
+
+    fn player(seq: u64) -> Player {
+        Player::new((seq % 4) as u8)
+    }
+
+    #[test]
+    fn remembers_the_seqs_of_the_last_keys_that_left_the_kept_actions() {
+        let b = keyed(1000, 3);
+        assert_eq!(b.first_seq(), 998);
+        // Keyed actions that left the kept ones: seqs 3, 6, …, 996; the last 128 remembered.
+        let left: Vec<u64> = (1..998).filter(|s| s % 3 == 0).collect();
+        let (forgotten, remembered) = left.split_at(left.len() - KEYS_REMEMBERED);
+        for &seq in remembered {
+            let id = format!("k{seq}");
+            assert_eq!(b.remembered_seq(player(seq), &id), Some(seq), "key {id}");
+            assert_eq!(
+                b.remembered_seq(player(seq + 1), &id),
+                None,
+                "{id}, another player"
+            );
+        }
+        for &seq in forgotten {
+            assert_eq!(
+                b.remembered_seq(player(seq), &format!("k{seq}")),
+                None,
+                "k{seq}"
+            );
+        }
+        // 8 bytes a key: the window of a game holds 1 KiB once full.
+        assert_eq!(b.remembered.keys.len(), KEYS_REMEMBERED);
+        let key = b.remembered.keys.front().map_or(0, std::mem::size_of_val);
+        let bytes = b.remembered.keys.capacity() * key;
+        assert!(bytes <= 8 * KEYS_REMEMBERED, "{bytes} bytes for the keys");
+    }
+
+    #[test]
+    fn a_snapshot_memory_resumes_to_the_same_keys() {
+        let b = keyed(1000, 3);
+        let memory = b.memory();
+        assert_eq!(memory.keys.len(), KEYS_REMEMBERED);
+        let resumed = Backlog::<Event>::resume(1000, memory.clone(), 4, 3);
+        assert_eq!(
+            resumed.memory(),
+            memory,
+            "a resumed backlog writes the same memory"
+        );
+        // The kept actions' keys are remembered by the resumed backlog (it has no events).
+        for seq in (1..=1000)
+            .filter(|s| s % 3 == 0)
+            .skip(333 - KEYS_REMEMBERED)
+        {
+            let id = format!("k{seq}");
+            assert_eq!(resumed.remembered_seq(player(seq), &id), Some(seq), "{id}");
+        }
+    }
+
+    #[test]
+    fn the_whole_fingerprints_of_older_snapshots_are_read_as_the_same_keys() {
+        // What a snapshot written before the window kept 32 bits held: the whole fingerprint.
+        let keys: Vec<(u64, u64)> = (1..=200u64)
+            .map(|seq| (fingerprint(player(seq), &format!("k{seq}")), seq * 5))
+            .collect();
+        let memory = Memory {
+            keys,
+            window_open: vec![false, true, false, false],
+        };
+        let b = Backlog::<Event>::resume(1000, memory, 4, 3);
+        for seq in 1..=200u64 {
+            let want = (seq > 200 - KEYS_REMEMBERED as u64).then_some(seq * 5);
+            let id = format!("k{seq}");
+            assert_eq!(b.remembered_seq(player(seq), &id), want, "{id}");
+        }
+        assert!(b.window_open(Player::new(1)));
+    }
+
+    #[test]
+    fn a_key_out_of_reach_of_the_next_forgets_the_older_ones() {
+        let far = u64::from(u32::MAX) + 10;
+        let keys = vec![
+            (fingerprint(player(1), "a"), 7),
+            (fingerprint(player(1), "b"), 9),
+            (fingerprint(player(1), "c"), 9 + far),
+            (fingerprint(player(1), "d"), 12 + far),
+        ];
+        let memory = Memory {
+            keys,
+            window_open: Vec::new(),
+        };
+        let b = Backlog::<Event>::resume(20 + far, memory, 4, 3);
+        assert_eq!(b.remembered_seq(player(1), "a"), None);
+        assert_eq!(b.remembered_seq(player(1), "b"), None);
+        assert_eq!(b.remembered_seq(player(1), "c"), Some(9 + far));
+        assert_eq!(b.remembered_seq(player(1), "d"), Some(12 + far));
     }
 }
