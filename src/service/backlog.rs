@@ -44,12 +44,23 @@ pub struct Backlog<E = Event> {
     /// (fingerprint of player and key, seq) of the last [`KEYS_REMEMBERED`] keyed actions that
     /// left `kept`, oldest first.
     remembered: VecDeque<(u64, u64)>,
+    /// How many of the oldest `remembered` fingerprints are [`sha256_fingerprint`]s (resumed
+    /// from a format-1 snapshot); the others are [`fingerprint`]s.
+    sha256_keys: usize,
 }
 
-/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): the
-/// first 8 bytes of SHA-256 over the player number and the key, stable across builds (snapshots
-/// carry fingerprints, `session::snapshot`).
+/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): XXH3
+/// (64 bits) of the key, seeded with the player number. It needs no cryptographic strength, but
+/// must be stable across builds and platforms (snapshots carry fingerprints, `session::snapshot`):
+/// XXH3 is a specified algorithm, and its output does not depend on the platform.
 fn fingerprint(player: Player, request_id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(request_id.as_bytes(), u64::from(player.number()))
+}
+
+/// The fingerprint snapshots of format 1 carry (written before [`fingerprint`] was XXH3): the
+/// first 8 bytes of SHA-256 over the player number and the key. Only a backlog resumed from
+/// such a snapshot computes it, for the keys it remembers from there ([`Memory::sha256_keys`]).
+fn sha256_fingerprint(player: Player, request_id: &str) -> u64 {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update([player.number()]);
@@ -66,6 +77,9 @@ fn fingerprint(player: Player, request_id: &str) -> u64 {
 pub struct Memory {
     pub keys: Vec<(u64, u64)>,
     pub window_open: Vec<bool>,
+    /// How many of the oldest `keys` are SHA-256 fingerprints (kept from a format-1 snapshot,
+    /// whose fingerprints all are); the rest are XXH3 ones.
+    pub sha256_keys: u32,
 }
 
 impl<E> Backlog<E> {
@@ -83,6 +97,7 @@ impl<E> Backlog<E> {
             limit: limit.max(1),
             window_open: vec![false; players],
             remembered: VecDeque::new(),
+            sha256_keys: 0,
         }
     }
 
@@ -92,12 +107,17 @@ impl<E> Backlog<E> {
         let mut window_open = memory.window_open;
         window_open.resize(players, false);
         let skip = memory.keys.len().saturating_sub(KEYS_REMEMBERED);
+        let remembered: VecDeque<(u64, u64)> = memory.keys.into_iter().skip(skip).collect();
+        let sha256_keys = (memory.sha256_keys as usize)
+            .saturating_sub(skip)
+            .min(remembered.len());
         Backlog {
             first: seq + 1,
             kept: VecDeque::with_capacity(limit.clamp(1, DEFAULT_ACTIONS)),
             limit: limit.max(1),
             window_open,
-            remembered: memory.keys.into_iter().skip(skip).collect(),
+            remembered,
+            sha256_keys,
         }
     }
 
@@ -112,6 +132,7 @@ impl<E> Backlog<E> {
         Memory {
             keys: keys[skip..].to_vec(),
             window_open: self.window_open.clone(),
+            sha256_keys: u32::try_from(self.sha256_keys.saturating_sub(skip)).unwrap_or(u32::MAX),
         }
     }
 
@@ -130,6 +151,7 @@ impl<E> Backlog<E> {
             {
                 if self.remembered.len() == KEYS_REMEMBERED {
                     self.remembered.pop_front();
+                    self.sha256_keys = self.sha256_keys.saturating_sub(1);
                 }
                 self.remembered
                     .push_back((fingerprint(player, &id), self.first));
@@ -185,10 +207,15 @@ impl<E> Backlog<E> {
     /// `request_id` (its fingerprint is remembered): the store's entry at that seq says.
     pub fn remembered_seq(&self, player: Player, request_id: &str) -> Option<u64> {
         let f = fingerprint(player, request_id);
+        let old = (self.sha256_keys > 0).then(|| sha256_fingerprint(player, request_id));
         self.remembered
             .iter()
+            .enumerate()
             .rev()
-            .find_map(|&(g, seq)| (g == f).then_some(seq))
+            .find_map(|(i, &(g, seq))| {
+                let want = if i < self.sha256_keys { old } else { Some(f) };
+                (want == Some(g)).then_some(seq)
+            })
     }
 
     /// True when `player`'s last presence entry opened a reconnect window.
@@ -275,5 +302,43 @@ mod tests {
             None,
         );
         assert!(!b.window_open(Player::new(2)));
+    }
+
+    /// A backlog resumed from a format-1 snapshot (SHA-256 fingerprints) recognises those keys
+    /// and the XXH3 ones of the actions after it; the count of SHA-256 ones follows them out of
+    /// the window and into the next snapshot.
+    #[test]
+    fn keys_remembered_from_a_format_1_snapshot_are_recognised() {
+        let (p1, p2) = (Player::new(1), Player::new(2));
+        let old: Vec<(u64, u64)> = (1..=KEYS_REMEMBERED as u64)
+            .map(|seq| (sha256_fingerprint(p1, &format!("old{seq}")), seq))
+            .collect();
+        let memory = Memory {
+            keys: old,
+            window_open: vec![false; 4],
+            sha256_keys: KEYS_REMEMBERED as u32,
+        };
+        let last = KEYS_REMEMBERED as u64;
+        let mut b = Backlog::<Event>::resume(last, memory, 4, 1);
+        assert_eq!(b.remembered_seq(p1, "old1"), Some(1));
+        assert_eq!(b.remembered_seq(p1, "old128"), Some(128));
+        assert_eq!(b.remembered_seq(p2, "old1"), None, "another player's key");
+        for seq in last + 1..=last + 3 {
+            let id = format!("new{seq}");
+            b.push(seq, p2, &Action::Pass, seq, Vec::new(), Some((&id, None)));
+        }
+        // Two new keys left the kept action for `remembered`, pushing out old1 and old2.
+        assert_eq!(b.remembered_seq(p1, "old1"), None);
+        assert_eq!(b.remembered_seq(p1, "old3"), Some(3));
+        assert_eq!(b.remembered_seq(p2, "new129"), Some(129));
+        assert_eq!(b.remembered_seq(p2, "new130"), Some(130));
+        assert_eq!(b.request_seq(p2, "new131"), Some((131, None)));
+        let next = b.memory();
+        assert_eq!(next.keys.len(), KEYS_REMEMBERED);
+        assert_eq!(next.sha256_keys, KEYS_REMEMBERED as u32 - 3);
+        let again = Backlog::<Event>::resume(last + 3, next, 4, 1);
+        assert_eq!(again.remembered_seq(p1, "old4"), Some(4));
+        assert_eq!(again.remembered_seq(p1, "old3"), None, "out of the window");
+        assert_eq!(again.remembered_seq(p2, "new131"), Some(131));
     }
 }
