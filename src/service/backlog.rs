@@ -61,6 +61,9 @@ struct Keys {
     keys: VecDeque<(u32, u32)>,
     /// The seq of the newest key (`keys`' back).
     newest: u64,
+    /// How many of the oldest keys are 32 bits of a [`sha256_fingerprint`] (resumed from a
+    /// format-1 snapshot); the others are of a [`fingerprint`].
+    sha256: usize,
 }
 
 /// The 32 bits of a fingerprint the window keeps (snapshots carry them as `u64`s; those of
@@ -71,8 +74,9 @@ fn short(fingerprint: u64) -> u32 {
 
 impl Keys {
     /// Remembers the key of the action at `seq` (after every key it holds), forgetting the
-    /// oldest beyond [`KEYS_REMEMBERED`].
-    fn push(&mut self, fingerprint: u64, seq: u64) {
+    /// oldest beyond [`KEYS_REMEMBERED`]; `sha256` if its fingerprint is a
+    /// [`sha256_fingerprint`] (only keys resumed from a format-1 snapshot, which come first).
+    fn push(&mut self, fingerprint: u64, seq: u64, sha256: bool) {
         let gap = seq
             .checked_sub(self.newest)
             .and_then(|gap| u32::try_from(gap).ok());
@@ -82,31 +86,50 @@ impl Keys {
             // older keys are forgotten.
             _ => {
                 self.keys.clear();
+                self.sha256 = 0;
                 0
             }
         };
         if self.keys.len() == KEYS_REMEMBERED {
             self.keys.pop_front();
+            self.sha256 = self.sha256.saturating_sub(1);
         }
         self.keys.push_back((short(fingerprint), gap));
         self.newest = seq;
+        if sha256 && self.sha256 + 1 == self.keys.len() {
+            self.sha256 += 1;
+        }
     }
 
-    /// (32 bits of the fingerprint, seq) of each key, newest first.
-    fn newest_first(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+    /// (32 bits of the fingerprint, seq, whether it is of a [`sha256_fingerprint`]) of each
+    /// key, newest first.
+    fn newest_first(&self) -> impl Iterator<Item = (u32, u64, bool)> + '_ {
         let mut seq = self.newest;
-        self.keys.iter().rev().map(move |&(short, gap)| {
-            let this = seq;
-            seq = seq.wrapping_sub(u64::from(gap));
-            (short, this)
-        })
+        let sha256 = self.sha256;
+        self.keys
+            .iter()
+            .enumerate()
+            .rev()
+            .map(move |(i, &(short, gap))| {
+                let this = seq;
+                seq = seq.wrapping_sub(u64::from(gap));
+                (short, this, i < sha256)
+            })
     }
 }
 
-/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): the
-/// first 8 bytes of SHA-256 over the player number and the key, stable across builds (snapshots
-/// carry fingerprints, `session::snapshot`).
+/// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): XXH3
+/// (64 bits) of the key, seeded with the player number. It needs no cryptographic strength, but
+/// must be stable across builds and platforms (snapshots carry fingerprints, `session::snapshot`):
+/// XXH3 is a specified algorithm, and its output does not depend on the platform.
 fn fingerprint(player: Player, request_id: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64_with_seed(request_id.as_bytes(), u64::from(player.number()))
+}
+
+/// The fingerprint snapshots of format 1 carry (written before [`fingerprint`] was XXH3): the
+/// first 8 bytes of SHA-256 over the player number and the key. Only a backlog resumed from
+/// such a snapshot computes it, for the keys it remembers from there ([`Memory::sha256_keys`]).
+fn sha256_fingerprint(player: Player, request_id: &str) -> u64 {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     h.update([player.number()]);
@@ -117,13 +140,16 @@ fn fingerprint(player: Player, request_id: &str) -> u64 {
 
 /// What a snapshot keeps of a backlog (`session::snapshot`): the (fingerprint, seq) of the
 /// last [`KEYS_REMEMBERED`] keyed actions, oldest first, and each player's open reconnect
-/// window. The fingerprints written are the 32 bits the backlog keeps ([`Keys`]); a snapshot's
-/// fingerprint is read as its low 32 bits, so the whole fingerprints of older snapshots serve. The events are not kept: a session resumed from a snapshot replays at least a
+/// window. A fingerprint is the 32 bits [`Keys`] keeps, in a `u64` (format-1 snapshots carry
+/// all 64 bits of a SHA-256 one; they are cut the same way when read). The events are not kept: a session resumed from a snapshot replays at least a
 /// backlog's worth of entries after it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Memory {
     pub keys: Vec<(u64, u64)>,
     pub window_open: Vec<bool>,
+    /// How many of the oldest `keys` are SHA-256 fingerprints (kept from a format-1 snapshot,
+    /// whose fingerprints all are); the rest are XXH3 ones.
+    pub sha256_keys: u32,
 }
 
 impl<E> Backlog<E> {
@@ -150,9 +176,10 @@ impl<E> Backlog<E> {
         let mut window_open = memory.window_open;
         window_open.resize(players, false);
         let skip = memory.keys.len().saturating_sub(KEYS_REMEMBERED);
+        let sha256_keys = (memory.sha256_keys as usize).saturating_sub(skip);
         let mut remembered = Keys::default();
-        for (fingerprint, seq) in memory.keys.into_iter().skip(skip) {
-            remembered.push(fingerprint, seq);
+        for (i, (fingerprint, seq)) in memory.keys.into_iter().skip(skip).enumerate() {
+            remembered.push(fingerprint, seq, i < sha256_keys);
         }
         Backlog {
             first: seq + 1,
@@ -169,7 +196,11 @@ impl<E> Backlog<E> {
             let (player, id, _) = k.request.as_ref()?;
             Some((short(fingerprint(*player, id)), self.first + i as u64))
         });
-        let mut keys: Vec<(u32, u64)> = self.remembered.newest_first().collect();
+        let mut keys: Vec<(u32, u64)> = self
+            .remembered
+            .newest_first()
+            .map(|(short, seq, _)| (short, seq))
+            .collect();
         keys.reverse();
         keys.extend(kept);
         let keys: Vec<(u64, u64)> = keys
@@ -180,6 +211,8 @@ impl<E> Backlog<E> {
         Memory {
             keys: keys[skip..].to_vec(),
             window_open: self.window_open.clone(),
+            sha256_keys: u32::try_from(self.remembered.sha256.saturating_sub(skip))
+                .unwrap_or(u32::MAX),
         }
     }
 
@@ -196,7 +229,8 @@ impl<E> Backlog<E> {
                 ..
             }) = self.kept.pop_front()
             {
-                self.remembered.push(fingerprint(player, &id), self.first);
+                self.remembered
+                    .push(fingerprint(player, &id), self.first, false);
             }
             self.first += 1;
         }
@@ -249,9 +283,12 @@ impl<E> Backlog<E> {
     /// `request_id` (its fingerprint is remembered): the store's entry at that seq says.
     pub fn remembered_seq(&self, player: Player, request_id: &str) -> Option<u64> {
         let f = short(fingerprint(player, request_id));
-        self.remembered
-            .newest_first()
-            .find_map(|(g, seq)| (g == f).then_some(seq))
+        let old =
+            (self.remembered.sha256 > 0).then(|| short(sha256_fingerprint(player, request_id)));
+        self.remembered.newest_first().find_map(|(g, seq, sha256)| {
+            let want = if sha256 { old } else { Some(f) };
+            (want == Some(g)).then_some(seq)
+        })
     }
 
     /// True when `player`'s last presence entry opened a reconnect window.
@@ -409,13 +446,15 @@ mod tests {
 
     #[test]
     fn the_whole_fingerprints_of_older_snapshots_are_read_as_the_same_keys() {
-        // What a snapshot written before the window kept 32 bits held: the whole fingerprint.
+        // What a format-1 snapshot (written before the window kept 32 bits) held: the whole
+        // SHA-256 fingerprint.
         let keys: Vec<(u64, u64)> = (1..=200u64)
-            .map(|seq| (fingerprint(player(seq), &format!("k{seq}")), seq * 5))
+            .map(|seq| (sha256_fingerprint(player(seq), &format!("k{seq}")), seq * 5))
             .collect();
         let memory = Memory {
             keys,
             window_open: vec![false, true, false, false],
+            sha256_keys: 200,
         };
         let b = Backlog::<Event>::resume(1000, memory, 4, 3);
         for seq in 1..=200u64 {
@@ -438,11 +477,50 @@ mod tests {
         let memory = Memory {
             keys,
             window_open: Vec::new(),
+            sha256_keys: 0,
         };
         let b = Backlog::<Event>::resume(20 + far, memory, 4, 3);
         assert_eq!(b.remembered_seq(player(1), "a"), None);
         assert_eq!(b.remembered_seq(player(1), "b"), None);
         assert_eq!(b.remembered_seq(player(1), "c"), Some(9 + far));
         assert_eq!(b.remembered_seq(player(1), "d"), Some(12 + far));
+    }
+
+    /// A backlog resumed from a format-1 snapshot (SHA-256 fingerprints) recognises those keys
+    /// and the XXH3 ones of the actions after it; the count of SHA-256 ones follows them out of
+    /// the window and into the next snapshot.
+    #[test]
+    fn keys_remembered_from_a_format_1_snapshot_are_recognised() {
+        let (p1, p2) = (Player::new(1), Player::new(2));
+        let old: Vec<(u64, u64)> = (1..=KEYS_REMEMBERED as u64)
+            .map(|seq| (sha256_fingerprint(p1, &format!("old{seq}")), seq))
+            .collect();
+        let memory = Memory {
+            keys: old,
+            window_open: vec![false; 4],
+            sha256_keys: KEYS_REMEMBERED as u32,
+        };
+        let last = KEYS_REMEMBERED as u64;
+        let mut b = Backlog::<Event>::resume(last, memory, 4, 1);
+        assert_eq!(b.remembered_seq(p1, "old1"), Some(1));
+        assert_eq!(b.remembered_seq(p1, "old128"), Some(128));
+        assert_eq!(b.remembered_seq(p2, "old1"), None, "another player's key");
+        for seq in last + 1..=last + 3 {
+            let id = format!("new{seq}");
+            b.push(seq, p2, &Action::Pass, seq, Vec::new(), Some((&id, None)));
+        }
+        // Two new keys left the kept action for `remembered`, pushing out old1 and old2.
+        assert_eq!(b.remembered_seq(p1, "old1"), None);
+        assert_eq!(b.remembered_seq(p1, "old3"), Some(3));
+        assert_eq!(b.remembered_seq(p2, "new129"), Some(129));
+        assert_eq!(b.remembered_seq(p2, "new130"), Some(130));
+        assert_eq!(b.request_seq(p2, "new131"), Some((131, None)));
+        let next = b.memory();
+        assert_eq!(next.keys.len(), KEYS_REMEMBERED);
+        assert_eq!(next.sha256_keys, KEYS_REMEMBERED as u32 - 3);
+        let again = Backlog::<Event>::resume(last + 3, next, 4, 1);
+        assert_eq!(again.remembered_seq(p1, "old4"), Some(4));
+        assert_eq!(again.remembered_seq(p1, "old3"), None, "out of the window");
+        assert_eq!(again.remembered_seq(p2, "new131"), Some(131));
     }
 }

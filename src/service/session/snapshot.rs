@@ -22,12 +22,14 @@ use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme, Results};
 use crate::service::backlog::Memory;
 use crate::store::Snapshot;
 
-/// The snapshot format written (a snapshot of another format is ignored).
-pub const FORMAT: u16 = 1;
+/// The snapshot format written: 2 since the backlog's key fingerprints are XXH3 (its [`Memory`]
+/// says how many are SHA-256 ones). Format 1 (every fingerprint SHA-256, no such count) is
+/// still read ([`MemoryV1`]); a snapshot of any other format is ignored.
+pub const FORMAT: u16 = 2;
 
-/// A snapshot's content.
+/// A snapshot's content; `M` is what the backlog kept, of the current format by default.
 #[derive(Serialize, Deserialize)]
-struct Body {
+struct Body<M = Memory> {
     format: u16,
     engine: String,
     seq: u64,
@@ -38,7 +40,25 @@ struct Body {
     /// How many settled deals come before `results`.
     results_from: u32,
     results: Vec<DealResult>,
-    memory: Memory,
+    memory: M,
+}
+
+/// What a format-1 snapshot kept of the backlog: [`Memory`] without `sha256_keys`, its
+/// fingerprints all SHA-256.
+#[derive(Serialize, Deserialize)]
+struct MemoryV1 {
+    keys: Vec<(u64, u64)>,
+    window_open: Vec<bool>,
+}
+
+impl From<MemoryV1> for Memory {
+    fn from(m: MemoryV1) -> Memory {
+        Memory {
+            sha256_keys: u32::try_from(m.keys.len()).unwrap_or(u32::MAX),
+            keys: m.keys,
+            window_open: m.window_open,
+        }
+    }
 }
 
 /// A state read back from the snapshots.
@@ -81,14 +101,29 @@ fn encode(game: &Game, hash: &str, results_from: u32, memory: Memory) -> Option<
 }
 
 /// A snapshot's body, if its checksum holds (the state is checked by its hash, the backlog's
-/// memory by this only).
+/// memory by this only); a format-1 body is read as the current format.
 fn decode(bytes: &[u8]) -> Option<Body> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(4)?)?;
     let sum = u32::from_le_bytes(sum.try_into().ok()?);
     if crc32fast::hash(body) != sum {
         return None;
     }
-    postcard::from_bytes(body).ok()
+    // The format is the first field, whatever the rest.
+    let (format, _) = postcard::take_from_bytes::<u16>(body).ok()?;
+    if format != 1 {
+        return postcard::from_bytes(body).ok();
+    }
+    let v1: Body<MemoryV1> = postcard::from_bytes(body).ok()?;
+    Some(Body {
+        format: FORMAT,
+        engine: v1.engine,
+        seq: v1.seq,
+        hash: v1.hash,
+        game: v1.game,
+        results_from: v1.results_from,
+        results: v1.results,
+        memory: v1.memory.into(),
+    })
 }
 
 /// The newest state the snapshots (oldest first) prove, for a game hashed with `scheme`.
@@ -302,5 +337,61 @@ impl Session {
         live.keep_actions(keep);
         live.snapshot_covered = covered;
         Ok(live)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::game::GameConfig;
+    use crate::game::testing::PlainHooks;
+    use crate::rules::Rules;
+
+    fn game() -> Game {
+        let hooks = PlainHooks::new(Rules::CLASSIC);
+        let config = GameConfig::new("classic", "test", 1);
+        Game::new(config, &hooks, [7; 32], None, 0).unwrap().0
+    }
+
+    fn framed(body: Vec<u8>) -> Vec<u8> {
+        let mut bytes = body;
+        let sum = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&sum.to_le_bytes());
+        bytes
+    }
+
+    /// A snapshot as a server of format 1 wrote it (its `Body` with the `Memory` of then: keys
+    /// and windows only) reads back, its fingerprints all taken as SHA-256 ones; a format-2
+    /// snapshot keeps its count.
+    #[test]
+    fn format_1_snapshots_read_with_their_fingerprints_as_sha256() {
+        let g = game();
+        let keys = vec![(11, 3), (12, 5), (13, 9)];
+        let v1 = Body {
+            format: 1,
+            engine: ENGINE_VERSION.to_string(),
+            seq: g.seq(),
+            hash: "h".into(),
+            game: g.without_results(),
+            results_from: 0,
+            results: Vec::new(),
+            memory: MemoryV1 {
+                keys: keys.clone(),
+                window_open: vec![true, false, false, false],
+            },
+        };
+        let back = decode(&framed(postcard::to_stdvec(&v1).unwrap())).unwrap();
+        assert_eq!(back.format, FORMAT);
+        assert_eq!(back.memory.keys, keys);
+        assert_eq!(back.memory.sha256_keys, 3);
+        assert_eq!(back.memory.window_open, vec![true, false, false, false]);
+
+        let memory = Memory {
+            keys,
+            window_open: vec![false; 4],
+            sha256_keys: 1,
+        };
+        let bytes = encode(&g, "h", 0, memory.clone()).unwrap();
+        assert_eq!(decode(&bytes).unwrap().memory, memory);
     }
 }
