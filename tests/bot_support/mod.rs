@@ -48,8 +48,8 @@ impl VariantHooks for Table {
     fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
         let mut s = self.plain.settle(f)?;
         s.lines.clear();
-        let n = f.players as usize;
-        for b in &f.bombs_played {
+        let n = f.table.players as usize;
+        for b in &f.table.bombs_played {
             for seat in 0..n {
                 let same = seat % 2 == b.seat.index() % 2;
                 if let Some(v) = s.scores.get_mut(seat) {
