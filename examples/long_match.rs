@@ -8,11 +8,10 @@
 
 use std::time::Instant;
 
-use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use shuangkou::game::{Action, Entry, Game, GameConfig, HashScheme, Phase};
-use shuangkou::hand::Declared;
+use shuangkou::game::testing::random_turn;
+use shuangkou::game::{Entry, Game, GameConfig, HashScheme, Phase};
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -48,19 +47,7 @@ fn main() {
         at += 1;
         let seat = game.turn().expect("a seat to act");
         let player = game.seating()[seat];
-        let (plays, can_pass) = game.legal_plays(seat);
-        let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
-            Action::Pass
-        } else {
-            let p = plays.choose(&mut rng).expect("a legal play");
-            Action::Play {
-                cards: game.hand(seat).take(p.cards).expect("held cards"),
-                declared: Some(Declared {
-                    kind: p.hand.kind,
-                    key: p.hand.key(),
-                }),
-            }
-        };
+        let action = random_turn(&game, seat, &mut rng).expect("a legal play");
         let deal = game.deal_number() as usize;
         let start = Instant::now();
         let mut next = game.clone();

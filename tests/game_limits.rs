@@ -157,7 +157,7 @@ fn bombs_left_in_hand_reach_the_settlement_in_their_best_arrangement() {
     .unwrap();
     assert_eq!(g.phase(), Phase::Finished);
     let facts = hooks.deals.lock().unwrap()[0].clone();
-    let bombs = &facts.bombs_in_hand[1];
+    let bombs = &facts.table.bombs_in_hand[1];
     let value: u64 = bombs.iter().map(|b| 1u64 << b.stars.unwrap_or(b.len)).sum();
     assert_eq!(value, 576, "{bombs:?}");
     let mut used = RankCounts::EMPTY;

@@ -308,7 +308,7 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
             let mut g = facts::RandomFacts::new(seed, *v.rules());
             for case in 0..150 {
                 let f = g.deal();
-                let p = &f.places;
+                let p = &f.table.places;
                 let row: [i64; 4] = match f.outcome {
                     Outcome::Double => [4, 4, -4, -4],
                     Outcome::Single => [2, -2, 2, -2],
@@ -316,6 +316,7 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
                 };
                 let team = p[0].team();
                 let level = f
+                    .table
                     .bombs_played
                     .iter()
                     .filter(|b| b.seat.team() == team)
@@ -331,7 +332,7 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
                 for (place, &seat) in p.iter().enumerate() {
                     want[seat.index()] = row[place] * m * 100;
                 }
-                for b in &f.bombs_played {
+                for b in &f.table.bombs_played {
                     let Some(stars) = b.stars.filter(|&s| s >= 6) else {
                         continue;
                     };

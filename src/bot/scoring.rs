@@ -10,7 +10,7 @@
 use crate::cards::{Rank, RankCounts};
 use crate::classify;
 use crate::game::bombs;
-use crate::game::hooks::{BombFact, Centi, DealFacts, Outcome, VariantHooks};
+use crate::game::hooks::{BombFact, Centi, DealFacts, Outcome, TableFacts, VariantHooks};
 use crate::hand::Hand;
 use crate::rules::Rules;
 use crate::seat::Seat;
@@ -59,13 +59,15 @@ impl ScoringProfile {
                 (_, false) => (vec![1, 3, 0, 2], vec![6, 0, 6, 0]),
             };
             DealFacts {
-                players: n,
-                deal_number: 1,
+                table: TableFacts {
+                    players: n,
+                    deal_number: 1,
+                    places: places.into_iter().map(Seat::new).collect(),
+                    cards_left,
+                    bombs_played: Vec::new(),
+                    bombs_in_hand: vec![Vec::new(); n as usize],
+                },
                 outcome: Outcome::Double,
-                places: places.into_iter().map(Seat::new).collect(),
-                cards_left,
-                bombs_played: Vec::new(),
-                bombs_in_hand: vec![Vec::new(); n as usize],
             }
         };
         profile.double = seat0_score(hooks, &base(true)).unwrap_or(0);
@@ -78,9 +80,9 @@ impl ScoringProfile {
             let mut sum = 0;
             for won in [true, false] {
                 let mut played = base(won);
-                played.bombs_played.push(fact);
+                played.table.bombs_played.push(fact);
                 let mut kept = base(won);
-                if let Some(k) = kept.bombs_in_hand.first_mut() {
+                if let Some(k) = kept.table.bombs_in_hand.first_mut() {
                     k.push(fact);
                 }
                 sum += seat0_score(hooks, &played).unwrap_or(0)
@@ -113,7 +115,7 @@ pub fn deal_score(hooks: &dyn VariantHooks, facts: &DealFacts, seat: Seat) -> Op
     let scores = hooks.settle(facts).ok()?.scores;
     let mine = *scores.get(seat.index())?;
     let partner = seat
-        .partner(facts.players)
+        .partner(facts.table.players)
         .map_or(0, |p| scores.get(p.index()).copied().unwrap_or(0));
     Some(mine + partner)
 }

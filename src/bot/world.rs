@@ -15,7 +15,7 @@ use super::{Decision, PlayerView};
 use crate::cards::{Rank, RankCounts};
 use crate::game::bombs;
 use crate::game::flow::Turns;
-use crate::game::hooks::{BombFact, DealFacts};
+use crate::game::hooks::{BombFact, DealFacts, TableFacts};
 use crate::hand::Hand;
 use crate::rules::Rules;
 use crate::seat::Seat;
@@ -174,17 +174,19 @@ impl World {
         let places = self.finishing_places(self.turn);
         let outcome = self.deal_outcome(&places, &self.rules)?;
         Some(DealFacts {
-            players: self.n,
-            deal_number: self.deal_number,
+            table: TableFacts {
+                players: self.n,
+                deal_number: self.deal_number,
+                places,
+                cards_left: Seat::all(self.n)
+                    .map(|s| self.hand(s).total() as u8)
+                    .collect(),
+                bombs_played: self.bombs.clone(),
+                bombs_in_hand: Seat::all(self.n)
+                    .map(|s| bombs::in_hand(self.hand(s), s, &self.rules))
+                    .collect(),
+            },
             outcome,
-            places,
-            cards_left: Seat::all(self.n)
-                .map(|s| self.hand(s).total() as u8)
-                .collect(),
-            bombs_played: self.bombs.clone(),
-            bombs_in_hand: Seat::all(self.n)
-                .map(|s| bombs::in_hand(self.hand(s), s, &self.rules))
-                .collect(),
         })
     }
 }

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use crate::game::hooks::{
-    BombFact, DealFacts, EscapeFacts, HookError, Settlement, SumRule, VariantHooks,
+    DealFacts, EscapeFacts, HookError, Settlement, SumRule, TableFacts, VariantHooks,
 };
 use crate::variants::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
 use crate::variants::script::points;
@@ -336,22 +336,23 @@ impl Report<'_> {
 }
 
 /// The end of a settlement's facts line: the cards left in each hand and the bombs played.
-fn tally(cards_left: &[u8], bombs_played: &[BombFact]) -> String {
+fn tally(t: &TableFacts) -> String {
     format!(
-        "cards left {cards_left:?}, {} bombs played",
-        bombs_played.len()
+        "cards left {:?}, {} bombs played",
+        t.cards_left,
+        t.bombs_played.len()
     )
 }
 
 /// A deal's facts as a line of the text report.
 fn deal_line(f: &DealFacts) -> String {
-    let tally = tally(&f.cards_left, &f.bombs_played);
-    format!("{}, places {:?}, {tally}", f.outcome.name(), f.places)
+    let tally = tally(&f.table);
+    format!("{}, places {:?}, {tally}", f.outcome.name(), f.table.places)
 }
 
 /// An escape's facts as a line of the text report.
 fn escape_line(f: &EscapeFacts) -> String {
-    let tally = tally(&f.cards_left, &f.bombs_played);
+    let tally = tally(&f.table);
     format!("escape by seat {} ({:?}), {tally}", f.escaper, f.reason)
 }
 

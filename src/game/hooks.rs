@@ -150,14 +150,16 @@ pub struct SeatingDecision {
     pub swap: Option<(Seat, Seat)>,
 }
 
-/// What the settlement hook is told when a deal ends normally.
+/// What both settlement hooks are told about the table when a deal ends, normally
+/// ([`DealFacts`]) or by an escape ([`EscapeFacts`]); flattened into both, so the scripts and
+/// the JSON facts see these as fields of the facts themselves.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DealFacts {
+pub struct TableFacts {
     pub players: u8,
     pub deal_number: u32,
-    pub outcome: Outcome,
-    /// Finishing order, every seat: first the players who went out, then the rest by cards
-    /// left (fewer first), then turn order.
+    /// The finishing order as far as it goes: at a normal end every seat (first the players
+    /// who went out, then the rest by cards left, fewer first, then turn order); at an escape
+    /// the players already out, in order.
     pub places: Vec<Seat>,
     /// Cards left in each seat's hand, by seat.
     pub cards_left: Vec<u8>,
@@ -167,18 +169,21 @@ pub struct DealFacts {
     pub bombs_in_hand: Vec<Vec<BombFact>>,
 }
 
+/// What the settlement hook is told when a deal ends normally.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DealFacts {
+    #[serde(flatten)]
+    pub table: TableFacts,
+    pub outcome: Outcome,
+}
+
 /// What the escape hook is told when a player escapes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EscapeFacts {
-    pub players: u8,
-    pub deal_number: u32,
+    #[serde(flatten)]
+    pub table: TableFacts,
     pub escaper: Seat,
     pub reason: EscapeReason,
-    /// Players already out, in order.
-    pub places: Vec<Seat>,
-    pub cards_left: Vec<u8>,
-    pub bombs_played: Vec<BombFact>,
-    pub bombs_in_hand: Vec<Vec<BombFact>>,
 }
 
 /// What the timeout hook is told when a seat's turn deadline passes or its reconnect window runs

@@ -117,10 +117,11 @@ impl VariantHooks for PlainHooks {
     }
 
     fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
-        let n = f.players as usize;
+        let n = f.table.players as usize;
         let mut scores = vec![0; n];
         let mut lines = Vec::new();
         let first = *f
+            .table
             .places
             .first()
             .ok_or_else(|| HookError::invalid("settle", "no places".into()))?;
@@ -154,7 +155,7 @@ impl VariantHooks for PlainHooks {
     }
 
     fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
-        let n = f.players as usize;
+        let n = f.table.players as usize;
         let mut scores = vec![300; n];
         scores[f.escaper.index()] = -300 * (n as Centi - 1);
         let lines = scores

@@ -1,7 +1,6 @@
 //! Shared helpers of the bot tests: a table whose leader the test fixes, hands from rank
 //! notation, and random mid-deal states reached by random legal play.
 
-use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::{CardSet, RankCounts};
@@ -9,9 +8,8 @@ use shuangkou::game::hooks::{
     Centi, DealFacts, EscapeFacts, HookError, SeatingDecision, SeatingFacts, Settlement, SumRule,
     TimeoutFacts, VariantHooks,
 };
-use shuangkou::game::testing::PlainHooks;
+use shuangkou::game::testing::{PlainHooks, random_turn};
 use shuangkou::game::{Action, Entry, Game, GameConfig, Phase};
-use shuangkou::hand::Declared;
 use shuangkou::rules::Rules;
 use shuangkou::seat::Seat;
 
@@ -48,8 +46,8 @@ impl VariantHooks for Table {
     fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
         let mut s = self.plain.settle(f)?;
         s.lines.clear();
-        let n = f.players as usize;
-        for b in &f.bombs_played {
+        let n = f.table.players as usize;
+        for b in &f.table.bombs_played {
             for seat in 0..n {
                 let same = seat % 2 == b.seat.index() % 2;
                 if let Some(v) = s.scores.get_mut(seat) {
@@ -143,19 +141,7 @@ pub fn random_state(hooks: &dyn VariantHooks, seed: u64) -> Option<Game> {
     let steps = rng.random_range(0..120);
     for i in 0..steps {
         let seat = game.turn()?;
-        let (plays, can_pass) = game.legal_plays(seat);
-        let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
-            Action::Pass
-        } else {
-            let p = plays.choose(&mut rng)?;
-            Action::Play {
-                cards: game.hand(seat).take(p.cards)?,
-                declared: Some(Declared {
-                    kind: p.hand.kind,
-                    key: p.hand.key(),
-                }),
-            }
-        };
+        let action = random_turn(&game, seat, &mut rng)?;
         apply_at(&mut game, hooks, seat, action, i).ok()?;
         if game.phase() != Phase::Playing || game.deal_number() > 1 {
             return None;

@@ -1,7 +1,7 @@
 //! Shared helpers of the variant tests (`tests/variants_*.rs`, `tests/rules_seed_cases.rs`): the
 //! facts of a settled deal to hand to a script, and simulator settings.
 
-use shuangkou::game::hooks::{DealFacts, Outcome};
+use shuangkou::game::hooks::{DealFacts, Outcome, TableFacts};
 use shuangkou::game::sim::SimOptions;
 
 /// Simulator settings with an escape in every game (at a random step), one deal a game.
@@ -17,12 +17,14 @@ pub fn escape_every_game() -> SimOptions {
 /// the losers holding `cards_left`.
 pub fn double_deal(cards_left: Vec<u8>) -> DealFacts {
     DealFacts {
-        players: 4,
-        deal_number: 1,
+        table: TableFacts {
+            players: 4,
+            deal_number: 1,
+            places: shuangkou::seat::Seat::list(&[0, 2, 1, 3]),
+            cards_left,
+            bombs_played: vec![],
+            bombs_in_hand: vec![vec![]; 4],
+        },
         outcome: Outcome::Double,
-        places: shuangkou::seat::Seat::list(&[0, 2, 1, 3]),
-        cards_left,
-        bombs_played: vec![],
-        bombs_in_hand: vec![vec![]; 4],
     }
 }

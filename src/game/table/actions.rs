@@ -12,7 +12,7 @@ use crate::determinism::{apply_atomically, deal_stream};
 use crate::game::flow::Turns;
 use crate::game::hooks::{
     BombFact, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal, SeatingFacts,
-    Settlement, TimeoutFacts, VariantHooks,
+    Settlement, TableFacts, TimeoutFacts, VariantHooks,
 };
 use crate::hand::{Declared, Hand};
 use crate::moves;
@@ -297,17 +297,20 @@ impl Game {
         self.finishing_places(self.turn)
     }
 
-    /// Cards left in each seat's hand, by seat.
-    fn cards_left(&self) -> Vec<u8> {
-        Seat::all(self.players())
-            .map(|s| self.hand(s).len() as u8)
-            .collect()
-    }
-
-    fn bombs_in_hands(&self) -> Vec<Vec<BombFact>> {
-        Seat::all(self.players())
-            .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules))
-            .collect()
+    /// The table as the settlement hooks are told it, with the finishing order `places`.
+    fn table_facts(&self, places: Vec<Seat>) -> TableFacts {
+        TableFacts {
+            players: self.players(),
+            deal_number: self.deal_number,
+            places,
+            cards_left: Seat::all(self.players())
+                .map(|s| self.hand(s).len() as u8)
+                .collect(),
+            bombs_played: self.bombs.clone(),
+            bombs_in_hand: Seat::all(self.players())
+                .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules))
+                .collect(),
+        }
     }
 
     fn end_deal(&mut self, step: &mut Step<'_>) -> Result<(), GameError> {
@@ -316,13 +319,8 @@ impl Game {
             .deal_outcome(&places, &self.rules)
             .ok_or_else(|| GameError::Setup("deal ended without an outcome".into()))?;
         let facts = DealFacts {
-            players: self.players(),
-            deal_number: self.deal_number,
+            table: self.table_facts(places.clone()),
             outcome,
-            places: places.clone(),
-            cards_left: self.cards_left(),
-            bombs_played: self.bombs.clone(),
-            bombs_in_hand: self.bombs_in_hands(),
         };
         let settlement = step.hooks.settle(&facts)?;
         self.settle(Some(outcome), None, places, settlement, step)
@@ -343,14 +341,9 @@ impl Game {
             return Ok(());
         }
         let facts = EscapeFacts {
-            players: self.players(),
-            deal_number: self.deal_number,
+            table: self.table_facts(self.out.clone()),
             escaper: seat,
             reason,
-            places: self.out.clone(),
-            cards_left: self.cards_left(),
-            bombs_played: self.bombs.clone(),
-            bombs_in_hand: self.bombs_in_hands(),
         };
         // The escape path never traps the table: an escape settlement that fails (a script
         // error or a malformed result) ends the deal with no points exchanged and the failure

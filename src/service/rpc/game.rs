@@ -324,15 +324,10 @@ async fn submit(
     call: Call<'_>,
     req: pb::SubmitPlayRequest,
 ) -> Result<pb::SubmitPlayResponse, ApiError> {
-    let games = call.app.games();
     let refusal = "playing needs a seat token";
     let (game, player) = seat_action(&call, &req.game_id, &req.request_id, refusal).await?;
-    if call.app.draining() {
-        return Err(ApiError::new(
-            Reason::Unavailable,
-            "the server is shutting down; retry elsewhere",
-        ));
-    }
+    call.refuse_while_draining()?;
+    let games = call.app.games();
     // No read of the store before the commit: its compare-and-append catches the copy up
     // (one round trip per play on a shared store), and the commit judges again on the
     // caught-up copy what this one refused or the store did not take.

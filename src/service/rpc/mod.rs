@@ -109,6 +109,18 @@ impl Call<'_> {
     fn admin(&self) -> Result<(), ApiError> {
         access::admin(self.app.keys(), &self.caller)
     }
+
+    /// Refuses a move (both games' submit) while the server drains: UNAVAILABLE, which the
+    /// client retries on another replica.
+    fn refuse_while_draining(&self) -> Result<(), ApiError> {
+        if self.app.draining() {
+            return Err(ApiError::new(
+                Reason::Unavailable,
+                "the server is shutting down; retry elsewhere",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The game a request is about, for its tracing span ("" when none).

@@ -213,12 +213,7 @@ async fn submit(
         ));
     }
     let command = wire::command(&req)?;
-    if call.app.draining() {
-        return Err(ApiError::new(
-            Reason::Unavailable,
-            "the server is shutting down; retry elsewhere",
-        ));
-    }
+    call.refuse_while_draining()?;
     // The compare-and-append is the catch-up (`commit_cached`): one store round trip per action.
     let mut live = tables.locked(&table).await;
     let rid = (!req.request_id.is_empty()).then_some(req.request_id.as_str());

@@ -5,7 +5,9 @@
 
 use super::input::bomb_fact;
 use crate::cards::{Rank, RankCounts};
-use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, Seat};
+use crate::game::hooks::{
+    BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, Seat, TableFacts,
+};
 use crate::rules::Rules;
 
 /// Sets of bombs that together use at most the cards dealt: 8-card bombs of every rank (the
@@ -120,13 +122,15 @@ pub fn heavy_deals(rules: &Rules, set: &[BombFact]) -> Vec<DealFacts> {
     for (outcome, places, cards_left) in endings {
         for (bombs_played, bombs_in_hand) in both_ways(set, players) {
             out.push(DealFacts {
-                players,
-                deal_number: 1000,
+                table: TableFacts {
+                    players,
+                    deal_number: 1000,
+                    places: places.clone(),
+                    cards_left: cards_left.clone(),
+                    bombs_played,
+                    bombs_in_hand,
+                },
                 outcome,
-                places: places.clone(),
-                cards_left: cards_left.clone(),
-                bombs_played,
-                bombs_in_hand,
             });
         }
     }
@@ -141,14 +145,16 @@ pub fn heavy_escapes(rules: &Rules, set: &[BombFact]) -> Vec<EscapeFacts> {
     for escaper in Seat::all(players) {
         for (bombs_played, bombs_in_hand) in both_ways(set, players) {
             out.push(EscapeFacts {
-                players,
-                deal_number: 1000,
+                table: TableFacts {
+                    players,
+                    deal_number: 1000,
+                    places: Vec::new(),
+                    cards_left: vec![hand; players as usize],
+                    bombs_played,
+                    bombs_in_hand,
+                },
                 escaper,
                 reason: EscapeReason::Left,
-                places: Vec::new(),
-                cards_left: vec![hand; players as usize],
-                bombs_played,
-                bombs_in_hand,
             });
         }
     }

@@ -240,14 +240,14 @@ pub fn parse_deal(value: &Value, rules: &Rules) -> Result<DealFacts, String> {
             d.name()
         ));
     }
-    if facts.bombs_in_hand.len() != players {
+    if facts.table.bombs_in_hand.len() != players {
         return Err(format!(
             "bombs_in_hand has {} lists; expected one per seat ({players})",
-            facts.bombs_in_hand.len()
+            facts.table.bombs_in_hand.len()
         ));
     }
-    check_bombs(&facts.bombs_played, players, "bombs_played")?;
-    for (s, list) in facts.bombs_in_hand.iter().enumerate() {
+    check_bombs(&facts.table.bombs_played, players, "bombs_played")?;
+    for (s, list) in facts.table.bombs_in_hand.iter().enumerate() {
         check_bombs(list, players, &format!("bombs_in_hand[{s}]"))?;
     }
     Ok(facts)
@@ -284,16 +284,16 @@ pub fn parse_escape(value: &Value, rules: &Rules) -> Result<EscapeFacts, String>
     let facts: EscapeFacts =
         serde_json::from_value(Value::Object(o)).map_err(|e| format!("escape facts: {e}"))?;
     check_seat(facts.escaper, players, "escaper")?;
-    if facts.cards_left.len() != players {
+    if facts.table.cards_left.len() != players {
         return Err(format!(
             "cards_left has {} entries; expected {players}",
-            facts.cards_left.len()
+            facts.table.cards_left.len()
         ));
     }
-    for s in &facts.places {
+    for s in &facts.table.places {
         check_seat(*s, players, "places")?;
     }
-    check_bombs(&facts.bombs_played, players, "bombs_played")?;
+    check_bombs(&facts.table.bombs_played, players, "bombs_played")?;
     Ok(facts)
 }
 

@@ -10,7 +10,9 @@
 
 use rhai::{Array, Dynamic, Map};
 
-use crate::game::hooks::{BombFact, DealFacts, EscapeFacts, Seat, SeatingFacts, TimeoutFacts};
+use crate::game::hooks::{
+    BombFact, DealFacts, EscapeFacts, Seat, SeatingFacts, TableFacts, TimeoutFacts,
+};
 
 fn int(i: impl Into<i64>) -> Dynamic {
     Dynamic::from_int(i.into())
@@ -41,32 +43,29 @@ fn cards_left(v: &[u8]) -> Dynamic {
     Dynamic::from_array(v.iter().map(|n| int(*n)).collect::<Array>())
 }
 
-/// The entries `DealFacts` and `EscapeFacts` share (fields of the same names): players, deal
-/// number, places, cards left, the bombs played and those in hand.
-macro_rules! settlement_map {
-    ($f:expr) => {{
-        let f = $f;
-        let mut m = Map::new();
-        m.insert("players".into(), int(f.players));
-        m.insert("deal_number".into(), int(f.deal_number));
-        m.insert("places".into(), seats(&f.places));
-        m.insert("cards_left".into(), cards_left(&f.cards_left));
-        m.insert("bombs_played".into(), bombs(&f.bombs_played));
-        m.insert("bombs_in_hand".into(), bombs_by_seat(&f.bombs_in_hand));
-        m
-    }};
+/// The entries `DealFacts` and `EscapeFacts` share, their `TableFacts`: players, deal number,
+/// places, cards left, the bombs played and those in hand.
+fn table_map(t: &TableFacts) -> Map {
+    let mut m = Map::new();
+    m.insert("players".into(), int(t.players));
+    m.insert("deal_number".into(), int(t.deal_number));
+    m.insert("places".into(), seats(&t.places));
+    m.insert("cards_left".into(), cards_left(&t.cards_left));
+    m.insert("bombs_played".into(), bombs(&t.bombs_played));
+    m.insert("bombs_in_hand".into(), bombs_by_seat(&t.bombs_in_hand));
+    m
 }
 
 /// `DealFacts` as the `facts` map of `settle`.
 pub fn deal_map(f: &DealFacts) -> Dynamic {
-    let mut m = settlement_map!(f);
+    let mut m = table_map(&f.table);
     m.insert("outcome".into(), Dynamic::from(f.outcome.name()));
     Dynamic::from_map(m)
 }
 
 /// `EscapeFacts` as the `facts` map of `settle_escape`.
 pub fn escape_map(f: &EscapeFacts) -> Dynamic {
-    let mut m = settlement_map!(f);
+    let mut m = table_map(&f.table);
     m.insert("escaper".into(), int(f.escaper));
     m.insert("reason".into(), Dynamic::from(f.reason.name()));
     Dynamic::from_map(m)

@@ -28,8 +28,8 @@ mod tests {
             json!({"places": [0, 2, 1, 3], "bombs_played": [{"seat": 0, "cards": "7 7 7 7 7 BJ"}]});
         let f = parse_deal(&v, &rules).unwrap();
         assert_eq!(f.outcome, Outcome::Double);
-        assert_eq!(f.bombs_played[0].stars, Some(6));
-        assert_eq!(f.bombs_in_hand.len(), 4);
+        assert_eq!(f.table.bombs_played[0].stars, Some(6));
+        assert_eq!(f.table.bombs_in_hand.len(), 4);
         let bad = json!({"places": [0, 2, 1, 3], "outcome": "single"});
         assert!(
             parse_deal(&bad, &rules)

@@ -9,7 +9,7 @@ use super::input::bomb_fact;
 use crate::cards::{Card, Rank, RankCounts, Suit};
 use crate::game::hooks::{
     BombFact, DealFacts, EscapeFacts, EscapeReason, Outcome, PreviousDeal, Seat, SeatingFacts,
-    TimeoutFacts,
+    TableFacts, TimeoutFacts,
 };
 use crate::rules::{ChainBombs, Rules, WildJokers};
 
@@ -176,13 +176,16 @@ impl RandomFacts {
             (outcome, Seat::list(&places), left)
         };
         DealFacts {
-            players,
-            deal_number: self.rng.random_range(1..=8),
+            // Fields in the order the generator draws them.
+            table: TableFacts {
+                players,
+                deal_number: self.rng.random_range(1..=8),
+                bombs_played: self.bombs_played(players),
+                bombs_in_hand: self.bombs_in_hand(&cards_left),
+                places,
+                cards_left,
+            },
             outcome,
-            bombs_played: self.bombs_played(players),
-            bombs_in_hand: self.bombs_in_hand(&cards_left),
-            places,
-            cards_left,
         }
     }
 
@@ -210,14 +213,17 @@ impl RandomFacts {
             _ => EscapeReason::Timeouts,
         };
         EscapeFacts {
-            players,
-            deal_number: self.rng.random_range(1..=8),
+            // Fields in the order the generator draws them.
+            table: TableFacts {
+                players,
+                deal_number: self.rng.random_range(1..=8),
+                places: Seat::list(&places),
+                bombs_played: self.bombs_played(players),
+                bombs_in_hand: self.bombs_in_hand(&cards_left),
+                cards_left,
+            },
             escaper: Seat::new(escaper),
             reason,
-            places: Seat::list(&places),
-            bombs_played: self.bombs_played(players),
-            bombs_in_hand: self.bombs_in_hand(&cards_left),
-            cards_left,
         }
     }
 
