@@ -140,9 +140,10 @@ fn sha256_fingerprint(player: Player, request_id: &str) -> u64 {
 
 /// What a snapshot keeps of a backlog (`session::snapshot`): the (fingerprint, seq) of the
 /// last [`KEYS_REMEMBERED`] keyed actions, oldest first, and each player's open reconnect
-/// window. A fingerprint is the 32 bits [`Keys`] keeps, in a `u64` (format-1 snapshots carry
-/// all 64 bits of a SHA-256 one; they are cut the same way when read). The events are not kept: a session resumed from a snapshot replays at least a
-/// backlog's worth of entries after it.
+/// window. The fingerprints written are the 32 bits the backlog keeps ([`Keys`]); a snapshot's
+/// fingerprint is read as its low 32 bits, so the whole fingerprints of older snapshots serve
+/// (format-1 snapshots carry all 64 bits of a SHA-256 one). The events are not kept: a session
+/// resumed from a snapshot replays at least a backlog's worth of entries after it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Memory {
     pub keys: Vec<(u64, u64)>,
@@ -219,11 +220,12 @@ impl<E> Backlog<E> {
     /// Keeps at most `limit` actions from now on (the oldest go first).
     pub fn set_limit(&mut self, limit: usize) {
         self.limit = limit.max(1);
-        self.trim();
+        self.trim(self.limit);
     }
 
-    fn trim(&mut self) {
-        while self.kept.len() > self.limit {
+    /// Lets the oldest actions go until `keep` are kept.
+    fn trim(&mut self, keep: usize) {
+        while self.kept.len() > keep {
             if let Some(Kept {
                 request: Some((player, id, _)),
                 ..
@@ -247,12 +249,18 @@ impl<E> Backlog<E> {
         request: Option<(&str, Option<&str>)>,
     ) {
         debug_assert_eq!(seq, self.first + self.kept.len() as u64);
+        // Room is made before the push, so the kept actions never outgrow `limit` (a deque
+        // full at `limit` would double its capacity for one more).
+        self.trim(self.limit - 1);
+        // An action's events are built by pushes (a `Vec` of at least 4 when it grows), most
+        // actions make one or two: the kept ones hold what they use.
+        let mut events = events;
+        events.shrink_to_fit();
         self.kept.push_back(Kept {
             at,
             events,
             request: request.map(|(id, digest)| (player, id.into(), digest.map(Box::from))),
         });
-        self.trim();
     }
 
     /// The seq of the oldest action kept: events of earlier actions come from the store.
@@ -391,6 +399,24 @@ mod tests {
 
     fn player(seq: u64) -> Player {
         Player::new((seq % 4) as u8)
+    }
+
+    #[test]
+    fn the_kept_actions_hold_no_spare_capacity() {
+        let mut b = Backlog::new(0, Vec::new(), 4, DEFAULT_ACTIONS);
+        let full = b.kept.capacity();
+        for seq in 1..=50u64 {
+            let mut events = Vec::new();
+            events.push(Event::Passed {
+                seat: crate::seat::Seat::new(0),
+                auto: false,
+            });
+            b.push(seq, player(seq), &Action::Pass, seq, events, None);
+            assert!(b.kept.len() <= DEFAULT_ACTIONS);
+            assert_eq!(b.kept.capacity(), full, "the deque of kept actions grew");
+            let kept = b.kept.back().map(|k| k.events.capacity());
+            assert_eq!(kept, Some(1), "the events of seq {seq} hold spare capacity");
+        }
     }
 
     #[test]
