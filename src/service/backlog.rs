@@ -406,7 +406,8 @@ mod tests {
         let mut b = Backlog::new(0, Vec::new(), 4, DEFAULT_ACTIONS);
         let full = b.kept.capacity();
         for seq in 1..=50u64 {
-            let mut events = Vec::new();
+            // Spare room, as an action's events grown by pushes have.
+            let mut events = Vec::with_capacity(4);
             events.push(Event::Passed {
                 seat: crate::seat::Seat::new(0),
                 auto: false,
