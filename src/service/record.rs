@@ -100,12 +100,31 @@ fn at_most_bytes(
 /// The digest of a request for its idempotency key: hex SHA-256 over its parts, each
 /// length-prefixed (so no two different part lists share a digest).
 pub fn request_digest(parts: &[&[u8]]) -> String {
-    let mut h = Sha256::new();
+    let mut d = RequestDigest::default();
     for p in parts {
-        h.update((p.len() as u64).to_le_bytes());
-        h.update(p);
+        d.part(p.len(), [*p]);
     }
-    hex::encode(&h.finalize()[..16])
+    d.finish()
+}
+
+/// [`request_digest`] fed a part at a time, each part given as its length and its pieces, so a
+/// caller hashes what it has without building each part first.
+#[derive(Default)]
+pub struct RequestDigest(Sha256);
+
+impl RequestDigest {
+    /// Adds a part of `len` bytes made of `pieces` (their lengths must add up to `len`).
+    pub fn part<'a>(&mut self, len: usize, pieces: impl IntoIterator<Item = &'a [u8]>) {
+        self.0.update((len as u64).to_le_bytes());
+        for piece in pieces {
+            self.0.update(piece);
+        }
+    }
+
+    /// The digest (hex of the first 16 bytes of the SHA-256).
+    pub fn finish(self) -> String {
+        hex::encode(&self.0.finalize()[..16])
+    }
 }
 
 /// The rejection of an idempotency key reused for another request.

@@ -17,7 +17,9 @@ use crate::service::clock::now_ms;
 use crate::service::games::{Games, Shared};
 use crate::service::history;
 use crate::service::pb;
-use crate::service::record::{Record, check_request_id, idempotency_conflict, request_digest};
+use crate::service::record::{
+    Record, RequestDigest, check_request_id, idempotency_conflict, request_digest,
+};
 use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire;
@@ -469,30 +471,53 @@ fn again(
 }
 
 /// The digest of a SubmitPlay's request: its action (cards, declaration or pass) and its
-/// `expected_seq`, not its optional `seat` (the token's player either way).
+/// `expected_seq`, not its optional `seat` (the token's player either way). The parts are
+/// [`request_digest`]'s `[kind, card ids (u32 LE each), "type:key" or "", expected_seq in
+/// decimal or "-"]`, hashed as they are read (no part is built first).
 fn submit_digest(action: &wire::Action, expected: Option<u64>) -> String {
-    let (kind, cards, declared) = match action {
-        wire::Action::Pass => ("pass", Vec::new(), String::new()),
-        wire::Action::Play { cards, declared } => (
-            "play",
-            cards.ids(),
-            declared.map_or(String::new(), |d| {
-                format!(
-                    "{}:{}",
-                    d.kind.name(),
-                    d.key.map(|k| k.symbol()).unwrap_or_default()
-                )
-            }),
-        ),
-    };
-    let cards: Vec<u8> = cards.iter().flat_map(|c| c.to_le_bytes()).collect();
-    let expected = expected.map_or("-".to_string(), |e| e.to_string());
-    request_digest(&[
-        kind.as_bytes(),
-        &cards,
-        declared.as_bytes(),
-        expected.as_bytes(),
-    ])
+    let mut d = RequestDigest::default();
+    match action {
+        wire::Action::Pass => {
+            d.part(4, [b"pass".as_slice()]);
+            d.part(0, []);
+            d.part(0, []);
+        }
+        wire::Action::Play { cards, declared } => {
+            d.part(4, [b"play".as_slice()]);
+            let ids: Vec<[u8; 4]> = cards.iter().map(|c| c.id().to_le_bytes()).collect();
+            d.part(4 * ids.len(), ids.iter().map(|b| b.as_slice()));
+            match declared {
+                Some(dec) => {
+                    let (name, key) = (dec.kind.name(), dec.key.map(|k| k.symbol()).unwrap_or(""));
+                    let pieces = [name.as_bytes(), b":", key.as_bytes()];
+                    d.part(name.len() + 1 + key.len(), pieces);
+                }
+                None => d.part(0, []),
+            }
+        }
+    }
+    match expected {
+        Some(e) => {
+            let mut buf = [0u8; 20];
+            let text = decimal(e, &mut buf);
+            d.part(text.len(), [text]);
+        }
+        None => d.part(1, [b"-".as_slice()]),
+    }
+    d.finish()
+}
+
+/// `n` in decimal, written at the end of `buf`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
 }
 
 /// "seat 3" for the seat a player sits at this deal.
@@ -527,3 +552,6 @@ fn naming_players(e: ApiError, game: &Game, player: Player) -> ApiError {
     };
     ApiError { message, ..e }
 }
+
+#[cfg(test)]
+mod tests;
