@@ -113,7 +113,7 @@ fn wire_action(action: Action) -> shuangkou::service::wire::Action {
 /// `sessions N [variant]`: live games at the middle of an 8-deal match, per game.
 fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     use shuangkou::service::backlog::DEFAULT_ACTIONS;
-    use shuangkou::service::record::{NewGame, Record};
+    use shuangkou::service::record::{CreateBase, NewGame, Record};
     use shuangkou::service::session::{Idempotent, Session};
 
     let registry = shuangkou::variants::Registry::embedded()?;
@@ -135,9 +135,11 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
         let mut actions = 0u64;
         for i in 0..n {
             let new = NewGame {
-                variant: variant.to_string(),
+                base: CreateBase {
+                    seed: format!("{:064x}", i + 1),
+                    ..CreateBase::of(variant)
+                },
                 deals: 8,
-                seed: format!("{:064x}", i + 1),
                 ..NewGame::default()
             };
             let (record, _) = Record::new(&compiled, &new, None, &format!("g{i}"), &[7; 32], 1)?;
@@ -180,15 +182,17 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `long DEALS [variant]`: one live game through a long match, its heap by deal.
 fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
-    use shuangkou::service::record::{NewGame, Record};
+    use shuangkou::service::record::{CreateBase, NewGame, Record};
     use shuangkou::service::session::Session;
 
     let registry = shuangkou::variants::Registry::embedded()?;
     let compiled = registry.active(variant).ok_or("no such variant")?;
     let new = NewGame {
-        variant: variant.to_string(),
+        base: CreateBase {
+            seed: format!("{:064x}", 21),
+            ..CreateBase::of(variant)
+        },
         deals,
-        seed: format!("{:064x}", 21),
         ..NewGame::default()
     };
     let (record, _) = Record::new(&compiled, &new, None, "long", &[7; 32], 1)?;

@@ -32,7 +32,7 @@ use rand_chacha::ChaCha8Rng;
 use shuangkou::game::{Action, Game, Viewer};
 use shuangkou::hand::Declared;
 use shuangkou::service::games::{Games, GamesConfig, Shared};
-use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::record::{CreateBase, NewGame, Record};
 use shuangkou::service::session::Session;
 use shuangkou::store::Store;
 use shuangkou::variants::Registry;
@@ -58,9 +58,11 @@ fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(shuangkou::seat::
 async fn create(games: &Games, registry: &Registry, id: &str, deals: u32, seed: u64) -> Shared {
     let compiled = registry.active("baibian").expect("baibian");
     let new = NewGame {
-        variant: "baibian".into(),
+        base: CreateBase {
+            seed: format!("{seed:064x}"),
+            ..CreateBase::of("baibian")
+        },
         deals,
-        seed: format!("{seed:064x}"),
         ..NewGame::default()
     };
     let record = Record::new(&compiled, &new, None, id, &[7; 32], 1)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use shuangkou::game::Action;
 use shuangkou::service::games::{Games, GamesConfig};
-use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::record::{CreateBase, NewGame, Record};
 use shuangkou::store::Store;
 use shuangkou::variants::registry::{Registry, RegistryConfig};
 
@@ -108,7 +108,7 @@ async fn a_store_written_by_the_previous_layout_recovers_and_takes_plays() {
     drop(live);
     let compiled = registry.active("classic").unwrap();
     let new = NewGame {
-        variant: "classic".into(),
+        base: CreateBase::of("classic"),
         ..NewGame::default()
     };
     let (record, _) =

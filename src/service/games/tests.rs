@@ -6,7 +6,7 @@ use metrics::{Counter, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Shared
 
 use super::*;
 use crate::service::clock::now_ms;
-use crate::service::record::{NewGame, Record};
+use crate::service::record::{CreateBase, NewGame, Record};
 use crate::store::Created;
 use crate::variants::Registry;
 
@@ -56,7 +56,7 @@ fn games(registry: &Arc<Registry>, store: Store) -> Games {
 fn classic_game(registry: &Registry) -> Record {
     let compiled = registry.active("classic").unwrap();
     let new = NewGame {
-        variant: "classic".into(),
+        base: CreateBase::of("classic"),
         ..NewGame::default()
     };
     Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms())

@@ -192,6 +192,7 @@ mod tests {
     use crate::cards::CardSet;
     use crate::seat::Seat;
     use crate::service::games::GamesConfig;
+    use crate::service::record::CreateBase;
     use crate::service::shengji::record::NewShengji;
     use crate::service::shengji::table::Command;
     use crate::shengji::Phase;
@@ -230,8 +231,10 @@ mod tests {
             let tables = tables(Store::open("memory").await.unwrap());
             let compiled = tables.registry().active("shengji").unwrap();
             let new = NewShengji {
-                variant: "shengji".into(),
-                seed: "11".repeat(32),
+                base: CreateBase {
+                    seed: "11".repeat(32),
+                    ..CreateBase::of("shengji")
+                },
                 bot_seats: vec![1, 2, 3],
                 ..NewShengji::default()
             };
