@@ -20,7 +20,7 @@ use shuangkou::seat::Player;
 use shuangkou::service::games::{Games, GamesConfig};
 use shuangkou::service::history::{self, History};
 use shuangkou::service::log_pages::LogPages;
-use shuangkou::service::record::{CreateBase, NewGame, Record};
+use shuangkou::service::record::{CreateBase, Minting, NewGame, Record};
 use shuangkou::service::session::snapshot::Restored;
 use shuangkou::service::session::{Idempotent, Session};
 use shuangkou::service::wire::Action as WireAction;
@@ -105,9 +105,18 @@ async fn play(
         deals,
         ..NewGame::default()
     };
-    let record = Record::new(&compiled, &new, None, &id, &[7; 32], START)
-        .unwrap()
-        .0;
+    let record = Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: &id,
+            token_key: &[7; 32],
+            now_ms: START,
+        },
+    )
+    .unwrap()
+    .0;
     games.create(record, None).await.unwrap();
     let shared = games.load(&id).await.unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

@@ -380,15 +380,21 @@ fn auto_policy(requested: &str, compiled: &CompiledVariant) -> Result<String, Ap
     Ok(requested.to_string())
 }
 
+/// The server's side of creating a game, in either game: the caller's platform, the new game's
+/// id, the key its tokens are derived with and the creation time (Unix ms).
+pub struct Minting<'a> {
+    pub platform: Option<String>,
+    pub game_id: &'a str,
+    pub token_key: &'a [u8; 32],
+    pub now_ms: u64,
+}
+
 impl Record {
     /// Validates a CreateGame request against the variant and builds the record and tokens.
     pub fn new(
         compiled: &std::sync::Arc<CompiledVariant>,
         req: &NewGame,
-        platform: Option<String>,
-        game_id: &str,
-        token_key: &[u8; 32],
-        now_ms: u64,
+        minting: Minting<'_>,
     ) -> Result<(Record, Tokens), ApiError> {
         let players = compiled.meta().players as usize;
         let names = player_names(&req.base.players, players, compiled.id())?;
@@ -432,10 +438,10 @@ impl Record {
         }
         let auto_policy = auto_policy(&req.auto_policy, compiled)?;
         let (tokens, seat_digests, spectator_digest) =
-            tokens_for(token_key, game_id, players, &bots)?;
+            tokens_for(minting.token_key, minting.game_id, players, &bots)?;
         let record = Record {
-            id: game_id.to_string(),
-            platform,
+            id: minting.game_id.to_string(),
+            platform: minting.platform,
             variant: compiled.id().to_string(),
             version: compiled.hash().to_string(),
             script: compiled.source().to_string(),
@@ -444,7 +450,7 @@ impl Record {
             players: names,
             seed,
             preset_hands,
-            created_at: now_ms,
+            created_at: minting.now_ms,
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Chained,

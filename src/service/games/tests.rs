@@ -6,7 +6,7 @@ use metrics::{Counter, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Shared
 
 use super::*;
 use crate::service::clock::now_ms;
-use crate::service::record::{CreateBase, NewGame, Record};
+use crate::service::record::{CreateBase, Minting, NewGame, Record};
 use crate::store::Created;
 use crate::variants::Registry;
 
@@ -59,9 +59,18 @@ fn classic_game(registry: &Registry) -> Record {
         base: CreateBase::of("classic"),
         ..NewGame::default()
     };
-    Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms())
-        .unwrap()
-        .0
+    Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: "g1",
+            token_key: &[7; 32],
+            now_ms: now_ms(),
+        },
+    )
+    .unwrap()
+    .0
 }
 
 /// A game created before a restart is counted after it (recovered), and finishing it brings

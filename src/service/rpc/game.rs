@@ -18,7 +18,7 @@ use crate::service::games::{Games, Shared};
 use crate::service::history;
 use crate::service::pb;
 use crate::service::record::{
-    Record, RequestDigest, check_request_id, idempotency_conflict, request_digest,
+    Minting, Record, RequestDigest, check_request_id, idempotency_conflict, request_digest,
 };
 use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
@@ -297,9 +297,7 @@ async fn create(
     let compiled = super::active_variant(app.registry(), &req.base.variant, "")?;
     let asked = !req.base.seed.is_empty() || req.preset_hands.is_some();
     super::admin_only(asked, admin, "seed and preset_hands")?;
-    let new = |platform, id: &str, key: &[u8; 32], now| {
-        Record::new(&compiled, &req, platform, id, key, now)
-    };
+    let new = |minting: Minting<'_>| Record::new(&compiled, &req, minting);
     let id_parts = (platform, req.base.request_id.as_str(), "");
     match super::create_game(app, app.games(), id_parts, new).await? {
         Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),

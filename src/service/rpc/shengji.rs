@@ -18,6 +18,7 @@ use crate::service::access::{self, TokenRules};
 use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
+use crate::service::record::Minting;
 use crate::service::shengji::family::{self, SharedTable};
 use crate::service::shengji::history;
 use crate::service::shengji::record::ShengjiRecord;
@@ -174,9 +175,7 @@ async fn create(
         admin,
         "seed and deck",
     )?;
-    let new = |platform, id: &str, key: &[u8; 32], now| {
-        ShengjiRecord::new(&compiled, &req, platform, id, key, now)
-    };
+    let new = |minting: Minting<'_>| ShengjiRecord::new(&compiled, &req, minting);
     let id_parts = (platform, req.base.request_id.as_str(), "shengji:");
     match super::create_game(call.app, tables, id_parts, new).await? {
         Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cards::{Card, CardSet};
-use crate::service::record::{CreateBase, Record, Tokens, player_names, seed_hex, tokens_for};
+use crate::service::record::{
+    CreateBase, Minting, Record, Tokens, player_names, seed_hex, tokens_for,
+};
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::Setup;
 use crate::variants::ShengjiVariant;
@@ -53,10 +55,7 @@ impl ShengjiRecord {
     pub fn new(
         compiled: &Arc<ShengjiVariant>,
         req: &NewShengji,
-        platform: Option<String>,
-        game_id: &str,
-        token_key: &[u8; 32],
-        now_ms: u64,
+        minting: Minting<'_>,
     ) -> Result<(ShengjiRecord, Tokens), ApiError> {
         let players = player_names(&req.base.players, 4, "升級")?;
         compiled
@@ -77,10 +76,10 @@ impl ShengjiRecord {
         }
         bot_seats.sort_unstable();
         let (tokens, seat_digests, spectator_digest) =
-            tokens_for(token_key, game_id, 4, &BTreeMap::new())?;
+            tokens_for(minting.token_key, minting.game_id, 4, &BTreeMap::new())?;
         let base = Record {
-            id: game_id.to_string(),
-            platform,
+            id: minting.game_id.to_string(),
+            platform: minting.platform,
             variant: crate::variants::Family::id(compiled.as_ref()).to_string(),
             version: crate::variants::Family::hash(compiled.as_ref()).to_string(),
             script: crate::variants::Family::source(compiled.as_ref()).to_string(),
@@ -89,7 +88,7 @@ impl ShengjiRecord {
             players,
             seed: seed_hex(&req.base.seed)?,
             preset_hands: None,
-            created_at: now_ms,
+            created_at: minting.now_ms,
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Compact,
