@@ -113,7 +113,7 @@ fn wire_action(action: Action) -> shuangkou::service::wire::Action {
 /// `sessions N [variant]`: live games at the middle of an 8-deal match, per game.
 fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
     use shuangkou::service::backlog::DEFAULT_ACTIONS;
-    use shuangkou::service::record::{NewGame, Record};
+    use shuangkou::service::record::{CreateBase, Minting, NewGame, Record};
     use shuangkou::service::session::{Idempotent, Session};
 
     let registry = shuangkou::variants::Registry::embedded()?;
@@ -135,12 +135,23 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
         let mut actions = 0u64;
         for i in 0..n {
             let new = NewGame {
-                variant: variant.to_string(),
+                base: CreateBase {
+                    seed: format!("{:064x}", i + 1),
+                    ..CreateBase::of(variant)
+                },
                 deals: 8,
-                seed: format!("{:064x}", i + 1),
                 ..NewGame::default()
             };
-            let (record, _) = Record::new(&compiled, &new, None, &format!("g{i}"), &[7; 32], 1)?;
+            let (record, _) = Record::new(
+                &compiled,
+                &new,
+                Minting {
+                    platform: None,
+                    game_id: &format!("g{i}"),
+                    token_key: &[7; 32],
+                    now_ms: 1,
+                },
+            )?;
             let mut live = Session::create(&registry, record, true)?;
             live.keep_actions(backlog);
             let mut rng = ChaCha8Rng::seed_from_u64(i as u64);
@@ -180,18 +191,29 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `long DEALS [variant]`: one live game through a long match, its heap by deal.
 fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
-    use shuangkou::service::record::{NewGame, Record};
+    use shuangkou::service::record::{CreateBase, Minting, NewGame, Record};
     use shuangkou::service::session::Session;
 
     let registry = shuangkou::variants::Registry::embedded()?;
     let compiled = registry.active(variant).ok_or("no such variant")?;
     let new = NewGame {
-        variant: variant.to_string(),
+        base: CreateBase {
+            seed: format!("{:064x}", 21),
+            ..CreateBase::of(variant)
+        },
         deals,
-        seed: format!("{:064x}", 21),
         ..NewGame::default()
     };
-    let (record, _) = Record::new(&compiled, &new, None, "long", &[7; 32], 1)?;
+    let (record, _) = Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: "long",
+            token_key: &[7; 32],
+            now_ms: 1,
+        },
+    )?;
     // The configured hooks are built once per configuration and shared by every game with it
     // (the registry caches them): counted apart, before the session.
     let before_hooks = LIVE.load(Ordering::Relaxed);

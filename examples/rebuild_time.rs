@@ -32,7 +32,7 @@ use rand_chacha::ChaCha8Rng;
 use shuangkou::game::{Action, Game, Viewer};
 use shuangkou::hand::Declared;
 use shuangkou::service::games::{Games, GamesConfig, Shared};
-use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::record::{CreateBase, Minting, NewGame, Record};
 use shuangkou::service::session::Session;
 use shuangkou::store::Store;
 use shuangkou::variants::Registry;
@@ -58,14 +58,25 @@ fn random_action(game: &Game, rng: &mut ChaCha8Rng) -> Option<(shuangkou::seat::
 async fn create(games: &Games, registry: &Registry, id: &str, deals: u32, seed: u64) -> Shared {
     let compiled = registry.active("baibian").expect("baibian");
     let new = NewGame {
-        variant: "baibian".into(),
+        base: CreateBase {
+            seed: format!("{seed:064x}"),
+            ..CreateBase::of("baibian")
+        },
         deals,
-        seed: format!("{seed:064x}"),
         ..NewGame::default()
     };
-    let record = Record::new(&compiled, &new, None, id, &[7; 32], 1)
-        .expect("record")
-        .0;
+    let record = Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: id,
+            token_key: &[7; 32],
+            now_ms: 1,
+        },
+    )
+    .expect("record")
+    .0;
     games.create(record, None).await.expect("create");
     games.load(id).await.expect("load")
 }

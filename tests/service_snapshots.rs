@@ -20,7 +20,7 @@ use shuangkou::seat::Player;
 use shuangkou::service::games::{Games, GamesConfig};
 use shuangkou::service::history::{self, History};
 use shuangkou::service::log_pages::LogPages;
-use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::record::{CreateBase, Minting, NewGame, Record};
 use shuangkou::service::session::snapshot::Restored;
 use shuangkou::service::session::{Idempotent, Session};
 use shuangkou::service::wire::Action as WireAction;
@@ -98,14 +98,25 @@ async fn play(
     let compiled = registry.active(variant).unwrap();
     let id = format!("g{seed}");
     let new = NewGame {
-        variant: variant.into(),
+        base: CreateBase {
+            seed: format!("{seed:064x}"),
+            ..CreateBase::of(variant)
+        },
         deals,
-        seed: format!("{seed:064x}"),
         ..NewGame::default()
     };
-    let record = Record::new(&compiled, &new, None, &id, &[7; 32], START)
-        .unwrap()
-        .0;
+    let record = Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: &id,
+            token_key: &[7; 32],
+            now_ms: START,
+        },
+    )
+    .unwrap()
+    .0;
     games.create(record, None).await.unwrap();
     let shared = games.load(&id).await.unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

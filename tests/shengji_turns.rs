@@ -10,6 +10,7 @@ use std::sync::Arc;
 use shuangkou::seat::{Player, Seat};
 use shuangkou::service::bots::decision_seed;
 use shuangkou::service::log_pages::LogPages;
+use shuangkou::service::record::{CreateBase, Minting};
 use shuangkou::service::shengji::history::{self, History};
 use shuangkou::service::shengji::record::{NewShengji, ShengjiRecord};
 use shuangkou::service::shengji::table::{
@@ -34,13 +35,25 @@ fn registry() -> Registry<ShengjiVariant> {
 fn record(registry: &Registry<ShengjiVariant>, id: &str, deck: Option<Vec<u32>>) -> ShengjiRecord {
     let compiled = registry.active("shengji").expect("shengji is active");
     let req = NewShengji {
-        seed: format!("{:064x}", 0x5eed_u64),
+        base: CreateBase {
+            seed: format!("{:064x}", 0x5eed_u64),
+            ..CreateBase::default()
+        },
         deck,
         ..Default::default()
     };
-    ShengjiRecord::new(&compiled, &req, None, id, &[7; 32], T0)
-        .expect("a record")
-        .0
+    ShengjiRecord::new(
+        &compiled,
+        &req,
+        Minting {
+            platform: None,
+            game_id: id,
+            token_key: &[7; 32],
+            now_ms: T0,
+        },
+    )
+    .expect("a record")
+    .0
 }
 
 fn table(deck: Option<Vec<u32>>) -> (Registry<ShengjiVariant>, Table) {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use shuangkou::game::Action;
 use shuangkou::service::games::{Games, GamesConfig};
-use shuangkou::service::record::{NewGame, Record};
+use shuangkou::service::record::{CreateBase, Minting, NewGame, Record};
 use shuangkou::store::Store;
 use shuangkou::variants::registry::{Registry, RegistryConfig};
 
@@ -108,11 +108,20 @@ async fn a_store_written_by_the_previous_layout_recovers_and_takes_plays() {
     drop(live);
     let compiled = registry.active("classic").unwrap();
     let new = NewGame {
-        variant: "classic".into(),
+        base: CreateBase::of("classic"),
         ..NewGame::default()
     };
-    let (record, _) =
-        Record::new(&compiled, &new, None, "new", &[7; 32], 1_700_000_000_000).unwrap();
+    let (record, _) = Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: "new",
+            token_key: &[7; 32],
+            now_ms: 1_700_000_000_000,
+        },
+    )
+    .unwrap();
     first.create(record, None).await.unwrap();
     first.store().flush().await.unwrap();
     drop(first);

@@ -164,22 +164,42 @@ pub struct Tokens {
     pub spectator: String,
 }
 
+/// What every create request asks for, in both games (Shuangkou's [`NewGame`] and 升級's
+/// `NewShengji` embed it): the fields of a `CreateGameRequest` both read the same way.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CreateBase {
+    /// The variant id.
+    pub variant: String,
+    /// Player names; empty = `player0`…
+    pub players: Vec<String>,
+    /// The variant's options (`name` → value text).
+    pub options: BTreeMap<String, String>,
+    /// The 256-bit seed in hex (admin only); empty = a random one.
+    pub seed: String,
+    /// The idempotency key; empty = none.
+    pub request_id: String,
+}
+
+impl CreateBase {
+    /// A request for `variant` with everything else left to its default.
+    pub fn of(variant: impl Into<String>) -> CreateBase {
+        CreateBase {
+            variant: variant.into(),
+            ..CreateBase::default()
+        }
+    }
+}
+
 /// What a client asks for when it creates a game (a `CreateGameRequest`, as `wire` reads it),
 /// not yet checked against the variant.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NewGame {
-    pub variant: String,
-    /// Player names; empty = `player0`…
-    pub players: Vec<String>,
-    pub options: BTreeMap<String, String>,
+    /// Variant, players, options, seed and idempotency key.
+    pub base: CreateBase,
     /// Deals in the match; 0 = the variant's `deals_per_match`.
     pub deals: u32,
-    /// The 256-bit seed in hex (admin only); empty = a random one.
-    pub seed: String,
     /// Card ids dealt to each player (admin only).
     pub preset_hands: Option<Vec<Vec<u32>>>,
-    /// The idempotency key; empty = none.
-    pub request_id: String,
     /// Bot seats: player index → bot name.
     pub bots: BTreeMap<u32, String>,
     /// Milliseconds a bot waits before it plays.
@@ -192,17 +212,17 @@ impl NewGame {
     /// The digest of what the request asks for (not its key): a retry under the same key must
     /// have the same one.
     pub fn digest(&self) -> String {
-        let options: Vec<u8> = serde_json::to_vec(&self.options).unwrap_or_default();
-        let players = self.players.join("\u{1f}");
+        let options: Vec<u8> = serde_json::to_vec(&self.base.options).unwrap_or_default();
+        let players = self.base.players.join("\u{1f}");
         let hands = serde_json::to_vec(&self.preset_hands).unwrap_or_default();
         let deals = self.deals.to_le_bytes();
         let mut parts: Vec<&[u8]> = vec![
             b"create",
-            self.variant.as_bytes(),
+            self.base.variant.as_bytes(),
             &options,
             &deals,
             players.as_bytes(),
-            self.seed.as_bytes(),
+            self.base.seed.as_bytes(),
             &hands,
         ];
         // Bot seats are part of the request when there are any (a request without them digests
@@ -360,25 +380,31 @@ fn auto_policy(requested: &str, compiled: &CompiledVariant) -> Result<String, Ap
     Ok(requested.to_string())
 }
 
+/// The server's side of creating a game, in either game: the caller's platform, the new game's
+/// id, the key its tokens are derived with and the creation time (Unix ms).
+pub struct Minting<'a> {
+    pub platform: Option<String>,
+    pub game_id: &'a str,
+    pub token_key: &'a [u8; 32],
+    pub now_ms: u64,
+}
+
 impl Record {
     /// Validates a CreateGame request against the variant and builds the record and tokens.
     pub fn new(
         compiled: &std::sync::Arc<CompiledVariant>,
         req: &NewGame,
-        platform: Option<String>,
-        game_id: &str,
-        token_key: &[u8; 32],
-        now_ms: u64,
+        minting: Minting<'_>,
     ) -> Result<(Record, Tokens), ApiError> {
         let players = compiled.meta().players as usize;
-        let names = player_names(&req.players, players, compiled.id())?;
+        let names = player_names(&req.base.players, players, compiled.id())?;
         // Options are checked against the variant's schema (and configure() evaluates rules()).
-        crate::variants::registry::configure(compiled, &req.options)
+        crate::variants::registry::configure(compiled, &req.base.options)
             .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
         if req.deals > 1000 {
             return Err(bad(Reason::BadRequest, "at most 1000 deals per match"));
         }
-        let seed = seed_hex(&req.seed)?;
+        let seed = seed_hex(&req.base.seed)?;
         let preset_hands = match &req.preset_hands {
             None => None,
             Some(hands) => {
@@ -412,23 +438,23 @@ impl Record {
         }
         let auto_policy = auto_policy(&req.auto_policy, compiled)?;
         let (tokens, seat_digests, spectator_digest) =
-            tokens_for(token_key, game_id, players, &bots)?;
+            tokens_for(minting.token_key, minting.game_id, players, &bots)?;
         let record = Record {
-            id: game_id.to_string(),
-            platform,
+            id: minting.game_id.to_string(),
+            platform: minting.platform,
             variant: compiled.id().to_string(),
             version: compiled.hash().to_string(),
             script: compiled.source().to_string(),
-            options: req.options.clone(),
+            options: req.base.options.clone(),
             deals: req.deals,
             players: names,
             seed,
             preset_hands,
-            created_at: now_ms,
+            created_at: minting.now_ms,
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Chained,
-            request_digest: (!req.request_id.is_empty()).then(|| req.digest()),
+            request_digest: (!req.base.request_id.is_empty()).then(|| req.digest()),
             bot_delay_ms: if bots.is_empty() { 0 } else { req.bot_delay_ms },
             bots,
             auto_policy,

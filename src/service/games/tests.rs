@@ -6,7 +6,7 @@ use metrics::{Counter, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Shared
 
 use super::*;
 use crate::service::clock::now_ms;
-use crate::service::record::{NewGame, Record};
+use crate::service::record::{CreateBase, Minting, NewGame, Record};
 use crate::store::Created;
 use crate::variants::Registry;
 
@@ -56,12 +56,21 @@ fn games(registry: &Arc<Registry>, store: Store) -> Games {
 fn classic_game(registry: &Registry) -> Record {
     let compiled = registry.active("classic").unwrap();
     let new = NewGame {
-        variant: "classic".into(),
+        base: CreateBase::of("classic"),
         ..NewGame::default()
     };
-    Record::new(&compiled, &new, None, "g1", &[7; 32], now_ms())
-        .unwrap()
-        .0
+    Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: "g1",
+            token_key: &[7; 32],
+            now_ms: now_ms(),
+        },
+    )
+    .unwrap()
+    .0
 }
 
 /// A game created before a restart is counted after it (recovered), and finishing it brings

@@ -18,7 +18,7 @@ use crate::service::games::{Games, Shared};
 use crate::service::history;
 use crate::service::pb;
 use crate::service::record::{
-    Record, RequestDigest, check_request_id, idempotency_conflict, request_digest,
+    Minting, Record, RequestDigest, check_request_id, idempotency_conflict, request_digest,
 };
 use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
@@ -294,13 +294,11 @@ async fn create(
     let (platform, admin) = super::may_create(app, &call.caller, full)?;
     check_request_id(&req.request_id)?;
     let req = wire::new_game(req);
-    let compiled = super::active_variant(app.registry(), &req.variant, "")?;
-    let asked = !req.seed.is_empty() || req.preset_hands.is_some();
+    let compiled = super::active_variant(app.registry(), &req.base.variant, "")?;
+    let asked = !req.base.seed.is_empty() || req.preset_hands.is_some();
     super::admin_only(asked, admin, "seed and preset_hands")?;
-    let new = |platform, id: &str, key: &[u8; 32], now| {
-        Record::new(&compiled, &req, platform, id, key, now)
-    };
-    let id_parts = (platform, req.request_id.as_str(), "");
+    let new = |minting: Minting<'_>| Record::new(&compiled, &req, minting);
+    let id_parts = (platform, req.base.request_id.as_str(), "");
     match super::create_game(app, app.games(), id_parts, new).await? {
         Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),
         Creation::Existing(game) => {
@@ -313,7 +311,10 @@ async fn create(
                 .is_some_and(|d| *d != req.digest())
             {
                 crate::metrics::idempotent("CreateGame", "conflict");
-                return Err(idempotency_conflict(req.request_id.len(), "CreateGame"));
+                return Err(idempotency_conflict(
+                    req.base.request_id.len(),
+                    "CreateGame",
+                ));
             }
             crate::metrics::idempotent("CreateGame", "replayed");
             let again = live.record.tokens_again(app.token_key())?;

@@ -72,7 +72,7 @@ use super::app::App;
 use super::clock::now_ms;
 use super::games::{Games, LiveGame, Shared};
 use super::pb;
-use super::record::Tokens;
+use super::record::{Minting, Tokens};
 use super::status::{ApiError, Reason};
 use crate::store::Created;
 use crate::variants::{Family, Registry};
@@ -232,10 +232,15 @@ async fn create_game<G: LiveGame>(
     app: &App,
     games: &Games<G>,
     (platform, request_id, scope): (Option<String>, &str, &str),
-    build: impl FnOnce(Option<String>, &str, &[u8; 32], u64) -> Result<(G::Record, Tokens), ApiError>,
+    build: impl FnOnce(Minting<'_>) -> Result<(G::Record, Tokens), ApiError>,
 ) -> Result<Creation<G>, ApiError> {
     let game_id = new_game_id(app, platform.as_deref(), request_id, scope)?;
-    let (record, tokens) = build(platform, &game_id, app.token_key(), now_ms())?;
+    let (record, tokens) = build(Minting {
+        platform,
+        game_id: &game_id,
+        token_key: app.token_key(),
+        now_ms: now_ms(),
+    })?;
     let key = (!request_id.is_empty()).then(|| request_id.to_string());
     match games.create(record.clone(), key).await? {
         Created::New => Ok(Creation::New(record, tokens)),

@@ -18,6 +18,7 @@ use crate::service::access::{self, TokenRules};
 use crate::service::app::App;
 use crate::service::clock::now_ms;
 use crate::service::pb::shengji as pb;
+use crate::service::record::Minting;
 use crate::service::shengji::family::{self, SharedTable};
 use crate::service::shengji::history;
 use crate::service::shengji::record::ShengjiRecord;
@@ -168,16 +169,14 @@ async fn create(
         .then(|| "this process holds its maximum of 升級 games".to_string());
     let (platform, admin) = super::may_create(call.app, &call.caller, full)?;
     let req = wire::new_game(req)?;
-    let compiled = super::active_variant(tables.registry(), &req.variant, "升級 ")?;
+    let compiled = super::active_variant(tables.registry(), &req.base.variant, "升級 ")?;
     super::admin_only(
-        !req.seed.is_empty() || req.deck.is_some(),
+        !req.base.seed.is_empty() || req.deck.is_some(),
         admin,
         "seed and deck",
     )?;
-    let new = |platform, id: &str, key: &[u8; 32], now| {
-        ShengjiRecord::new(&compiled, &req, platform, id, key, now)
-    };
-    let id_parts = (platform, req.request_id.as_str(), "shengji:");
+    let new = |minting: Minting<'_>| ShengjiRecord::new(&compiled, &req, minting);
+    let id_parts = (platform, req.base.request_id.as_str(), "shengji:");
     match super::create_game(call.app, tables, id_parts, new).await? {
         Creation::New(record, tokens) => Ok(wire::created(&tokens, &record)),
         Creation::Existing(table) => {

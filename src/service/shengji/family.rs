@@ -192,6 +192,7 @@ mod tests {
     use crate::cards::CardSet;
     use crate::seat::Seat;
     use crate::service::games::GamesConfig;
+    use crate::service::record::{CreateBase, Minting};
     use crate::service::shengji::record::NewShengji;
     use crate::service::shengji::table::Command;
     use crate::shengji::Phase;
@@ -230,13 +231,24 @@ mod tests {
             let tables = tables(Store::open("memory").await.unwrap());
             let compiled = tables.registry().active("shengji").unwrap();
             let new = NewShengji {
-                variant: "shengji".into(),
-                seed: "11".repeat(32),
+                base: CreateBase {
+                    seed: "11".repeat(32),
+                    ..CreateBase::of("shengji")
+                },
                 bot_seats: vec![1, 2, 3],
                 ..NewShengji::default()
             };
-            let (record, _) =
-                ShengjiRecord::new(&compiled, &new, None, "s1", &[7; 32], now_ms()).unwrap();
+            let (record, _) = ShengjiRecord::new(
+                &compiled,
+                &new,
+                Minting {
+                    platform: None,
+                    game_id: "s1",
+                    token_key: &[7; 32],
+                    now_ms: now_ms(),
+                },
+            )
+            .unwrap();
             tables.create(record, None).await.unwrap();
             assert!(!tables.full());
             let table = tables.cached("s1").unwrap();

@@ -11,7 +11,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::cards::{Card, CardSet};
-use crate::service::record::{Record, Tokens, player_names, seed_hex, tokens_for};
+use crate::service::record::{
+    CreateBase, Minting, Record, Tokens, player_names, seed_hex, tokens_for,
+};
 use crate::service::status::{ApiError, Reason};
 use crate::shengji::Setup;
 use crate::variants::ShengjiVariant;
@@ -36,12 +38,11 @@ pub struct ShengjiRecord {
 /// What a client asks for when it creates a 升級 game (a `CreateGameRequest` as `wire` reads it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NewShengji {
-    pub variant: String,
-    pub players: Vec<String>,
-    pub options: BTreeMap<String, String>,
-    pub seed: String,
+    /// Variant, players, options, seed and idempotency key, as Shuangkou's.
+    pub base: CreateBase,
+    /// The first deal's deck in dealing order (admin only).
     pub deck: Option<Vec<u32>>,
-    pub request_id: String,
+    /// Seats played by the server's rule bot.
     pub bot_seats: Vec<u32>,
 }
 
@@ -54,14 +55,11 @@ impl ShengjiRecord {
     pub fn new(
         compiled: &Arc<ShengjiVariant>,
         req: &NewShengji,
-        platform: Option<String>,
-        game_id: &str,
-        token_key: &[u8; 32],
-        now_ms: u64,
+        minting: Minting<'_>,
     ) -> Result<(ShengjiRecord, Tokens), ApiError> {
-        let players = player_names(&req.players, 4, "升級")?;
+        let players = player_names(&req.base.players, 4, "升級")?;
         compiled
-            .configure(&req.options)
+            .configure(&req.base.options)
             .map_err(|e| ApiError::new(Reason::BadOption, e.to_string()))?;
         if let Some(deck) = &req.deck {
             deck_of(deck)?;
@@ -78,24 +76,24 @@ impl ShengjiRecord {
         }
         bot_seats.sort_unstable();
         let (tokens, seat_digests, spectator_digest) =
-            tokens_for(token_key, game_id, 4, &std::collections::BTreeMap::new())?;
+            tokens_for(minting.token_key, minting.game_id, 4, &BTreeMap::new())?;
         let base = Record {
-            id: game_id.to_string(),
-            platform,
+            id: minting.game_id.to_string(),
+            platform: minting.platform,
             variant: crate::variants::Family::id(compiled.as_ref()).to_string(),
             version: crate::variants::Family::hash(compiled.as_ref()).to_string(),
             script: crate::variants::Family::source(compiled.as_ref()).to_string(),
-            options: req.options.clone(),
+            options: req.base.options.clone(),
             deals: 0,
             players,
-            seed: seed_hex(&req.seed)?,
+            seed: seed_hex(&req.base.seed)?,
             preset_hands: None,
-            created_at: now_ms,
+            created_at: minting.now_ms,
             seat_digests,
             spectator_digest,
             hash_scheme: crate::game::HashScheme::Compact,
             request_digest: None,
-            bots: std::collections::BTreeMap::new(),
+            bots: BTreeMap::new(),
             bot_delay_ms: 0,
             auto_policy: String::new(),
         };

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use super::*;
 use crate::game::Action;
 use crate::service::games::GamesConfig;
-use crate::service::record::{NewGame, Record};
+use crate::service::record::{CreateBase, Minting, NewGame, Record};
 use crate::store::{Created, Store};
 use crate::variants::Registry;
 
@@ -68,12 +68,21 @@ async fn create(host: &TestHost, id: &str, created_at: u64) -> u64 {
     let registry = host.games.registry();
     let compiled = registry.active("classic").expect("classic");
     let new = NewGame {
-        variant: "classic".into(),
+        base: CreateBase::of("classic"),
         ..NewGame::default()
     };
-    let record = Record::new(&compiled, &new, None, id, &[7; 32], created_at)
-        .expect("a record")
-        .0;
+    let record = Record::new(
+        &compiled,
+        &new,
+        Minting {
+            platform: None,
+            game_id: id,
+            token_key: &[7; 32],
+            now_ms: created_at,
+        },
+    )
+    .expect("a record")
+    .0;
     assert_eq!(
         host.games.create(record, None).await.expect("created"),
         Created::New

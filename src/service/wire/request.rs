@@ -4,7 +4,7 @@
 use crate::cards::{CardSet, Rank};
 use crate::hand::{Declared, HandType};
 use crate::service::pb;
-use crate::service::record::NewGame;
+use crate::service::record::{CreateBase, NewGame};
 use crate::service::status::{ApiError, Reason};
 
 /// A player's requested action, parsed.
@@ -128,15 +128,17 @@ pub fn hint_query(req: &pb::GetHintsRequest) -> Result<crate::hints::Query, ApiE
 /// A CreateGame request's parameters (checked against the variant by `Record::new`).
 pub fn new_game(req: pb::CreateGameRequest) -> NewGame {
     NewGame {
-        variant: req.variant,
-        players: req.players,
-        options: req.options.into_iter().collect(),
+        base: CreateBase {
+            variant: req.variant,
+            players: req.players,
+            options: req.options.into_iter().collect(),
+            seed: req.seed,
+            request_id: req.request_id,
+        },
         deals: req.deals,
-        seed: req.seed,
         preset_hands: req
             .preset_hands
             .map(|p| p.hands.into_iter().map(|h| h.cards).collect()),
-        request_id: req.request_id,
         bots: req.bots.into_iter().collect(),
         bot_delay_ms: req.bot_delay_ms,
         auto_policy: req.auto_policy,

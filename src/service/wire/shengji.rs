@@ -8,7 +8,7 @@ use crate::cards::{Card, CardSet, Suit};
 use crate::game::Viewer;
 use crate::seat::{Player, Seat};
 use crate::service::pb::shengji as pb;
-use crate::service::record::Tokens;
+use crate::service::record::{CreateBase, Tokens};
 use crate::service::shengji::hints::Hints;
 use crate::service::shengji::record::{NewShengji, ShengjiRecord};
 use crate::service::shengji::table::{
@@ -46,16 +46,18 @@ pub fn new_game(req: pb::CreateGameRequest) -> Result<NewShengji, ApiError> {
         return Err(bad("too many players, cards or options"));
     }
     Ok(NewShengji {
-        variant: if req.variant.is_empty() {
-            "shengji".into()
-        } else {
-            req.variant
+        base: CreateBase {
+            variant: if req.variant.is_empty() {
+                "shengji".into()
+            } else {
+                req.variant
+            },
+            players: req.players,
+            options: req.options.into_iter().collect::<BTreeMap<_, _>>(),
+            seed: req.seed,
+            request_id: req.request_id,
         },
-        players: req.players,
-        options: req.options.into_iter().collect::<BTreeMap<_, _>>(),
-        seed: req.seed,
         deck: (!req.deck.is_empty()).then_some(req.deck),
-        request_id: req.request_id,
         bot_seats: req.bot_seats,
     })
 }
