@@ -4,9 +4,10 @@
 //! A plain `Vec<Span>` costs 16 bytes per entry (and up to twice that in spare capacity), which
 //! made the index the largest part of a game in progress on the embedded store: ≈ 9–16 KB for a
 //! game in the middle of an 8-deal match. Here each entry is two LEB128 varints (prost's
-//! encoding): the zigzag difference of its offset from the entry before (a game's frames are
-//! close together in an append-ordered journal, so one to three bytes) and its length (two
-//! bytes for most actions): ≈ 4 bytes an entry. Reads walk the varints from a mark, one kept
+//! encoding): the zigzag gap between its offset and the end of the entry before (a game's
+//! frames are close together in an append-ordered journal, so one to three bytes; zero, one
+//! byte, once a compaction has copied the game's frames one after the other) and its length
+//! (two bytes for most actions): ≈ 4 bytes an entry, ≈ 3 after a compaction. Reads walk the varints from a mark, one kept
 //! every [`MARK_EVERY`] entries, so a page of a long log decodes at most that many entries
 //! before its first.
 
@@ -35,11 +36,11 @@ fn reserve_an_eighth<T>(v: &mut Vec<T>, more: usize) {
 }
 
 /// Where decoding may start: the byte of an entry whose index is a multiple of [`MARK_EVERY`],
-/// and the offset of the entry before it (what its difference is taken from).
+/// and the end of the entry before it (what its gap is taken from).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Mark {
     at: usize,
-    prev_off: u64,
+    prev_end: u64,
 }
 
 /// The positions of a game's log entries, in log order.
@@ -48,7 +49,8 @@ pub struct Spans {
     bytes: Vec<u8>,
     marks: Vec<Mark>,
     len: usize,
-    last_off: u64,
+    /// The end (offset plus length) of the last entry; 0 before the first.
+    last_end: u64,
 }
 
 fn zigzag(d: i64) -> u64 {
@@ -75,14 +77,14 @@ impl Spans {
             reserve_an_eighth(&mut self.marks, 1);
             self.marks.push(Mark {
                 at: self.bytes.len(),
-                prev_off: self.last_off,
+                prev_end: self.last_end,
             });
         }
-        let diff = span.off.wrapping_sub(self.last_off) as i64;
+        let diff = span.off.wrapping_sub(self.last_end) as i64;
         reserve_an_eighth(&mut self.bytes, ENTRY_MAX);
         encode_varint(zigzag(diff), &mut self.bytes);
         encode_varint(u64::from(span.len), &mut self.bytes);
-        self.last_off = span.off;
+        self.last_end = span.off.wrapping_add(u64::from(span.len));
         self.len += 1;
     }
 
@@ -97,12 +99,12 @@ impl Spans {
         let mut it = match self.marks.get(first / MARK_EVERY) {
             Some(m) => Iter {
                 rest: self.bytes.get(m.at..).unwrap_or(&[]),
-                prev_off: m.prev_off,
+                prev_end: m.prev_end,
                 left: self.len - (first / MARK_EVERY) * MARK_EVERY,
             },
             None => Iter {
                 rest: &[],
-                prev_off: 0,
+                prev_end: 0,
                 left: 0,
             },
         };
@@ -143,7 +145,7 @@ impl FromIterator<Span> for Spans {
 /// The positions of a [`Spans`]' entries, decoded as they are read.
 pub struct Iter<'a> {
     rest: &'a [u8],
-    prev_off: u64,
+    prev_end: u64,
     left: usize,
 }
 
@@ -158,13 +160,11 @@ impl Iterator for Iter<'_> {
         // iteration rather than panicking.
         let diff = decode_varint(&mut self.rest).ok()?;
         let len = decode_varint(&mut self.rest).ok()?;
-        let off = self.prev_off.wrapping_add(unzigzag(diff) as u64);
-        self.prev_off = off;
+        let off = self.prev_end.wrapping_add(unzigzag(diff) as u64);
+        let len = u32::try_from(len).ok()?;
+        self.prev_end = off.wrapping_add(u64::from(len));
         self.left -= 1;
-        Some(Span {
-            off,
-            len: u32::try_from(len).ok()?,
-        })
+        Some(Span { off, len })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -281,5 +281,57 @@ mod tests {
             "{packed} bytes for 562 entries (a Vec<Span> holds {})",
             562 * std::mem::size_of::<Span>()
         );
+    }
+
+    /// A game's frames after a compaction copied them one after the other: `n` appends 100–400
+    /// bytes long, each starting where the one before ends.
+    fn compacted_like(n: u64) -> impl Iterator<Item = Span> {
+        let mut off = 1 << 30;
+        (0..n).map(move |i| {
+            let span = Span {
+                off,
+                len: 100 + ((i * 53) % 300) as u32,
+            };
+            off += u64::from(span.len);
+            span
+        })
+    }
+
+    #[test]
+    fn a_compacted_log_packs_into_about_three_bytes_an_entry() {
+        let want: Vec<Span> = compacted_like(10_000).collect();
+        let mut spans: Spans = want.iter().copied().collect();
+        spans.shrink_to_fit();
+        assert_eq!(spans.iter().collect::<Vec<_>>(), want);
+        assert_eq!(
+            spans.page(5_000, 3).iter().collect::<Vec<_>>(),
+            want[5_000..5_003]
+        );
+        // One byte of zero gap and two of length an entry, plus the marks.
+        let packed = spans.heap_bytes();
+        let bound = 10_000 * 3 + (10_000 / MARK_EVERY + 1) * std::mem::size_of::<Mark>();
+        assert!(
+            packed <= bound,
+            "{packed} bytes for 10,000 entries (at most {bound})"
+        );
+    }
+
+    /// Not a check: prints the packed positions' heap at a game's log lengths (1,000, 10,000,
+    /// and 147,000 entries, a 1,000-deal match), journal-like and after a compaction.
+    /// `cargo test --lib store::embedded::spans -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn print_heap_bytes_at_log_lengths() {
+        for n in [1_000u64, 10_000, 147_000] {
+            let mut appended: Spans = journal_like(n).collect();
+            appended.shrink_to_fit();
+            let mut compacted: Spans = compacted_like(n).collect();
+            compacted.shrink_to_fit();
+            println!(
+                "entries {n}: journal-like {} B, compacted {} B",
+                appended.heap_bytes(),
+                compacted.heap_bytes()
+            );
+        }
     }
 }
