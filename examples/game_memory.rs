@@ -145,12 +145,7 @@ fn sessions(n: usize, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
             let (record, _) = Record::new(
                 &compiled,
                 &new,
-                Minting {
-                    platform: None,
-                    game_id: &format!("g{i}"),
-                    token_key: &[7; 32],
-                    now_ms: 1,
-                },
+                Minting::local(&format!("g{i}"), &[7; 32], 1),
             )?;
             let mut live = Session::create(&registry, record, true)?;
             live.keep_actions(backlog);
@@ -204,16 +199,7 @@ fn long(deals: u32, variant: &str) -> Result<(), Box<dyn std::error::Error>> {
         deals,
         ..NewGame::default()
     };
-    let (record, _) = Record::new(
-        &compiled,
-        &new,
-        Minting {
-            platform: None,
-            game_id: "long",
-            token_key: &[7; 32],
-            now_ms: 1,
-        },
-    )?;
+    let (record, _) = Record::new(&compiled, &new, Minting::local("long", &[7; 32], 1))?;
     // The configured hooks are built once per configuration and shared by every game with it
     // (the registry caches them): counted apart, before the session.
     let before_hooks = LIVE.load(Ordering::Relaxed);

@@ -65,18 +65,9 @@ async fn create(games: &Games, registry: &Registry, id: &str, deals: u32, seed: 
         deals,
         ..NewGame::default()
     };
-    let record = Record::new(
-        &compiled,
-        &new,
-        Minting {
-            platform: None,
-            game_id: id,
-            token_key: &[7; 32],
-            now_ms: 1,
-        },
-    )
-    .expect("record")
-    .0;
+    let record = Record::new(&compiled, &new, Minting::local(id, &[7; 32], 1))
+        .expect("record")
+        .0;
     games.create(record, None).await.expect("create");
     games.load(id).await.expect("load")
 }

@@ -105,18 +105,9 @@ async fn play(
         deals,
         ..NewGame::default()
     };
-    let record = Record::new(
-        &compiled,
-        &new,
-        Minting {
-            platform: None,
-            game_id: &id,
-            token_key: &[7; 32],
-            now_ms: START,
-        },
-    )
-    .unwrap()
-    .0;
+    let record = Record::new(&compiled, &new, Minting::local(&id, &[7; 32], START))
+        .unwrap()
+        .0;
     games.create(record, None).await.unwrap();
     let shared = games.load(&id).await.unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

@@ -42,18 +42,9 @@ fn record(registry: &Registry<ShengjiVariant>, id: &str, deck: Option<Vec<u32>>)
         deck,
         ..Default::default()
     };
-    ShengjiRecord::new(
-        &compiled,
-        &req,
-        Minting {
-            platform: None,
-            game_id: id,
-            token_key: &[7; 32],
-            now_ms: T0,
-        },
-    )
-    .expect("a record")
-    .0
+    ShengjiRecord::new(&compiled, &req, Minting::local(id, &[7; 32], T0))
+        .expect("a record")
+        .0
 }
 
 fn table(deck: Option<Vec<u32>>) -> (Registry<ShengjiVariant>, Table) {

@@ -114,12 +114,7 @@ async fn a_store_written_by_the_previous_layout_recovers_and_takes_plays() {
     let (record, _) = Record::new(
         &compiled,
         &new,
-        Minting {
-            platform: None,
-            game_id: "new",
-            token_key: &[7; 32],
-            now_ms: 1_700_000_000_000,
-        },
+        Minting::local("new", &[7; 32], 1_700_000_000_000),
     )
     .unwrap();
     first.create(record, None).await.unwrap();

@@ -65,7 +65,7 @@ fn create_game(variant: &str, bytes: &[u8]) {
         panic!("built-in variant {variant} does not compile");
     };
     let new_game = wire::new_game(req);
-    match Record::new(&compiled, &new_game, Minting { platform: None, game_id: "fuzz-game", token_key: &[7u8; 32], now_ms: 0 }) {
+    match Record::new(&compiled, &new_game, Minting::local("fuzz-game", &[7u8; 32], 0)) {
         Ok((record, tokens)) => {
             let players = compiled.meta().players as usize;
             assert_eq!(record.players.len(), players, "player count");

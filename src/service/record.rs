@@ -389,6 +389,18 @@ pub struct Minting<'a> {
     pub now_ms: u64,
 }
 
+impl<'a> Minting<'a> {
+    /// A game created with no platform (tools, tests and the fuzz target).
+    pub fn local(game_id: &'a str, token_key: &'a [u8; 32], now_ms: u64) -> Minting<'a> {
+        Minting {
+            platform: None,
+            game_id,
+            token_key,
+            now_ms,
+        }
+    }
+}
+
 impl Record {
     /// Validates a CreateGame request against the variant and builds the record and tokens.
     pub fn new(

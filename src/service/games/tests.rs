@@ -59,18 +59,9 @@ fn classic_game(registry: &Registry) -> Record {
         base: CreateBase::of("classic"),
         ..NewGame::default()
     };
-    Record::new(
-        &compiled,
-        &new,
-        Minting {
-            platform: None,
-            game_id: "g1",
-            token_key: &[7; 32],
-            now_ms: now_ms(),
-        },
-    )
-    .unwrap()
-    .0
+    Record::new(&compiled, &new, Minting::local("g1", &[7; 32], now_ms()))
+        .unwrap()
+        .0
 }
 
 /// A game created before a restart is counted after it (recovered), and finishing it brings

@@ -238,17 +238,9 @@ mod tests {
                 bot_seats: vec![1, 2, 3],
                 ..NewShengji::default()
             };
-            let (record, _) = ShengjiRecord::new(
-                &compiled,
-                &new,
-                Minting {
-                    platform: None,
-                    game_id: "s1",
-                    token_key: &[7; 32],
-                    now_ms: now_ms(),
-                },
-            )
-            .unwrap();
+            let (record, _) =
+                ShengjiRecord::new(&compiled, &new, Minting::local("s1", &[7; 32], now_ms()))
+                    .unwrap();
             tables.create(record, None).await.unwrap();
             assert!(!tables.full());
             let table = tables.cached("s1").unwrap();

@@ -71,18 +71,9 @@ async fn create(host: &TestHost, id: &str, created_at: u64) -> u64 {
         base: CreateBase::of("classic"),
         ..NewGame::default()
     };
-    let record = Record::new(
-        &compiled,
-        &new,
-        Minting {
-            platform: None,
-            game_id: id,
-            token_key: &[7; 32],
-            now_ms: created_at,
-        },
-    )
-    .expect("a record")
-    .0;
+    let record = Record::new(&compiled, &new, Minting::local(id, &[7; 32], created_at))
+        .expect("a record")
+        .0;
     assert_eq!(
         host.games.create(record, None).await.expect("created"),
         Created::New
