@@ -7,9 +7,9 @@
 //! encoding): the zigzag gap between its offset and the end of the entry before (a game's
 //! frames are close together in an append-ordered journal, so one to three bytes; zero, one
 //! byte, once a compaction has copied the game's frames one after the other) and its length
-//! (two bytes for most actions): ≈ 4 bytes an entry, ≈ 3 after a compaction. Reads walk the varints from a mark, one kept
-//! every [`MARK_EVERY`] entries, so a page of a long log decodes at most that many entries
-//! before its first.
+//! (two bytes for most actions): ≈ 4 bytes an entry, ≈ 3 after a compaction. Reads walk the
+//! varints from a mark, one kept every [`MARK_EVERY`] entries, so a page of a long log decodes
+//! at most that many entries before its first.
 
 use prost::encoding::{decode_varint, encode_varint};
 
