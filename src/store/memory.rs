@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
+use super::{Appended, Created, GameRecord, LogEntry, Page, PinnedScript, StoreError};
 
 struct Stored {
     record: GameRecord,
@@ -101,26 +101,13 @@ impl MemoryStore {
             .map(|g| (g.record.clone(), g.log.len() as u64)))
     }
 
-    pub fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
-        let games = self.games.lock().map_err(|_| poisoned("entries_after"))?;
-        Ok(games
-            .get(id)
-            .map(|g| g.log.iter().skip(after as usize).cloned().collect())
-            .unwrap_or_default())
-    }
-
-    pub fn entries_page(
-        &self,
-        id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LogEntry>, StoreError> {
-        let games = self.games.lock().map_err(|_| poisoned("entries_page"))?;
+    pub fn entries(&self, id: &str, page: Page) -> Result<Vec<LogEntry>, StoreError> {
+        let games = self.games.lock().map_err(|_| poisoned("entries"))?;
         Ok(games
             .get(id)
             .map(|g| {
-                let start = usize::try_from(after).unwrap_or(usize::MAX);
-                g.log.iter().skip(start).take(limit).cloned().collect()
+                let start = usize::try_from(page.after).unwrap_or(usize::MAX);
+                g.log.iter().skip(start).take(page.limit).cloned().collect()
             })
             .unwrap_or_default())
     }

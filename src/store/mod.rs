@@ -37,7 +37,7 @@ use tokio::sync::broadcast;
 /// for the memory store (it answers at once), `$awaited` awaited for the embedded and the Redis
 /// store (the same call: both have it with the same signature).
 macro_rules! on_backend {
-    ($store:ident, $op:literal, |$m:pat_param| $memory:expr, |$s:ident| $awaited:expr) => {{
+    ($store:ident, $op:expr, |$m:pat_param| $memory:expr, |$s:ident| $awaited:expr) => {{
         let t = Instant::now();
         let r = match $store {
             Store::Memory($m) => $memory,
@@ -47,6 +47,25 @@ macro_rules! on_backend {
         $store.observe($op, t, &r);
         r
     }};
+}
+
+/// Which log entries a read returns: those after seq `after`, at most `limit` of them, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// The seq the page starts after (0: from the first entry).
+    pub after: u64,
+    /// The most entries it holds (`usize::MAX`: to the log's end).
+    pub limit: usize,
+}
+
+impl Page {
+    /// Every entry after seq `after`.
+    pub fn all_after(after: u64) -> Page {
+        Page {
+            after,
+            limit: usize::MAX,
+        }
+    }
 }
 
 /// A game's creation record.
@@ -311,12 +330,8 @@ impl Store {
         id: &str,
         after_seq: u64,
     ) -> Result<Vec<LogEntry>, StoreError> {
-        on_backend!(
-            self,
-            "entries_after",
-            |s| s.entries_after(id, after_seq),
-            |s| s.entries_after(id, after_seq)
-        )
+        self.entries("entries_after", id, Page::all_after(after_seq))
+            .await
     }
 
     /// At most `limit` log entries after `after_seq`, in order: a page, for readers that walk a
@@ -328,12 +343,21 @@ impl Store {
         after_seq: u64,
         limit: usize,
     ) -> Result<Vec<LogEntry>, StoreError> {
-        on_backend!(
-            self,
-            "entries_page",
-            |s| s.entries_page(id, after_seq, limit),
-            |s| s.entries_page(id, after_seq, limit)
-        )
+        let page = Page {
+            after: after_seq,
+            limit,
+        };
+        self.entries("entries_page", id, page).await
+    }
+
+    /// The entries of `page`, from whichever backend this is; `op` labels the read's metrics.
+    async fn entries(
+        &self,
+        op: &'static str,
+        id: &str,
+        page: Page,
+    ) -> Result<Vec<LogEntry>, StoreError> {
+        on_backend!(self, op, |s| s.entries(id, page), |s| s.entries(id, page))
     }
 
     /// Appends `entry` if the log has exactly `entry.seq - 1` entries. On `Ok` the entry is

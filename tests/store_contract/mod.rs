@@ -247,6 +247,19 @@ pub async fn create_load_append_finish<F: Fixture>() {
     assert_eq!(store.entries_after("nope", 0).await, Ok(vec![]));
     // Another game's log is separate.
     assert_eq!(store.entries_after("g2", 0).await, Ok(vec![]));
+    // A page is that range of the log, whatever the limit (up to `usize::MAX`: to the end).
+    let both = vec![entry(1, "a"), entry(2, "b")];
+    assert_eq!(store.entries_page("g1", 0, usize::MAX).await, Ok(both));
+    assert_eq!(
+        store.entries_page("g1", 0, 1).await,
+        Ok(vec![entry(1, "a")])
+    );
+    assert_eq!(
+        store.entries_page("g1", 1, 5).await,
+        Ok(vec![entry(2, "b")])
+    );
+    assert_eq!(store.entries_page("g1", 0, 0).await, Ok(vec![]));
+    assert_eq!(store.entries_page("g1", u64::MAX, 3).await, Ok(vec![]));
 
     assert_eq!(
         unfinished(store).await,

@@ -219,9 +219,19 @@ pub trait LiveGame: Send + Sized + 'static {
 
 /// The [`LiveGame`] methods a family's type has as inherent methods of the same name and
 /// signature (`seq`, `finished`, `apply_entry`, `accept`, `notify`, `deadline_passed`,
-/// `turn_is_away`, `open_windows`), for its `impl LiveGame`.
+/// `turn_is_away`, `open_windows`), for its `impl LiveGame`, and its
+/// [`LiveGame::prepare_presence_step`]: `presence: |step| KIND => PREPARE` logs the family's
+/// `KIND` of a presence `step` with its inherent `PREPARE(player, KIND, now)`.
 macro_rules! inherent_live_game_methods {
-    () => {
+    (presence: |$step:ident| $kind:expr => $prepare:ident) => {
+        fn prepare_presence_step(
+            &self,
+            player: $crate::seat::Player,
+            $step: $crate::service::games::PresenceStep,
+            now: u64,
+        ) -> Result<Self::Prepared, $crate::service::status::ApiError> {
+            Self::$prepare(self, player, $kind, now)
+        }
         fn seq(&self) -> u64 {
             Self::seq(self)
         }

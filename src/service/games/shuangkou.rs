@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use super::family::{LiveGame, PresenceStep, inherent_live_game_methods};
+use super::family::{LiveGame, inherent_live_game_methods};
 use crate::game::Action;
 use crate::seat::Player;
 use crate::service::record::Record;
@@ -85,7 +85,11 @@ impl LiveGame for Session {
         &self.record
     }
 
-    inherent_live_game_methods!();
+    inherent_live_game_methods!(presence: |step| step.pick(
+        Action::Disconnect,
+        Action::Reconnect,
+        Action::ReconnectExpired,
+    ) => prepare_action);
 
     fn request_of(prepared: &Prepared) -> Option<(Player, &str)> {
         prepared.request()
@@ -113,19 +117,5 @@ impl LiveGame for Session {
 
     fn is_disconnected(&self, player: Player) -> bool {
         self.game().is_disconnected(player)
-    }
-
-    fn prepare_presence_step(
-        &self,
-        player: Player,
-        step: PresenceStep,
-        now: u64,
-    ) -> Result<Prepared, ApiError> {
-        let action = step.pick(
-            Action::Disconnect,
-            Action::Reconnect,
-            Action::ReconnectExpired,
-        );
-        self.prepare_action(player, action, now)
     }
 }

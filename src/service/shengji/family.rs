@@ -11,7 +11,7 @@ use super::table::{Prepared, Table};
 use crate::seat::Player;
 use crate::service::clock::now_ms;
 use crate::service::games::family::inherent_live_game_methods;
-use crate::service::games::{DueTurn, Games, LiveGame, PresenceStep, Shared};
+use crate::service::games::{DueTurn, Games, LiveGame, Shared};
 use crate::service::record::Record;
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry};
@@ -74,7 +74,7 @@ impl LiveGame for Table {
         &self.record.base
     }
 
-    inherent_live_game_methods!();
+    inherent_live_game_methods!(presence: |step| step => prepare_presence);
 
     fn request_of(prepared: &Prepared) -> Option<(Player, &str)> {
         prepared
@@ -101,15 +101,6 @@ impl LiveGame for Table {
 
     fn is_disconnected(&self, player: Player) -> bool {
         Table::is_disconnected(self, player)
-    }
-
-    fn prepare_presence_step(
-        &self,
-        player: Player,
-        step: PresenceStep,
-        now: u64,
-    ) -> Result<Prepared, ApiError> {
-        self.prepare_presence(player, step, now)
     }
 
     fn auto_entry(&self, now: u64) -> Option<Result<Prepared, ApiError>> {

@@ -65,7 +65,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use self::index::{Index, Place};
 use self::journal::Rec;
 use self::ops::{Op, Queued, Reply};
-use super::{Appended, Created, GameRecord, LogEntry, PinnedScript, StoreError};
+use super::{Appended, Created, GameRecord, LogEntry, Page, PinnedScript, StoreError};
 
 pub use self::faults::{Faults, IoStep};
 use self::open::open_rw;
@@ -419,26 +419,11 @@ impl EmbeddedStore {
         all.unwrap_or_else(|e| vec![Err(e); n])
     }
 
-    pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
+    /// The entries of `page`: reads those frames only.
+    pub async fn entries(&self, id: &str, page: Page) -> Result<Vec<LogEntry>, StoreError> {
         let id = id.to_string();
-        self.read("entries_after", move |s| {
-            Ok(s.read_game("entries_after", &id, after, usize::MAX)?
-                .map(|(_, log)| log)
-                .unwrap_or_default())
-        })
-        .await
-    }
-
-    /// At most `limit` entries after `after`: reads those frames only.
-    pub async fn entries_page(
-        &self,
-        id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LogEntry>, StoreError> {
-        let id = id.to_string();
-        self.read("entries_page", move |s| {
-            Ok(s.read_game("entries_page", &id, after, limit)?
+        self.read("entries", move |s| {
+            Ok(s.read_game("entries", &id, page.after, page.limit)?
                 .map(|(_, log)| log)
                 .unwrap_or_default())
         })

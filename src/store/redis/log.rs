@@ -1,44 +1,27 @@
 //! A game's log: compare-and-append (one EVALSHA per play) and range reads.
 
 use super::{RedisStore, numbered, store_error};
-use crate::store::{AppendOrRead, Appended, LogEntry, StoreError};
+use crate::store::{AppendOrRead, Appended, LogEntry, Page, StoreError};
 
 impl RedisStore {
-    pub async fn entries_after(&self, id: &str, after: u64) -> Result<Vec<LogEntry>, StoreError> {
-        let Ok(start) = i64::try_from(after) else {
+    /// The entries of `page` (one LRANGE of that range).
+    pub async fn entries(&self, id: &str, page: Page) -> Result<Vec<LogEntry>, StoreError> {
+        let Ok(start) = i64::try_from(page.after) else {
             return Ok(Vec::new());
         };
-        let mut conn = self.conn.clone();
-        let mut cmd = redis::cmd("LRANGE");
-        cmd.arg(self.keys.log(id)).arg(start).arg(-1);
-        let bodies: Vec<Vec<u8>> = self
-            .call("entries_after", cmd.query_async(&mut conn))
-            .await?;
-        Ok(numbered(bodies, after))
-    }
-
-    /// At most `limit` entries after `after` (one LRANGE of that range).
-    pub async fn entries_page(
-        &self,
-        id: &str,
-        after: u64,
-        limit: usize,
-    ) -> Result<Vec<LogEntry>, StoreError> {
-        let (Ok(start), Ok(n)) = (i64::try_from(after), i64::try_from(limit)) else {
-            return Ok(Vec::new());
-        };
-        if n == 0 {
+        if page.limit == 0 {
             return Ok(Vec::new());
         }
+        // LRANGE's end is inclusive; -1 is the list's end (a limit beyond i64 reads to it).
+        let end = i64::try_from(page.limit)
+            .ok()
+            .and_then(|n| start.checked_add(n - 1))
+            .unwrap_or(-1);
         let mut conn = self.conn.clone();
         let mut cmd = redis::cmd("LRANGE");
-        cmd.arg(self.keys.log(id))
-            .arg(start)
-            .arg(start.saturating_add(n - 1));
-        let bodies: Vec<Vec<u8>> = self
-            .call("entries_page", cmd.query_async(&mut conn))
-            .await?;
-        Ok(numbered(bodies, after))
+        cmd.arg(self.keys.log(id)).arg(start).arg(end);
+        let bodies: Vec<Vec<u8>> = self.call("entries", cmd.query_async(&mut conn)).await?;
+        Ok(numbered(bodies, page.after))
     }
 
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
