@@ -8,7 +8,7 @@
 
 use tonic::metadata::MetadataMap;
 
-use super::auth::{self, GameToken, Keys, Role};
+use super::auth::{self, GameToken, Key, Keys, Role};
 use super::games::{Games, LiveGame, Shared};
 use super::presence;
 use super::status::{ApiError, Reason};
@@ -36,15 +36,19 @@ pub fn caller(keys: &Keys, metadata: &MetadataMap) -> Caller {
     let Some(token) = auth::bearer(metadata) else {
         return Caller::Anonymous;
     };
-    if keys.is_admin(token) {
-        return Caller::Admin;
+    // The shape decides first unless a configured key has a game token's shape: a game token
+    // then costs no hash of the keys (its secret is verified against its game later).
+    let game = GameToken::parse(token);
+    if !keys.game_shaped()
+        && let Some(t) = game
+    {
+        return Caller::Game(t);
     }
-    if let Some(p) = keys.platform(token) {
-        return Caller::Platform(p.to_string());
-    }
-    match GameToken::parse(token) {
-        Some(t) => Caller::Game(t),
-        None => Caller::Invalid,
+    match (keys.find(token), game) {
+        (Some(Key::Admin), _) => Caller::Admin,
+        (Some(Key::Platform(p)), _) => Caller::Platform(p.to_string()),
+        (None, Some(t)) => Caller::Game(t),
+        (None, None) => Caller::Invalid,
     }
 }
 
@@ -241,5 +245,59 @@ pub fn viewer(role: Role) -> Viewer {
     match role {
         Role::Player(p) => Viewer::Player(p),
         Role::Spectator => Viewer::Spectator,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_bearer(token: &str) -> MetadataMap {
+        let mut m = MetadataMap::new();
+        let value = format!("Bearer {token}")
+            .parse()
+            .expect("an ASCII header value");
+        m.insert("authorization", value);
+        m
+    }
+
+    /// A game-shaped credential is a game token unless a configured key has that shape: then
+    /// the keys are compared first, and only a credential that is none of them is a game token.
+    #[test]
+    fn the_shape_decides_unless_a_key_has_it() {
+        let token = format!("g1.p2.{}", "ab".repeat(16));
+        let other = format!("g1.p2.{}", "cd".repeat(16));
+        let plain = Keys::new(
+            &["acme=0123456789abcdef".into()],
+            Some("admin-key-0123456789"),
+        );
+        let plain = plain.unwrap();
+        let game = GameToken::parse(&token).unwrap();
+        assert_eq!(caller(&plain, &with_bearer(&token)), Caller::Game(game));
+        assert_eq!(
+            caller(&plain, &with_bearer("0123456789abcdef")),
+            Caller::Platform("acme".into())
+        );
+        assert_eq!(
+            caller(&plain, &with_bearer("admin-key-0123456789")),
+            Caller::Admin
+        );
+        assert_eq!(caller(&plain, &with_bearer("not-a-key")), Caller::Invalid);
+        assert_eq!(caller(&plain, &MetadataMap::new()), Caller::Anonymous);
+
+        let shaped = Keys::new(&[format!("acme={token}")], Some(&other)).unwrap();
+        let bearer = |t: &str| caller(&shaped, &with_bearer(t));
+        assert_eq!(bearer(&token), Caller::Platform("acme".into()));
+        assert_eq!(bearer(&other), Caller::Admin);
+        let third = format!("g1.p2.{}", "ef".repeat(16));
+        assert_eq!(
+            bearer(&third),
+            Caller::Game(GameToken::parse(&third).unwrap())
+        );
+
+        let open = Keys::default();
+        let game = GameToken::parse(&token).unwrap();
+        assert_eq!(caller(&open, &with_bearer(&token)), Caller::Game(game));
+        assert_eq!(caller(&open, &with_bearer("not-a-key")), Caller::Invalid);
     }
 }

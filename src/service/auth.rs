@@ -132,6 +132,18 @@ pub fn bearer(metadata: &tonic::metadata::MetadataMap) -> Option<&str> {
 pub struct Keys {
     platforms: Vec<(String, SecretHash)>,
     admin: Option<SecretHash>,
+    /// True when a configured key has a game token's shape ([`GameToken::parse`] reads it):
+    /// only then must a game-shaped credential be compared with the keys (checked on load).
+    game_shaped: bool,
+}
+
+/// The configured key a credential is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key<'a> {
+    /// The admin key.
+    Admin,
+    /// A platform API key (its platform's name).
+    Platform(&'a str),
 }
 
 impl fmt::Debug for Keys {
@@ -169,9 +181,14 @@ impl Keys {
                 return Err("the admin key must be at least 16 characters".into());
             }
         }
+        let keys = platforms
+            .iter()
+            .filter_map(|e| e.split_once('=').map(|(_, k)| k));
+        let game_shaped = keys.chain(admin).any(|k| GameToken::parse(k).is_some());
         Ok(Keys {
             platforms: out,
             admin: admin.map(hash_secret),
+            game_shaped,
         })
     }
 
@@ -180,23 +197,31 @@ impl Keys {
         self.platforms.is_empty() && self.admin.is_none()
     }
 
-    /// The platform a key belongs to (constant-time comparison with every configured key).
-    pub fn platform(&self, key: &str) -> Option<&str> {
+    /// True when a configured key has a game token's shape: a credential of that shape may then
+    /// be a key, and is compared with them before it is taken for a game token. Otherwise a
+    /// game-shaped credential is a game token without a comparison (the shape is no secret).
+    pub fn game_shaped(&self) -> bool {
+        self.game_shaped
+    }
+
+    /// The configured key `key` is, if any: its SHA-256 once (none when no key is configured),
+    /// compared in constant time with the admin key and with every platform key.
+    pub fn find(&self, key: &str) -> Option<Key<'_>> {
+        if self.open() {
+            return None;
+        }
         let h = hash_secret(key);
         let mut found = None;
         for (name, k) in &self.platforms {
             if bool::from(h.ct_eq(k)) {
-                found = Some(name.as_str());
+                found = Some(Key::Platform(name.as_str()));
             }
         }
-        found
-    }
-
-    /// True for the admin key.
-    pub fn is_admin(&self, key: &str) -> bool {
-        self.admin
-            .as_ref()
-            .is_some_and(|a| bool::from(hash_secret(key).ct_eq(a)))
+        let admin = self.admin.as_ref().is_some_and(|a| bool::from(h.ct_eq(a)));
+        match admin {
+            true => Some(Key::Admin),
+            false => found,
+        }
     }
 }
 
@@ -228,11 +253,30 @@ mod tests {
         )
         .unwrap();
         assert!(!keys.open());
-        assert_eq!(keys.platform("0123456789abcdef"), Some("acme"));
-        assert_eq!(keys.platform("wrong"), None);
-        assert!(keys.is_admin("admin-key-0123456789"));
-        assert!(!keys.is_admin("0123456789abcdef"));
+        assert!(!keys.game_shaped());
+        assert_eq!(keys.find("0123456789abcdef"), Some(Key::Platform("acme")));
+        assert_eq!(keys.find("wrong"), None);
+        assert_eq!(keys.find("admin-key-0123456789"), Some(Key::Admin));
         assert!(Keys::new(&["acme=short".into()], None).is_err());
         assert!(Keys::default().open());
+        assert_eq!(Keys::default().find("admin-key-0123456789"), None);
+    }
+
+    /// A key shaped like a game token is noticed on load, whether a platform's or the admin's.
+    #[test]
+    fn game_shaped_keys() {
+        let shaped = format!("g1.p2.{}", "ab".repeat(16));
+        let platform = Keys::new(&[format!("acme={shaped}")], None).unwrap();
+        assert!(platform.game_shaped());
+        assert_eq!(platform.find(&shaped), Some(Key::Platform("acme")));
+        let admin = Keys::new(&[], Some(&shaped)).unwrap();
+        assert!(admin.game_shaped());
+        assert_eq!(admin.find(&shaped), Some(Key::Admin));
+        let near = format!("g1.p2.{}", "ab".repeat(15));
+        assert!(
+            !Keys::new(&[format!("acme={near}")], Some(&near))
+                .unwrap()
+                .game_shaped()
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::digest::Body;
 use super::retry::{self, Past};
 use super::watch::{self, EventStream};
 use super::{Call, Creation};
@@ -18,7 +19,7 @@ use crate::service::games::{Games, Shared};
 use crate::service::history;
 use crate::service::pb;
 use crate::service::record::{
-    Minting, Record, RequestDigest, check_request_id, idempotency_conflict, request_digest,
+    Minting, Record, check_request_id, idempotency_conflict, request_digest,
 };
 use crate::service::session::{Idempotent, Session};
 use crate::service::status::{ApiError, Reason};
@@ -154,8 +155,8 @@ async fn leave(
     let refusal = "leaving needs a seat token";
     let (game, p) = seat_action(&call, &req.game_id, &req.request_id, refusal).await?;
     let mut live = games.current(&game).await?;
-    let digest = request_digest(&[b"leave"]);
-    let asked = Asked::new(p, &req.request_id, &digest, "LeaveGame");
+    let body = Body::sha256(request_digest(&[b"leave"]));
+    let asked = Asked::new(p, &req.request_id, &body, "LeaveGame");
     if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
         return Ok(wire::leave_response(resp));
     }
@@ -347,8 +348,8 @@ async fn submit(
     }
     let action = wire::action(&req)?;
     let expected = req.expected_seq;
-    let digest = submit_digest(&action, expected);
-    let asked = Asked::new(player, &req.request_id, &digest, "SubmitPlay");
+    let body = Body::submit(action, expected);
+    let asked = Asked::new(player, &req.request_id, &body, "SubmitPlay");
     let rid = asked.rid;
     if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
         return Ok(resp);
@@ -375,7 +376,7 @@ async fn submit(
         Ok(submitted) => respond(&live, submitted.seq, player),
         // The same request, applied meanwhile by another replica (a retry racing its
         // original): the original result.
-        Err(e) => match again(&live, player, rid, &digest, "SubmitPlay")? {
+        Err(e) => match again(&live, player, rid, &body, "SubmitPlay")? {
             Some(seq) => respond(&live, seq, player),
             // Refused as a new action: perhaps a retry of an action older than the backlog.
             None => match original(games, &live, asked, Past::BeforeBacklog).await? {
@@ -392,23 +393,23 @@ fn respond(live: &Session, seq: u64, player: Player) -> Result<pb::SubmitPlayRes
     Ok(wire::submit_response(live.game(), seq, at, events, player))
 }
 
-/// A request that may retry an earlier one: its player, idempotency key, digest and rpc.
+/// A request that may retry an earlier one: its player, idempotency key, body and rpc.
 #[derive(Clone, Copy)]
 struct Asked<'a> {
     player: Player,
     rid: Option<&'a str>,
-    digest: &'a str,
+    body: &'a Body,
     rpc: &'static str,
 }
 
 impl<'a> Asked<'a> {
     /// `player`'s request with idempotency key `request_id` (none when empty).
-    fn new(player: Player, request_id: &'a str, digest: &'a str, rpc: &'static str) -> Self {
+    fn new(player: Player, request_id: &'a str, body: &'a Body, rpc: &'static str) -> Self {
         let rid = (!request_id.is_empty()).then_some(request_id);
         Asked {
             player,
             rid,
-            digest,
+            body,
             rpc,
         }
     }
@@ -417,7 +418,7 @@ impl<'a> Asked<'a> {
     fn idempotent(&self) -> Option<Idempotent<'a>> {
         self.rid.map(|id| Idempotent {
             id,
-            digest: self.digest,
+            digest: self.body.recorded(),
         })
     }
 }
@@ -435,15 +436,15 @@ async fn original(
     let Asked {
         player,
         rid,
-        digest,
+        body,
         rpc,
     } = asked;
     if past == Past::Remembered
-        && let Some(seq) = again(live, player, rid, digest, rpc)?
+        && let Some(seq) = again(live, player, rid, body, rpc)?
     {
         return respond(live, seq, player).map(Some);
     }
-    match retry::older(games, live, (player, rid), digest, rpc, past).await? {
+    match retry::older(games, live, (player, rid), body, rpc, past).await? {
         Some(seq) => retry::respond(games, live, seq, player).await.map(Some),
         None => Ok(None),
     }
@@ -456,69 +457,19 @@ fn again(
     live: &Session,
     player: Player,
     request_id: Option<&str>,
-    digest: &str,
+    body: &Body,
     rpc: &'static str,
 ) -> Result<Option<u64>, ApiError> {
     let Some((seq, stored)) = request_id.and_then(|r| live.request_seq(player, r)) else {
         return Ok(None);
     };
-    if stored.is_some_and(|d| d != digest) {
+    if stored.is_some_and(|d| !body.is(d)) {
         crate::metrics::idempotent(rpc, "conflict");
         let len = request_id.map_or(0, str::len);
         return Err(idempotency_conflict(len, "request of this player"));
     }
     crate::metrics::idempotent(rpc, "replayed");
     Ok(Some(seq))
-}
-
-/// The digest of a SubmitPlay's request: its action (cards, declaration or pass) and its
-/// `expected_seq`, not its optional `seat` (the token's player either way). The parts are
-/// [`request_digest`]'s `[kind, card ids (u32 LE each), "type:key" or "", expected_seq in
-/// decimal or "-"]`, hashed as they are read (no part is built first).
-fn submit_digest(action: &wire::Action, expected: Option<u64>) -> String {
-    let mut d = RequestDigest::default();
-    match action {
-        wire::Action::Pass => {
-            d.part(4, [b"pass".as_slice()]);
-            d.part(0, []);
-            d.part(0, []);
-        }
-        wire::Action::Play { cards, declared } => {
-            d.part(4, [b"play".as_slice()]);
-            let ids: Vec<[u8; 4]> = cards.iter().map(|c| c.id().to_le_bytes()).collect();
-            d.part(4 * ids.len(), ids.iter().map(|b| b.as_slice()));
-            match declared {
-                Some(dec) => {
-                    let (name, key) = (dec.kind.name(), dec.key.map(|k| k.symbol()).unwrap_or(""));
-                    let pieces = [name.as_bytes(), b":", key.as_bytes()];
-                    d.part(name.len() + 1 + key.len(), pieces);
-                }
-                None => d.part(0, []),
-            }
-        }
-    }
-    match expected {
-        Some(e) => {
-            let mut buf = [0u8; 20];
-            let text = decimal(e, &mut buf);
-            d.part(text.len(), [text]);
-        }
-        None => d.part(1, [b"-".as_slice()]),
-    }
-    d.finish()
-}
-
-/// `n` in decimal, written at the end of `buf`.
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
 }
 
 /// "seat 3" for the seat a player sits at this deal.
@@ -553,6 +504,3 @@ fn naming_players(e: ApiError, game: &Game, player: Player) -> ApiError {
     };
     ApiError { message, ..e }
 }
-
-#[cfg(test)]
-mod tests;

@@ -6,7 +6,7 @@
 //! metrics, the rejection counted by reason, and the [`ApiError`] turned into a gRPC status.
 //!
 //! - [`game`]: the `GameEngine` service; [`watch`]: its WatchGame stream; [`retry`]: retries of
-//!   actions older than a game's backlog;
+//!   actions older than a game's backlog; [`digest`]: what a retry is compared by;
 //! - [`wakeup`]: what a WatchGame stream of either game waits for between batches;
 //! - [`admin`]: the `VariantAdmin` service;
 //! - [`limit`]: requests over the message size limit as RESOURCE_EXHAUSTED/LIMIT_EXCEEDED.
@@ -53,6 +53,7 @@ macro_rules! rpcs {
 }
 
 pub mod admin;
+pub mod digest;
 pub mod game;
 pub mod limit;
 pub mod retry;

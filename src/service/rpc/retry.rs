@@ -7,6 +7,7 @@
 //! of an old play no longer applies: its seq is stale, its cards are gone or the turn has
 //! moved), so a new action costs no read of the log.
 
+use super::digest::Body;
 use crate::seat::Player;
 use crate::service::games::Games;
 use crate::service::history::{self, History};
@@ -34,7 +35,7 @@ pub async fn older(
     games: &Games,
     live: &Session,
     (player, request_id): (Player, Option<&str>),
-    digest: &str,
+    body: &Body,
     rpc: &'static str,
     past: Past,
 ) -> Result<Option<u64>, ApiError> {
@@ -48,16 +49,16 @@ pub async fn older(
             None => return Ok(None),
         },
     };
-    lookup(games, live, player, (rid, digest), rpc, range).await
+    lookup(games, live, player, (rid, body), rpc, range).await
 }
 
 /// The action of `player` with key `rid` among the log's entries in `range` (after, before):
-/// its seq when the request is the same (by digest), IDEMPOTENCY_CONFLICT when not.
+/// its seq when the request is the same (by digest, [`Body::is`]), IDEMPOTENCY_CONFLICT when not.
 async fn lookup(
     games: &Games,
     live: &Session,
     player: Player,
-    (rid, digest): (&str, &str),
+    (rid, body): (&str, &Body),
     rpc: &'static str,
     range: (u64, u64),
 ) -> Result<Option<u64>, ApiError> {
@@ -65,7 +66,7 @@ async fn lookup(
     let Some((seq, stored)) = found else {
         return Ok(None);
     };
-    if stored.is_some_and(|d| d != digest) {
+    if stored.is_some_and(|d| !body.is(&d)) {
         crate::metrics::idempotent(rpc, "conflict");
         return Err(idempotency_conflict(rid.len(), "request of this player"));
     }
