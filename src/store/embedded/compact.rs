@@ -41,12 +41,13 @@ use std::time::Instant;
 use tokio::sync::mpsc::WeakSender;
 use tokio::sync::oneshot;
 
+use super::chunked::Positions;
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
 use super::ops::{Op, Queued, Reply};
 use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
-use super::spans::Spans;
+use super::sidefile::{self, SideFile};
 use super::syncer::Progress;
 use super::{IoStep, Shared, legacy, open_rw};
 
@@ -189,6 +190,7 @@ fn start(
             scripts: st.index.scripts.clone(),
             journal: Arc::clone(&st.journal),
             archive: Arc::clone(&st.archive),
+            side: st.index.side.reader(),
             end: w.end,
             archive_end: w.archive_end,
             durable,
@@ -285,14 +287,19 @@ fn finish(
 type GameLog = (Vec<u8>, Option<String>, Vec<Vec<u8>>);
 
 /// Reads a game's create body, script hash and log bodies from the journal.
-fn read_log(journal: &File, record: Span, entries: &Spans) -> Result<GameLog, String> {
+fn read_log(
+    journal: &File,
+    side: &File,
+    record: Span,
+    entries: &Positions,
+) -> Result<GameLog, String> {
     let payload = journal::read_frame(journal, record)?;
     let Rec::Create { body, script, .. } = journal::decode(&payload)? else {
         return Err("the record frame is not a create".into());
     };
     let (body, script) = (body.to_vec(), script.map(str::to_string));
     let mut bodies = Vec::with_capacity(entries.len());
-    for span in entries.iter() {
+    for span in entries.page(side, 0, usize::MAX)?.iter() {
         let payload = journal::read_frame(journal, span)?;
         let Rec::Append { body, .. } = journal::decode(&payload)? else {
             return Err("a log frame is not an append".into());
@@ -329,6 +336,8 @@ struct Snapshot {
     scripts: HashMap<Box<str>, Arc<str>>,
     journal: Arc<File>,
     archive: Arc<File>,
+    /// The positions side file of the copied index.
+    side: Arc<File>,
     end: u64,
     archive_end: u64,
     /// The syncer's durable end when the copy was taken: `end`, unless no batch was synced since
@@ -411,8 +420,8 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
         else {
             continue;
         };
-        let (body, script, bodies) =
-            read_log(journal, *record, entries).map_err(|m| format!("game {id}: {m}"))?;
+        let (body, script, bodies) = read_log(journal, &snap.side, *record, entries)
+            .map_err(|m| format!("game {id}: {m}"))?;
         let span = arc
             .push(&Rec::Game {
                 game: g.finished_head(id, at),
@@ -427,7 +436,9 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
 
     // 2. The new journal.
     let mut out = FrameWriter::new(&tmp, 16);
-    let mut index = Index::default();
+    let side_path = shared.dir.join(sidefile::NEXT);
+    let side = SideFile::create(&side_path).map_err(|e| io("create the new positions file", e))?;
+    let mut index = Index::new(side);
     for (hash, text) in &snap.scripts {
         let rec = Rec::Script { hash, text };
         let span = out.push(&rec).map_err(|e| io("write the new journal", e))?;
@@ -456,11 +467,11 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
                 };
                 let record = copy(record, &mut out).map_err(|e| io("copy a record", e))?;
                 let mut bytes = u64::from(record.len);
-                let mut spans = Spans::default();
-                for span in entries.iter() {
+                let mut spans = Positions::default();
+                for span in entries.page(&snap.side, 0, usize::MAX)?.iter() {
                     let s = copy(&span, &mut out).map_err(|e| io("copy an entry", e))?;
                     bytes += u64::from(s.len);
-                    spans.push(s);
+                    spans.push(s, &mut index.side);
                 }
                 (
                     Place::Journal {

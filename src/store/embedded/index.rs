@@ -3,19 +3,22 @@
 //! writer thread after a durable commit. Holds positions, never bodies; the one exception is the
 //! script table (one text per variant version, a handful in all), which every load needs.
 //!
-//! Must not do I/O beyond decoding payloads handed to it.
+//! Its only I/O is the positions side file ([`super::sidefile`]): full chunks of a log's
+//! positions are written there as they fill, and read back by [`Game::page`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::chunked::Positions;
 use super::journal::{self, Finished, Rec, Span};
+use super::sidefile::SideFile;
 use super::spans::Spans;
 
 /// Where a game's frames are.
 #[derive(Clone, Debug)]
 pub enum Place {
     /// In the journal: the `Create` frame and one frame per log entry.
-    Journal { record: Span, entries: Spans },
+    Journal { record: Span, entries: Positions },
     /// In the archive: one frame with everything; `entries` log entries.
     Archive { span: Span, entries: u64 },
 }
@@ -43,28 +46,22 @@ impl Game {
         }
     }
 
-    /// A copy of the game holding only the spans of entries `first..first + limit` of a journal
-    /// log (a page of a long log copies a page, not the whole log's positions), and the index
-    /// of the page's first entry (`first`, at most the log's length; 0 for an archived game,
-    /// whose copy is whole).
-    pub fn page(&self, first: usize, limit: usize) -> (Game, usize) {
-        let (place, first) = match &self.place {
+    /// What a read of entries `first..first + limit` needs: where the game's record is, the
+    /// positions of those entries of a journal log (a page of a long log reads and copies a
+    /// page's positions, not the whole log's) and the index of the page's first entry (`first`,
+    /// at most the log's length); an archived game's one frame. `side` is the index's side file.
+    pub fn page(&self, side: &std::fs::File, first: usize, limit: usize) -> Result<Page, String> {
+        Ok(match &self.place {
             Place::Journal { record, entries } => {
                 let first = first.min(entries.len());
-                let entries = entries.page(first, limit);
-                let record = *record;
-                (Place::Journal { record, entries }, first)
+                Page::Journal {
+                    record: *record,
+                    entries: entries.page(side, first, limit)?,
+                    first,
+                }
             }
-            archived @ Place::Archive { .. } => (archived.clone(), 0),
-        };
-        let game = Game {
-            place,
-            finished: self.finished,
-            platform: self.platform.clone(),
-            request_id: self.request_id.clone(),
-            journal_bytes: self.journal_bytes,
-        };
-        (game, first)
+            Place::Archive { span, .. } => Page::Archive { span: *span },
+        })
     }
 
     /// Entries in the game's log.
@@ -76,11 +73,22 @@ impl Game {
     }
 }
 
+/// The frames a read of a game needs ([`Game::page`]).
+pub enum Page {
+    /// In the journal: the `Create` frame, and the frames of entries `first..`.
+    Journal {
+        record: Span,
+        entries: Spans,
+        first: usize,
+    },
+    /// In the archive: its one frame.
+    Archive { span: Span },
+}
+
 /// An idempotency key: platform and request id.
 pub type RequestKey = (Option<Box<str>>, Box<str>);
 
 /// Every game of the store.
-#[derive(Default)]
 pub struct Index {
     pub games: HashMap<Box<str>, Game>,
     pub requests: HashMap<RequestKey, Box<str>>,
@@ -90,6 +98,8 @@ pub struct Index {
     pub garbage: u64,
     /// Journal bytes a compaction keeps: games in progress, and one frame per archived game.
     pub kept: u64,
+    /// The positions side file of this index's journal.
+    pub side: SideFile,
 }
 
 pub fn request_key(platform: Option<&str>, request_id: &str) -> RequestKey {
@@ -97,6 +107,18 @@ pub fn request_key(platform: Option<&str>, request_id: &str) -> RequestKey {
 }
 
 impl Index {
+    /// An empty index whose logs spill their positions to `side`.
+    pub fn new(side: SideFile) -> Index {
+        Index {
+            games: HashMap::new(),
+            requests: HashMap::new(),
+            scripts: HashMap::new(),
+            garbage: 0,
+            kept: 0,
+            side,
+        }
+    }
+
     /// Applies one committed journal frame (at open, or by the writer after a commit). A frame
     /// inconsistent with the ones before (a second create, an append out of order, a record for
     /// an unknown game) is an error: it cannot have been written by a commit.
@@ -121,7 +143,7 @@ impl Index {
                     Game {
                         place: Place::Journal {
                             record: span,
-                            entries: Spans::default(),
+                            entries: Positions::default(),
                         },
                         finished: None,
                         platform: platform.map(Box::from),
@@ -148,7 +170,7 @@ impl Index {
                 if seq != entries.len() as u64 + 1 {
                     return Err(format!("append {seq} out of order in game {id}"));
                 }
-                entries.push(span);
+                entries.push(span, &mut self.side);
                 g.journal_bytes += bytes;
                 self.kept += bytes;
             }
@@ -212,10 +234,14 @@ impl Index {
         self.games.insert(Box::from(id), game);
     }
 
-    /// Rebuilds the index from a journal file. Returns it, the end of the valid data, and why
-    /// the scan stopped early (a torn tail) if it did.
-    pub fn replay(file: &std::fs::File) -> std::io::Result<(Index, u64, Option<String>)> {
-        let mut index = Index::default();
+    /// Rebuilds the index from a journal file, spilling the logs' positions to `side` as their
+    /// chunks fill. Returns it, the end of the valid data, and why the scan stopped early (a
+    /// torn tail) if it did.
+    pub fn replay(
+        file: &std::fs::File,
+        side: SideFile,
+    ) -> std::io::Result<(Index, u64, Option<String>)> {
+        let mut index = Index::new(side);
         let (end, stop) = journal::scan(file, |span, payload| {
             let rec = journal::decode(payload)?;
             index.apply(span, &rec)

@@ -6,6 +6,8 @@
 //! - `shuangkou.archive`: finished games, one frame each (moved there by compaction);
 //! - the script table: one `Script` frame per variant version in the journal, named by hash from
 //!   the records that pin it (kept by compaction, held in memory by the index);
+//! - `shuangkou.positions`: the log positions of full chunks of each game's log, spilled out of
+//!   the index ([`sidefile`]; derived data, rebuilt at every open);
 //! - `shuangkou.lock`: held (`flock`) while a process has the store open.
 //!
 //! The index ([`index`]) maps each game to the positions of its frames; it holds no bodies, and
@@ -37,6 +39,7 @@
 //! A directory written by the redb layout (`shuangkou.redb`) is converted once at open
 //! ([`legacy`]).
 
+mod chunked;
 mod compact;
 mod faults;
 pub mod index;
@@ -47,6 +50,7 @@ mod open;
 mod ops;
 mod positions;
 mod retention;
+pub mod sidefile;
 pub mod snapshots;
 pub mod spans;
 mod syncer;
@@ -62,7 +66,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use self::index::{Index, Place};
+use self::index::{Index, Page};
 use self::journal::Rec;
 use self::ops::{Op, Queued, Reply};
 use super::{Appended, Created, GameRecord, LogEntry, Page, PinnedScript, StoreError};
@@ -222,36 +226,40 @@ impl Shared {
         after: u64,
         limit: usize,
     ) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
-        let (game, first, journal, archive) = {
+        let fail = |m: String| store_error(op, format!("{}: game {id}: {m}", self.label));
+        let (page, platform, request_id, journal, archive) = {
             let st = self.state(op)?;
             let Some(g) = st.index.games.get(id) else {
                 return Ok(None);
             };
-            let (game, first) = g.page(clamp(after), limit);
+            let page = g
+                .page(&st.index.side.reader(), clamp(after), limit)
+                .map_err(fail)?;
             (
-                game,
-                first,
+                page,
+                g.platform.clone(),
+                g.request_id.clone(),
                 Arc::clone(&st.journal),
                 Arc::clone(&st.archive),
             )
         };
-        let fail = |m: String| store_error(op, format!("{}: game {id}: {m}", self.label));
         let record = |body: &[u8], script: Option<&str>| {
             Ok::<_, StoreError>(GameRecord {
                 id: id.to_string(),
-                platform: game.platform.as_deref().map(str::to_string),
-                request_id: game.request_id.as_deref().map(str::to_string),
+                platform: platform.as_deref().map(str::to_string),
+                request_id: request_id.as_deref().map(str::to_string),
                 body: body.to_vec(),
                 script: self.script(op, script).map_err(fail)?,
             })
         };
-        match &game.place {
-            Place::Journal {
+        match page {
+            Page::Journal {
                 record: at,
                 entries,
+                first,
             } => {
                 let rec = if matches!(op, "load" | "head") {
-                    let payload = journal::read_frame(&journal, *at).map_err(fail)?;
+                    let payload = journal::read_frame(&journal, at).map_err(fail)?;
                     match journal::decode(&payload).map_err(fail)? {
                         Rec::Create { body, script, .. } => record(body, script)?,
                         _ => return Err(fail("the record frame is not a create".into())),
@@ -275,8 +283,8 @@ impl Shared {
                 }
                 Ok(Some((rec, log)))
             }
-            Place::Archive { span, .. } => {
-                let payload = journal::read_frame(&archive, *span).map_err(fail)?;
+            Page::Archive { span } => {
+                let payload = journal::read_frame(&archive, span).map_err(fail)?;
                 match journal::decode(&payload).map_err(fail)? {
                     Rec::Game {
                         game,

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::mpsc;
 
 use super::index::Index;
+use super::sidefile::{self, SideFile};
 use super::writer::{Writer, run_writer};
 use super::{
     EmbeddedStore, LOCK_FILE, Options, QUEUE, Shared, State, Watchers, journal, legacy, retention,
@@ -28,14 +29,18 @@ pub(super) fn open_rw(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-/// Opens the journal, rebuilding the index; a torn tail is saved aside and cut off. Returns the
-/// file, the index, the end of the valid data and the file's length (zeros written ahead are kept).
+/// Opens the journal, rebuilding the index (and its positions side file, truncated first); a
+/// torn tail is saved aside and cut off. Returns the file, the index, the end of the valid data
+/// and the file's length (zeros written ahead are kept).
 fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64, u64), String> {
     let path = dir.join(journal::JOURNAL);
     let file = open_rw(&path).map_err(|e| format!("cannot open {label}: {e}"))?;
     journal::check_magic(&file, journal::JOURNAL_MAGIC).map_err(|m| format!("{label}: {m}"))?;
+    let side_path = dir.join(sidefile::FILE);
+    let side = SideFile::create(&side_path)
+        .map_err(|e| format!("cannot create {}: {e}", side_path.display()))?;
     let (index, end, stop) =
-        Index::replay(&file).map_err(|e| format!("cannot read {label}: {e}"))?;
+        Index::replay(&file, side).map_err(|e| format!("cannot read {label}: {e}"))?;
     let len = file.metadata().map_err(|e| e.to_string())?.len();
     if end < len {
         let tail = journal::read_raw_range(&file, end, len)

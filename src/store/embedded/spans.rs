@@ -119,6 +119,12 @@ impl Spans {
         self.iter_from(first).take(limit).collect()
     }
 
+    /// The packed bytes: a self-contained chunk (what [`decode`] reads back) when the list was
+    /// built from empty.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     /// Gives back spare capacity (after the index is rebuilt at open).
     pub fn shrink_to_fit(&mut self) {
         self.bytes.shrink_to_fit();
@@ -127,7 +133,7 @@ impl Spans {
 
     /// Heap bytes held (capacity).
     #[cfg(test)]
-    fn heap_bytes(&self) -> usize {
+    pub(super) fn heap_bytes(&self) -> usize {
         self.bytes.capacity() + self.marks.capacity() * std::mem::size_of::<Mark>()
     }
 }
@@ -139,6 +145,16 @@ impl FromIterator<Span> for Spans {
             spans.push(span);
         }
         spans
+    }
+}
+
+/// Decodes the first `count` entries of the bytes of a list built from empty
+/// ([`Spans::as_bytes`]).
+pub fn decode(bytes: &[u8], count: usize) -> Iter<'_> {
+    Iter {
+        rest: bytes,
+        prev_end: 0,
+        left: count,
     }
 }
 
@@ -173,7 +189,7 @@ impl Iterator for Iter<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A seeded xorshift, so the positions are reproducible (the seed is printed on failure).
@@ -228,7 +244,7 @@ mod tests {
 
     /// The shape of a game's log in an append-ordered journal: `n` appends 100–400 bytes long,
     /// each a few other games' frames after the one before.
-    fn journal_like(n: u64) -> impl Iterator<Item = Span> {
+    pub(crate) fn journal_like(n: u64) -> impl Iterator<Item = Span> {
         let mut off = 1 << 30;
         (0..n).map(move |i| {
             off += 200 + (i * 37) % 900;
@@ -285,7 +301,7 @@ mod tests {
 
     /// A game's frames after a compaction copied them one after the other: `n` appends 100–400
     /// bytes long, each starting where the one before ends.
-    fn compacted_like(n: u64) -> impl Iterator<Item = Span> {
+    pub(crate) fn compacted_like(n: u64) -> impl Iterator<Item = Span> {
         let mut off = 1 << 30;
         (0..n).map(move |i| {
             let span = Span {

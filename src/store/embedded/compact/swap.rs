@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use super::super::positions::Writer;
 use super::super::syncer::Progress;
-use super::super::{Shared, journal, legacy, retention, snapshots};
+use super::super::{Shared, journal, legacy, retention, sidefile, snapshots};
 use super::{Built, Done, Snapshot};
 
 /// Swaps a built compaction in, on the writer thread once no commit is in flight (`idle`): the
@@ -67,6 +67,14 @@ pub(super) fn swap(
     }
     fs::rename(&tmp_path, shared.dir.join(journal::JOURNAL))
         .map_err(|e| io("rename the new journal", e))?;
+    // The new index's positions side file takes the old one's name (derived data: whatever the
+    // name, the index holds its handle, and the next open rebuilds it).
+    if let Err(e) = fs::rename(
+        shared.dir.join(sidefile::NEXT),
+        shared.dir.join(sidefile::FILE),
+    ) {
+        tracing::warn!(store = "embedded", error = %e, "cannot rename the new positions file");
+    }
 
     // 3. Swap: from the rename on, the new file is the journal, whatever happens next.
     let swap = |st: &mut super::super::State| {
