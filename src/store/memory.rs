@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
 
-use super::{Appended, Created, GameRecord, LogEntry, Page, PinnedScript, StoreError};
+use super::{Appended, Created, GameRecord, LogEntry, LogPage, PinnedScript, StoreError};
 
 struct Stored {
     record: GameRecord,
@@ -101,7 +101,7 @@ impl MemoryStore {
             .map(|g| (g.record.clone(), g.log.len() as u64)))
     }
 
-    pub fn entries(&self, id: &str, page: Page) -> Result<Vec<LogEntry>, StoreError> {
+    pub fn entries(&self, id: &str, page: LogPage) -> Result<Vec<LogEntry>, StoreError> {
         let games = self.games.lock().map_err(|_| poisoned("entries"))?;
         Ok(games
             .get(id)

@@ -51,17 +51,17 @@ macro_rules! on_backend {
 
 /// Which log entries a read returns: those after seq `after`, at most `limit` of them, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Page {
+pub struct LogPage {
     /// The seq the page starts after (0: from the first entry).
     pub after: u64,
     /// The most entries it holds (`usize::MAX`: to the log's end).
     pub limit: usize,
 }
 
-impl Page {
+impl LogPage {
     /// Every entry after seq `after`.
-    pub fn all_after(after: u64) -> Page {
-        Page {
+    pub fn all_after(after: u64) -> LogPage {
+        LogPage {
             after,
             limit: usize::MAX,
         }
@@ -330,7 +330,7 @@ impl Store {
         id: &str,
         after_seq: u64,
     ) -> Result<Vec<LogEntry>, StoreError> {
-        self.entries("entries_after", id, Page::all_after(after_seq))
+        self.entries("entries_after", id, LogPage::all_after(after_seq))
             .await
     }
 
@@ -343,7 +343,7 @@ impl Store {
         after_seq: u64,
         limit: usize,
     ) -> Result<Vec<LogEntry>, StoreError> {
-        let page = Page {
+        let page = LogPage {
             after: after_seq,
             limit,
         };
@@ -355,7 +355,7 @@ impl Store {
         &self,
         op: &'static str,
         id: &str,
-        page: Page,
+        page: LogPage,
     ) -> Result<Vec<LogEntry>, StoreError> {
         on_backend!(self, op, |s| s.entries(id, page), |s| s.entries(id, page))
     }

@@ -69,7 +69,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use self::index::{Index, Page};
 use self::journal::Rec;
 use self::ops::{Op, Queued, Reply};
-use super::{Appended, Created, GameRecord, LogEntry, Page, PinnedScript, StoreError};
+use super::{Appended, Created, GameRecord, LogEntry, LogPage, PinnedScript, StoreError};
 
 pub use self::faults::{Faults, IoStep};
 use self::open::open_rw;
@@ -428,7 +428,7 @@ impl EmbeddedStore {
     }
 
     /// The entries of `page`: reads those frames only.
-    pub async fn entries(&self, id: &str, page: Page) -> Result<Vec<LogEntry>, StoreError> {
+    pub async fn entries(&self, id: &str, page: LogPage) -> Result<Vec<LogEntry>, StoreError> {
         let id = id.to_string();
         self.read("entries", move |s| {
             Ok(s.read_game("entries", &id, page.after, page.limit)?

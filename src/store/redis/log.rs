@@ -1,11 +1,11 @@
 //! A game's log: compare-and-append (one EVALSHA per play) and range reads.
 
 use super::{RedisStore, numbered, store_error};
-use crate::store::{AppendOrRead, Appended, LogEntry, Page, StoreError};
+use crate::store::{AppendOrRead, Appended, LogEntry, LogPage, StoreError};
 
 impl RedisStore {
     /// The entries of `page` (one LRANGE of that range).
-    pub async fn entries(&self, id: &str, page: Page) -> Result<Vec<LogEntry>, StoreError> {
+    pub async fn entries(&self, id: &str, page: LogPage) -> Result<Vec<LogEntry>, StoreError> {
         let Ok(start) = i64::try_from(page.after) else {
             return Ok(Vec::new());
         };
