@@ -18,6 +18,46 @@ use super::spans::{self, Spans};
 /// Entries per chunk spilled to the side file.
 pub const CHUNK: usize = 512;
 
+/// A page of a game's positions to read ([`Positions::slice`]): entries `skip..skip +
+/// in_chunks` of the chunks `chunks` (chunk number `first_chunk` on), then `tail`.
+pub struct Slice {
+    first_chunk: usize,
+    chunks: Vec<Chunk>,
+    skip: usize,
+    in_chunks: usize,
+    tail: Spans,
+}
+
+impl Slice {
+    /// The page's positions, its chunks read from the side file `side` (chunks are never
+    /// rewritten, and a compaction's new side file leaves the old one readable by its handle).
+    pub fn read(self, side: &File) -> Result<Spans, String> {
+        let mut out = Spans::default();
+        let (mut skip, mut left) = (self.skip, self.in_chunks);
+        for (k, chunk) in self.chunks.iter().enumerate() {
+            let no = self.first_chunk + k;
+            let bytes = sidefile::read(side, *chunk)
+                .map_err(|e| format!("{}: chunk {no}: {e}", sidefile::FILE))?;
+            let want = left.min(CHUNK - skip);
+            let before = out.len();
+            for span in spans::decode(&bytes, CHUNK).skip(skip).take(want) {
+                out.push(span);
+            }
+            if out.len() - before != want {
+                return Err(format!(
+                    "{}: chunk {no} holds fewer than {CHUNK} entries",
+                    sidefile::FILE
+                ));
+            }
+            (skip, left) = (0, left - want);
+        }
+        for span in self.tail.iter() {
+            out.push(span);
+        }
+        Ok(out)
+    }
+}
+
 /// The positions of a game's log entries, in log order.
 #[derive(Clone, Debug, Default)]
 pub struct Positions {
@@ -60,41 +100,38 @@ impl Positions {
         }
     }
 
-    /// The positions of entries `first..first + limit` (none past the end), read from the side
-    /// file `side` (the index's) for those in spilled chunks.
-    pub fn page(&self, side: &File, first: usize, limit: usize) -> Result<Spans, String> {
+    /// What a read of entries `first..first + limit` (none past the end) needs: the handles of
+    /// the spilled chunks holding some of them and a copy of those in the tail. Cheap (no I/O),
+    /// so it is taken under the index's lock and read ([`Slice::read`]) after it.
+    pub fn slice(&self, first: usize, limit: usize) -> Slice {
         let n = self.len();
+        let spilled = self.chunks.len() * CHUNK;
         let first = first.min(n);
         let end = first.saturating_add(limit).min(n);
-        let mut out = Spans::default();
-        let mut i = first;
-        while i < end {
-            let Some(chunk) = self.chunks.get(i / CHUNK) else {
-                break;
-            };
-            let bytes = sidefile::read(side, *chunk)
-                .map_err(|e| format!("{}: chunk {}: {e}", sidefile::FILE, i / CHUNK))?;
-            let want = (end - i).min(CHUNK - i % CHUNK);
-            let before = out.len();
-            for span in spans::decode(&bytes, CHUNK).skip(i % CHUNK).take(want) {
-                out.push(span);
-            }
-            if out.len() - before != want {
-                return Err(format!(
-                    "{}: chunk {} holds fewer than {CHUNK} entries",
-                    sidefile::FILE,
-                    i / CHUNK
-                ));
-            }
-            i += want;
+        let in_chunks = end.min(spilled).saturating_sub(first);
+        let chunks = if in_chunks == 0 {
+            Vec::new()
+        } else {
+            self.chunks[first / CHUNK..(first + in_chunks).div_ceil(CHUNK)].to_vec()
+        };
+        let from_tail = first.max(spilled);
+        Slice {
+            first_chunk: first / CHUNK,
+            chunks,
+            skip: first % CHUNK,
+            in_chunks,
+            tail: self
+                .tail
+                .iter_from(from_tail - spilled)
+                .take(end.saturating_sub(from_tail))
+                .collect(),
         }
-        if i < end {
-            let in_tail = i - self.chunks.len() * CHUNK;
-            for span in self.tail.iter_from(in_tail).take(end - i) {
-                out.push(span);
-            }
-        }
-        Ok(out)
+    }
+
+    /// The positions of entries `first..first + limit`, read from the side file `side` (the
+    /// index's) for those in spilled chunks.
+    pub fn page(&self, side: &File, first: usize, limit: usize) -> Result<Spans, String> {
+        self.slice(first, limit).read(side)
     }
 
     /// Gives back spare capacity (after the index is rebuilt at open).

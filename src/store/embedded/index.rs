@@ -9,10 +9,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::chunked::Positions;
+use super::chunked::{Positions, Slice};
 use super::journal::{self, Finished, Rec, Span};
 use super::sidefile::SideFile;
-use super::spans::Spans;
 
 /// Where a game's frames are.
 #[derive(Clone, Debug)]
@@ -47,21 +46,22 @@ impl Game {
     }
 
     /// What a read of entries `first..first + limit` needs: where the game's record is, the
-    /// positions of those entries of a journal log (a page of a long log reads and copies a
-    /// page's positions, not the whole log's) and the index of the page's first entry (`first`,
-    /// at most the log's length); an archived game's one frame. `side` is the index's side file.
-    pub fn page(&self, side: &std::fs::File, first: usize, limit: usize) -> Result<Page, String> {
-        Ok(match &self.place {
+    /// positions of those entries of a journal log to read (a page of a long log reads and
+    /// copies a page's positions, not the whole log's; no I/O here, so it is taken under the
+    /// index's lock) and the index of the page's first entry (`first`, at most the log's
+    /// length); an archived game's one frame.
+    pub fn page(&self, first: usize, limit: usize) -> Page {
+        match &self.place {
             Place::Journal { record, entries } => {
                 let first = first.min(entries.len());
                 Page::Journal {
                     record: *record,
-                    entries: entries.page(side, first, limit)?,
+                    entries: entries.slice(first, limit),
                     first,
                 }
             }
             Place::Archive { span, .. } => Page::Archive { span: *span },
-        })
+        }
     }
 
     /// Entries in the game's log.
@@ -75,10 +75,11 @@ impl Game {
 
 /// The frames a read of a game needs ([`Game::page`]).
 pub enum Page {
-    /// In the journal: the `Create` frame, and the frames of entries `first..`.
+    /// In the journal: the `Create` frame, and the frames of entries `first..` (their
+    /// positions read from the side file, [`Slice::read`]).
     Journal {
         record: Span,
-        entries: Spans,
+        entries: Slice,
         first: usize,
     },
     /// In the archive: its one frame.

@@ -227,20 +227,18 @@ impl Shared {
         limit: usize,
     ) -> Result<Option<(GameRecord, Vec<LogEntry>)>, StoreError> {
         let fail = |m: String| store_error(op, format!("{}: game {id}: {m}", self.label));
-        let (page, platform, request_id, journal, archive) = {
+        let (page, platform, request_id, journal, archive, side) = {
             let st = self.state(op)?;
             let Some(g) = st.index.games.get(id) else {
                 return Ok(None);
             };
-            let page = g
-                .page(&st.index.side.reader(), clamp(after), limit)
-                .map_err(fail)?;
             (
-                page,
+                g.page(clamp(after), limit),
                 g.platform.clone(),
                 g.request_id.clone(),
                 Arc::clone(&st.journal),
                 Arc::clone(&st.archive),
+                st.index.side.reader(),
             )
         };
         let record = |body: &[u8], script: Option<&str>| {
@@ -267,6 +265,7 @@ impl Shared {
                 } else {
                     record(&[], None)?
                 };
+                let entries = entries.read(&side).map_err(fail)?;
                 let mut log = Vec::new();
                 for (k, span) in entries.iter().enumerate() {
                     let i = first + k;
