@@ -664,3 +664,43 @@ fn a_long_match_keeps_its_latest_deals_and_pages_older_ones_from_the_store() {
         assert_eq!(rebuilt.game(), live.game());
     });
 }
+
+/// A recovery at start rebuilds a log longer than its limit from the snapshots, not from the
+/// whole log: with the log's first entry broken (a whole replay fails), the game is recovered
+/// all the same and equals the full replay of the intact log (the oracle); with a limit at the
+/// log's length (the log read whole) it is not recovered.
+#[test]
+fn a_recovery_rebuilds_a_long_log_from_its_snapshots() {
+    let registry = Arc::new(Registry::embedded().unwrap());
+    let seed = 33;
+    println!("seed {seed}");
+    runtime().block_on(async {
+        let (played, id, keys) = play(&registry, "classic", 8, seed, 600).await;
+        let (record, log, snapshots) = stored(played.store(), &id).await;
+        let mut full = Session::restore(&registry, &record, &log, true).unwrap();
+        full.keep_actions(KEEP);
+        assert!(!full.finished(), "seed {seed}: the match ended early");
+        assert!(
+            snapshots.len() > 1,
+            "seed {seed}: {} snapshots",
+            snapshots.len()
+        );
+        let broken = first_entry_broken(&log);
+        let len = log.len() as u64;
+
+        let whole = games(&registry, copied(&record, &broken, &snapshots).await);
+        whole.recover_with(len).await.unwrap();
+        assert!(
+            whole.cached(&id).is_none(),
+            "seed {seed}: the broken log was recovered read whole"
+        );
+
+        let from_snapshots = games(&registry, copied(&record, &broken, &snapshots).await);
+        from_snapshots.recover_with(len - 1).await.unwrap();
+        let shared = from_snapshots
+            .cached(&id)
+            .unwrap_or_else(|| panic!("seed {seed}: not recovered from its snapshots"));
+        let live = shared.lock().await;
+        assert_same(seed, &full, &live, &keys);
+    });
+}

@@ -94,6 +94,14 @@ impl MemoryStore {
         Ok(games.get(id).map(|g| (g.record.clone(), g.log.clone())))
     }
 
+    pub fn log_lengths(&self, ids: &[String]) -> Result<Vec<u64>, StoreError> {
+        let games = self.games.lock().map_err(|_| poisoned("log_lengths"))?;
+        Ok(ids
+            .iter()
+            .map(|id| games.get(id).map_or(0, |g| g.log.len() as u64))
+            .collect())
+    }
+
     pub fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
         let games = self.games.lock().map_err(|_| poisoned("head"))?;
         Ok(games

@@ -410,6 +410,14 @@ impl Store {
         }
     }
 
+    /// The length of each of `ids`' logs, in order (0 for a game not in the store): what a
+    /// recovery reads before choosing how to read each game. One read for all of them (one
+    /// pipelined round trip on Redis).
+    pub async fn log_lengths(&self, ids: &[String]) -> Result<Vec<u64>, StoreError> {
+        on_backend!(self, "log_lengths", |s| s.log_lengths(ids), |s| s
+            .log_lengths(ids))
+    }
+
     /// Ids of the games not finished (the games to rebuild at start).
     pub async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
         on_backend!(self, "unfinished", |s| Ok(s.unfinished()), |s| s

@@ -247,6 +247,10 @@ pub async fn create_load_append_finish<F: Fixture>() {
     assert_eq!(store.entries_after("nope", 0).await, Ok(vec![]));
     // Another game's log is separate.
     assert_eq!(store.entries_after("g2", 0).await, Ok(vec![]));
+    // Log lengths, in the order asked (0 for a game not in the store).
+    let asked = ["g1", "nope", "g2", "g1"].map(String::from);
+    assert_eq!(store.log_lengths(&asked).await, Ok(vec![2, 0, 0, 2]));
+    assert_eq!(store.log_lengths(&[]).await, Ok(vec![]));
     // A page is that range of the log, whatever the limit (up to `usize::MAX`: to the end).
     let both = vec![entry(1, "a"), entry(2, "b")];
     assert_eq!(store.entries_page("g1", 0, usize::MAX).await, Ok(both));

@@ -1,104 +1,14 @@
 //! The cache of live games: a game from the cache or rebuilt from the store (one rebuild per
-//! game at a time, on a blocking thread), a new game stored then cached, and the recovery of
-//! every unfinished game at start.
+//! game at a time, on a blocking thread), and a new game stored then cached.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::{Games, LiveGame, Shared, rebuild};
-use crate::service::live_games;
 use crate::service::status::{ApiError, Reason};
 use crate::store::Created;
 
-/// Games read from the store per step of a recovery (then replayed on every core).
-const RECOVER_CHUNK: usize = 4096;
-
 impl<G: LiveGame> Games<G> {
-    /// Rebuilds every unfinished game from the store (replaying and verifying its log): read in
-    /// chunks, replayed on every core (the replay is the CPU of a restart).
-    pub async fn recover(&self) -> Result<(), String> {
-        let ids = self
-            .store
-            .unfinished()
-            .await
-            .map_err(|e| format!("cannot list unfinished {}games: {e}", G::LOG_NAME))?;
-        let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let mut ok = 0usize;
-        for chunk in ids.chunks(RECOVER_CHUNK) {
-            let mut stored = Vec::with_capacity(chunk.len());
-            for (id, game) in chunk.iter().zip(self.store.load_many(chunk).await) {
-                match game {
-                    Ok(Some(game)) => stored.push(game),
-                    Ok(None) => {
-                        tracing::error!(game = %id, family = G::LOG_NAME, "cannot recover game: not in the store")
-                    }
-                    Err(e) => {
-                        tracing::error!(game = %id, family = G::LOG_NAME, error = %e, "cannot recover game")
-                    }
-                }
-            }
-            let per = stored.len().div_ceil(workers).max(1);
-            let restored: Vec<(String, Result<G, ApiError>)> = std::thread::scope(|scope| {
-                let handles: Vec<_> = stored
-                    .chunks(per)
-                    .map(|part| {
-                        scope.spawn(move || {
-                            part.iter()
-                                .map(|(record, log)| {
-                                    let live = G::restore(
-                                        &self.registry,
-                                        record,
-                                        log,
-                                        self.config.no_turn_timers,
-                                    );
-                                    (record.id.clone(), live)
-                                })
-                                .collect::<Vec<_>>()
-                        })
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .flat_map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            tracing::error!(
-                                "a recovery thread panicked; its games are not recovered"
-                            );
-                            Vec::new()
-                        })
-                    })
-                    .collect()
-            });
-            for (id, live) in restored {
-                let live = match live {
-                    Ok(live) => live,
-                    Err(e) => {
-                        tracing::error!(game = %id, family = G::LOG_NAME, error = %e, "cannot recover game");
-                        continue;
-                    }
-                };
-                ok += 1;
-                let finished = live.finished();
-                if let Err(e) = self.adopt(&id, live) {
-                    tracing::error!(game = %id, family = G::LOG_NAME, error = %e, "cannot recover game");
-                }
-                // Finished, but the process stopped between its last append and archiving it:
-                // archive it now, or it is rebuilt at every start.
-                if finished {
-                    live_games::archive(&self.store, &id).await;
-                }
-            }
-        }
-        if ok > 0 {
-            tracing::info!(
-                games = ok,
-                family = G::LOG_NAME,
-                "recovered unfinished games"
-            );
-        }
-        Ok(())
-    }
-
     // ---- the cache ----
 
     /// The live game `id` if this process holds it.
@@ -146,7 +56,7 @@ impl<G: LiveGame> Games<G> {
 
     /// Caches a game rebuilt from the store (the copy already cached wins, if another task
     /// rebuilt it meanwhile) and counts it if in progress.
-    fn adopt(&self, id: &str, mut live: G) -> Result<Shared<G>, ApiError> {
+    pub(super) fn adopt(&self, id: &str, mut live: G) -> Result<Shared<G>, ApiError> {
         live.keep_actions(self.config.backlog_actions);
         let finished = live.finished();
         let variant = live.variant().to_string();

@@ -19,6 +19,7 @@ mod cache;
 mod commit;
 pub mod family;
 pub mod rebuild;
+pub mod recovery;
 mod schedule;
 mod shuangkou;
 #[cfg(test)]

@@ -408,6 +408,19 @@ impl EmbeddedStore {
         .await
     }
 
+    /// The length of each of `ids`' logs (0: no such game), from the index (no frame is read).
+    pub async fn log_lengths(&self, ids: &[String]) -> Result<Vec<u64>, StoreError> {
+        let ids = ids.to_vec();
+        self.read("log_lengths", move |s| {
+            let st = s.state("log_lengths")?;
+            Ok(ids
+                .iter()
+                .map(|id| st.index.games.get(id.as_str()).map_or(0, |g| g.log_len()))
+                .collect())
+        })
+        .await
+    }
+
     /// [`EmbeddedStore::load`] of each of `ids`, in one read task.
     pub async fn load_many(
         &self,

@@ -103,6 +103,19 @@ impl RedisStore {
         Ok(record.map(|(r, bodies)| (r, numbered(bodies, 0))))
     }
 
+    /// The length of each of `ids`' logs (0: no such game), in one pipeline of LLENs.
+    pub async fn log_lengths(&self, ids: &[String]) -> Result<Vec<u64>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for id in ids {
+            pipe.cmd("LLEN").arg(self.keys.log(id));
+        }
+        let mut conn = self.conn.clone();
+        self.call("log_lengths", pipe.query_async(&mut conn)).await
+    }
+
     /// The record and the log's length, in one HGETALL + LLEN pipeline (no entry is read).
     pub async fn head(&self, id: &str) -> Result<Option<(GameRecord, u64)>, StoreError> {
         let mut len = redis::cmd("LLEN");
