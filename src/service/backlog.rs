@@ -116,6 +116,26 @@ impl Keys {
                 (short, this, i < sha256)
             })
     }
+
+    /// The seq of the newest key whose 32 bits match: `want(bits, sha256)` is asked of each key,
+    /// newest first, and only the match's seq is derived (the distances after it, summed), so a
+    /// miss, the common case of a new request, reads the fingerprints alone.
+    fn newest_match(&self, want: impl Fn(u32, bool) -> bool) -> Option<u64> {
+        let sha256 = self.sha256;
+        let i = self
+            .keys
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|&(i, &(short, _))| want(short, i < sha256))?
+            .0;
+        let after: u64 = self
+            .keys
+            .range(i + 1..)
+            .map(|&(_, gap)| u64::from(gap))
+            .sum();
+        Some(self.newest.wrapping_sub(after))
+    }
 }
 
 /// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): XXH3
@@ -293,9 +313,9 @@ impl<E> Backlog<E> {
         let f = short(fingerprint(player, request_id));
         let old =
             (self.remembered.sha256 > 0).then(|| short(sha256_fingerprint(player, request_id)));
-        self.remembered.newest_first().find_map(|(g, seq, sha256)| {
-            let want = if sha256 { old } else { Some(f) };
-            (want == Some(g)).then_some(seq)
+        self.remembered.newest_match(|g, sha256| match sha256 {
+            true => old == Some(g),
+            false => g == f,
         })
     }
 
