@@ -116,6 +116,26 @@ impl Keys {
                 (short, this, i < sha256)
             })
     }
+
+    /// The seq of the newest key whose 32 bits match: `want(bits, sha256)` is asked of each key,
+    /// newest first, and only the match's seq is derived (the distances after it, summed), so a
+    /// miss, the common case of a new request, reads the fingerprints alone.
+    fn newest_match(&self, want: impl Fn(u32, bool) -> bool) -> Option<u64> {
+        let sha256 = self.sha256;
+        let i = self
+            .keys
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|&(i, &(short, _))| want(short, i < sha256))?
+            .0;
+        let after: u64 = self
+            .keys
+            .range(i + 1..)
+            .map(|&(_, gap)| u64::from(gap))
+            .sum();
+        Some(self.newest.wrapping_sub(after))
+    }
 }
 
 /// A fingerprint of `player`'s idempotency key (a match is confirmed against the store): XXH3
@@ -239,14 +259,15 @@ impl<E> Backlog<E> {
     }
 
     /// Records the events of the action that made the game's seq `seq` (the next one), with the
-    /// sending player's idempotency key and request digest, if any.
-    pub fn push_events(
+    /// sending player's idempotency key and request digest, if any (borrowed, they are copied;
+    /// owned, moved).
+    pub fn push_events<K: Into<Box<str>>>(
         &mut self,
         seq: u64,
         player: Player,
         at: u64,
         events: Vec<E>,
-        request: Option<(&str, Option<&str>)>,
+        request: Option<(K, Option<K>)>,
     ) {
         debug_assert_eq!(seq, self.first + self.kept.len() as u64);
         // Room is made before the push, so the kept actions never outgrow `limit` (a deque
@@ -259,7 +280,7 @@ impl<E> Backlog<E> {
         self.kept.push_back(Kept {
             at,
             events,
-            request: request.map(|(id, digest)| (player, id.into(), digest.map(Box::from))),
+            request: request.map(|(id, digest)| (player, id.into(), digest.map(Into::into))),
         });
     }
 
@@ -293,9 +314,9 @@ impl<E> Backlog<E> {
         let f = short(fingerprint(player, request_id));
         let old =
             (self.remembered.sha256 > 0).then(|| short(sha256_fingerprint(player, request_id)));
-        self.remembered.newest_first().find_map(|(g, seq, sha256)| {
-            let want = if sha256 { old } else { Some(f) };
-            (want == Some(g)).then_some(seq)
+        self.remembered.newest_match(|g, sha256| match sha256 {
+            true => old == Some(g),
+            false => g == f,
         })
     }
 
@@ -310,14 +331,14 @@ impl<E> Backlog<E> {
 
 impl Backlog<Event> {
     /// Records the action that made the game's seq `seq` (the next one).
-    pub fn push(
+    pub fn push<K: Into<Box<str>>>(
         &mut self,
         seq: u64,
         player: Player,
         action: &Action,
         at: u64,
         events: Vec<Event>,
-        request: Option<(&str, Option<&str>)>,
+        request: Option<(K, Option<K>)>,
     ) {
         match action {
             Action::Disconnect | Action::ReconnectExpired => {
@@ -335,6 +356,9 @@ impl Backlog<Event> {
 mod tests {
     use super::*;
 
+    /// An action without an idempotency key.
+    const NO_KEY: Option<(&str, Option<&str>)> = None;
+
     #[test]
     fn keeps_the_last_actions_and_their_keys_only() {
         let mut b = Backlog::new(5, Vec::new(), 4, 3);
@@ -346,7 +370,7 @@ mod tests {
                 &Action::Pass,
                 100 + seq,
                 Vec::new(),
-                Some((&id, None)),
+                Some((id.as_str(), None)),
             );
         }
         assert_eq!(b.first_seq(), 3);
@@ -371,7 +395,7 @@ mod tests {
             &Action::Disconnect,
             106,
             Vec::new(),
-            None,
+            NO_KEY,
         );
         assert!(b.window_open(Player::new(2)));
         b.push(
@@ -380,7 +404,7 @@ mod tests {
             &Action::ReconnectExpired,
             107,
             Vec::new(),
-            None,
+            NO_KEY,
         );
         assert!(!b.window_open(Player::new(2)));
     }
@@ -412,7 +436,7 @@ mod tests {
                 seat: crate::seat::Seat::new(0),
                 auto: false,
             });
-            b.push(seq, player(seq), &Action::Pass, seq, events, None);
+            b.push(seq, player(seq), &Action::Pass, seq, events, NO_KEY);
             assert!(b.kept.len() <= DEFAULT_ACTIONS);
             assert_eq!(b.kept.capacity(), full, "the deque of kept actions grew");
             let kept = b.kept.back().map(|k| k.events.capacity());
@@ -534,7 +558,14 @@ mod tests {
         assert_eq!(b.remembered_seq(p2, "old1"), None, "another player's key");
         for seq in last + 1..=last + 3 {
             let id = format!("new{seq}");
-            b.push(seq, p2, &Action::Pass, seq, Vec::new(), Some((&id, None)));
+            b.push(
+                seq,
+                p2,
+                &Action::Pass,
+                seq,
+                Vec::new(),
+                Some((id.as_str(), None)),
+            );
         }
         // Two new keys left the kept action for `remembered`, pushing out old1 and old2.
         assert_eq!(b.remembered_seq(p1, "old1"), None);

@@ -265,12 +265,15 @@ impl Session {
         Ok(())
     }
 
+    /// Keeps an accepted or replayed action: its key and digest move into the backlog (no copy).
     fn push(&mut self, stored: Stored, events: Vec<Event>) {
-        let request = stored
-            .request_id
-            .as_deref()
-            .map(|id| (id, stored.request_digest.as_deref()));
-        let entry = stored.entry;
+        let Stored {
+            entry,
+            request_id,
+            request_digest,
+            ..
+        } = stored;
+        let request = request_id.map(|id| (id, request_digest));
         self.backlog.push(
             self.game.seq(),
             entry.player,
