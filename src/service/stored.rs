@@ -20,8 +20,10 @@ pub struct Stored {
     /// The idempotency key of the request that caused it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-    /// The digest of that request (`record::request_digest`): a retry under the same key must be
-    /// the same request. Entries written before have none (any retry is taken as the same).
+    /// The digest of that request (`rpc::digest`: a SubmitPlay's XXH3-128 with its `x3:` prefix,
+    /// or a SHA-256, `record::request_digest`, as every other rpc's and a SubmitPlay's stored by
+    /// earlier servers): a retry under the same key must be the same request. Entries written
+    /// before digests have none (any retry is taken as the same).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_digest: Option<String>,
     /// Why an operator aborted the match (an `Abort` entry).
