@@ -9,6 +9,7 @@ pub mod store_fixtures;
 #[path = "common/temp.rs"]
 pub mod temp;
 
+use rand::{RngCore, SeedableRng};
 use shuangkou::store::embedded::{EmbeddedStore, sidefile};
 use shuangkou::store::{Appended, Created, LogEntry, Store};
 use store_fixtures::{entry, record};
@@ -36,15 +37,10 @@ async fn append(store: &Store, id: &str, from: u64, to: u64) {
     }
 }
 
-/// A seeded xorshift.
+/// Seeded random numbers.
 fn rng(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed | 1;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    move || r.next_u64()
 }
 
 /// Game `id` (of `len` entries) reads back whole, and in pages at random offsets and at the

@@ -149,6 +149,7 @@ impl Positions {
 
 #[cfg(test)]
 mod tests {
+    use rand::{RngCore, SeedableRng};
     use std::path::PathBuf;
 
     use super::*;
@@ -161,15 +162,10 @@ mod tests {
         (dir, side)
     }
 
-    /// A seeded xorshift.
+    /// Seeded random numbers.
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut x = seed | 1;
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        move || r.next_u64()
     }
 
     /// Positions of a journal: mostly forward and close, sometimes far, sometimes back.
