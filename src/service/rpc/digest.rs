@@ -17,6 +17,7 @@
 
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::determinism::prefixed_hex;
 use crate::service::record::RequestDigest;
 use crate::service::wire;
 
@@ -37,17 +38,7 @@ impl Body {
     pub fn submit(action: wire::Action, expected: Option<u64>) -> Body {
         let mut d = Xxh3Parts(Xxh3::new());
         feed(&mut d, &action, expected);
-        let h = d.0.digest128();
-        // The prefix and 32 hex digits written on the stack, then one allocation.
-        let mut text = [0u8; XXH3_PREFIX.len() + 32];
-        let (prefix, digits) = text.split_at_mut(XXH3_PREFIX.len());
-        prefix.copy_from_slice(XXH3_PREFIX.as_bytes());
-        let recorded = match hex::encode_to_slice(h.to_be_bytes(), digits)
-            .map(|()| std::str::from_utf8(&text))
-        {
-            Ok(Ok(text)) => text.to_string(),
-            _ => format!("{XXH3_PREFIX}{h:032x}"),
-        };
+        let recorded = prefixed_hex(XXH3_PREFIX, &d.0.digest128().to_be_bytes());
         Body {
             recorded,
             submit: Some((action, expected)),
