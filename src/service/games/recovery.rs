@@ -65,11 +65,15 @@ impl<G: LiveGame> Games<G> {
             .unfinished()
             .await
             .map_err(|e| format!("cannot list unfinished {}games: {e}", G::LOG_NAME))?;
-        let lengths = self
-            .store
-            .log_lengths(&ids)
-            .await
-            .map_err(|e| format!("cannot read the {}games' log lengths: {e}", G::LOG_NAME))?;
+        // Read [`BATCH_GAMES`] at a time: one Redis pipeline stays well within a call's deadline.
+        let mut lengths = Vec::with_capacity(ids.len());
+        for chunk in ids.chunks(BATCH_GAMES) {
+            let part =
+                self.store.log_lengths(chunk).await.map_err(|e| {
+                    format!("cannot read the {}games' log lengths: {e}", G::LOG_NAME)
+                })?;
+            lengths.extend(part);
+        }
         let plan = plan(ids, &lengths, whole_max);
         let mut ok = 0usize;
         for batch in &plan.batches {

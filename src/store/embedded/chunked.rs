@@ -85,9 +85,7 @@ impl Positions {
             let chunk: Spans = self.tail.iter().take(CHUNK).collect();
             match side.append(chunk.as_bytes()) {
                 Ok(at) => {
-                    if self.chunks.len() == self.chunks.capacity() {
-                        self.chunks.reserve_exact((self.chunks.len() / 8).max(1));
-                    }
+                    spans::reserve_an_eighth(&mut self.chunks, 1);
                     self.chunks.push(at);
                     self.tail = self.tail.iter_from(CHUNK).collect();
                 }

@@ -29,7 +29,7 @@ const ENTRY_MAX: usize = 15;
 /// elements and buys room for at least `len / 8` more, so each element appended pays for at most
 /// 8 elements copied (9 counting its own), whatever the length; the spare capacity is at most
 /// `max(more, len / 8)`.
-fn reserve_an_eighth<T>(v: &mut Vec<T>, more: usize) {
+pub(super) fn reserve_an_eighth<T>(v: &mut Vec<T>, more: usize) {
     if v.capacity() - v.len() < more {
         v.reserve_exact(more.max(v.len() / 8));
     }
