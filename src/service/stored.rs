@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::status::{ApiError, Reason};
 use crate::cards::CardSet;
+use crate::determinism::HashPrefix;
 use crate::game::{Action, Entry, Event, Game, HashScheme};
 use crate::hand::Declared;
 use crate::seat::Player;
@@ -121,11 +122,12 @@ impl TryFrom<Body> for Stored {
     }
 }
 
-/// Decodes a stored log entry, applies it to `game` and checks the state hash it recorded.
+/// Decodes a stored log entry, applies it to `game` and checks the state hash it recorded
+/// (computed from `prefix` when it is the game's: [`Game::hash_prefix`]).
 pub fn replay_entry(
     game: &mut Game,
     hooks: &ScriptVariant,
-    scheme: HashScheme,
+    (scheme, prefix): (HashScheme, &HashPrefix),
     e: &LogEntry,
 ) -> Result<(Stored, Vec<Event>), ApiError> {
     let stored = decode(e)?;
@@ -135,7 +137,7 @@ pub fn replay_entry(
             format!("replay of entry {} failed: {err}", e.seq),
         )
     })?;
-    if game.state_hash_with(scheme) != stored.hash {
+    if game.state_hash_from(scheme, prefix) != stored.hash {
         return Err(ApiError::new(
             Reason::StoreFailed,
             format!("replay of entry {} diverged (state hash mismatch)", e.seq),

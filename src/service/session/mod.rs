@@ -28,6 +28,7 @@ pub use super::stored::Stored;
 use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
+use crate::determinism::HashPrefix;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::seat::Player;
@@ -50,6 +51,9 @@ pub struct Session {
     deal_ended: bool,
     /// Settled deals the stored snapshots hold (the next snapshot carries those after them).
     snapshot_covered: u32,
+    /// The SHA-256 state after the game's configuration, rules and seed, from which every
+    /// action's state hash resumes (`Game::hash_prefix`; memory only).
+    hash_prefix: HashPrefix,
 }
 
 fn int_option(v: &ScriptVariant, name: &str) -> Option<i64> {
@@ -140,6 +144,7 @@ impl Session {
         Ok(Session {
             record,
             hooks,
+            hash_prefix: game.hash_prefix(),
             game,
             backlog,
             notify,
@@ -236,6 +241,7 @@ impl Session {
         let players = live.game.players() as usize;
         live.backlog = Backlog::<Event>::resume(resumed.seq, resumed.memory, players, keep);
         live.game = resumed.game;
+        live.hash_prefix = live.game.hash_prefix();
         live.snapshot_covered = covered;
         for e in log_after {
             live.apply_entry(e)?;
@@ -258,7 +264,7 @@ impl Session {
         let (stored, events) = stored::replay_entry(
             &mut self.game,
             self.hooks.as_ref(),
-            self.record.hash_scheme,
+            (self.record.hash_scheme, &self.hash_prefix),
             e,
         )?;
         self.push(stored, events);
@@ -467,7 +473,7 @@ impl Session {
             request_id: request.map(|r| r.id.to_string()),
             request_digest: request.map(|r| r.digest.to_string()),
             reason: None,
-            hash: game.state_hash_with(self.record.hash_scheme),
+            hash: game.state_hash_from(self.record.hash_scheme, &self.hash_prefix),
         };
         let body = serde_json::to_vec(&stored)
             .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
