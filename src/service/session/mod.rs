@@ -20,7 +20,7 @@ use tokio::sync::broadcast;
 
 use super::backlog::{self, Backlog};
 use super::history::Origin;
-use super::record::Record;
+use super::record::{Record, VerifiedTokens};
 use super::replay::Replay;
 use super::status::{ApiError, Reason};
 use super::stored;
@@ -54,6 +54,8 @@ pub struct Session {
     /// The SHA-256 state after the game's configuration, rules and seed, from which every
     /// action's state hash resumes (`Game::hash_prefix`; memory only).
     hash_prefix: HashPrefix,
+    /// The token secrets verified in this game (memory only).
+    tokens: VerifiedTokens,
 }
 
 fn int_option(v: &ScriptVariant, name: &str) -> Option<i64> {
@@ -151,6 +153,7 @@ impl Session {
             bots,
             deal_ended: false,
             snapshot_covered: 0,
+            tokens: VerifiedTokens::default(),
         })
     }
 
@@ -550,6 +553,11 @@ impl Session {
             engine_version: crate::game::ENGINE_VERSION.into(),
             abort_reason: log.iter().find_map(|s| s.reason.clone()),
         })
+    }
+
+    /// The record and the token secrets verified in this game (`LiveGame::verify_token`).
+    pub fn tokens(&mut self) -> (&Record, &mut VerifiedTokens) {
+        (&self.record, &mut self.tokens)
     }
 
     /// The engine state (tests, tools).
