@@ -34,6 +34,37 @@ pub struct Stored {
     pub hash: String,
 }
 
+impl Stored {
+    /// The entry's body (JSON, the derived format [`Body`] reads), written into a buffer sized
+    /// for it: `serde_json::to_vec` starts at 128 bytes and grows twice for a keyed play, on
+    /// every action.
+    pub fn encode(&self) -> Result<Vec<u8>, ApiError> {
+        let mut body = Vec::with_capacity(self.body_capacity());
+        serde_json::to_writer(&mut body, self)
+            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        Ok(body)
+    }
+
+    /// At least the body's length, for an entry whose strings need no escapes (a few do not
+    /// fit: a request id or an abort reason with many escaped characters grows the buffer).
+    fn body_capacity(&self) -> usize {
+        // The keys and punctuation of the longest entry, the player and the time are under 150
+        // bytes; a card id at most 4 with its comma; a string its key, quotes and comma.
+        let text = |s: &Option<String>| s.as_ref().map_or(0, |s| s.len() + 20);
+        let action = match self.entry.action {
+            Action::Play { cards, declared } | Action::Auto { cards, declared } => {
+                4 * cards.len() + declared.map_or(0, |_| 64)
+            }
+            _ => 0,
+        };
+        150 + action
+            + text(&self.request_id)
+            + text(&self.request_digest)
+            + text(&self.reason)
+            + self.hash.len()
+    }
+}
+
 /// How a [`Stored`] is read: the same fields, with the action as a plain struct (its `kind` and
 /// the fields a play has) instead of through `Action`'s internally tagged enum, which serde
 /// reads by first buffering the whole action into a tree of its content (about half the cost
@@ -207,6 +238,9 @@ mod tests {
                 hash: "ab".repeat(32),
             };
             let bytes = serde_json::to_vec(&stored).unwrap();
+            let encoded = stored.encode().unwrap();
+            assert_eq!(encoded, bytes, "the derived format");
+            assert_eq!(encoded.capacity(), stored.body_capacity(), "sized at once");
             let back: Stored = serde_json::from_slice(&bytes)
                 .unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)));
             // The same entry as `Entry`'s own (derived) reading of it.
@@ -218,6 +252,27 @@ mod tests {
             assert_eq!(back.request_digest, stored.request_digest);
             assert_eq!(back.hash, stored.hash);
         }
+        // The largest entry the service writes: 27 three-digit card ids, a declared type with
+        // its key, every string at its longest, the largest numbers.
+        let declared = Some(Declared {
+            kind: HandType::ChainBomb,
+            key: Some(crate::cards::Rank::BIG_JOKER),
+        });
+        let cards = CardSet::from_ids(&(81..108).collect::<Vec<u32>>()).unwrap();
+        let largest = Stored {
+            entry: Entry {
+                player: crate::seat::Player::new(u8::MAX),
+                action: Action::Play { cards, declared },
+                at: u64::MAX,
+            },
+            request_id: Some("r".repeat(crate::service::record::MAX_REQUEST_ID_BYTES)),
+            request_digest: Some(format!("x3:{}", "f".repeat(64))),
+            reason: Some("a".repeat(512)),
+            hash: "ab".repeat(32),
+        };
+        let encoded = largest.encode().unwrap();
+        assert_eq!(encoded, serde_json::to_vec(&largest).unwrap());
+        assert_eq!(encoded.capacity(), largest.body_capacity(), "sized at once");
         for bad in [
             &br#"{"entry":{"player":0,"action":{"kind":"fly"},"at":1},"hash":""}"#[..],
             br#"{"entry":{"player":0,"action":{"kind":"play"},"at":1},"hash":""}"#,

@@ -414,8 +414,7 @@ impl Session {
             None,
         )?;
         p.stored.reason = Some(reason.to_string());
-        p.log.body = serde_json::to_vec(&p.stored)
-            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        p.log.body = p.stored.encode()?;
         Ok(p)
     }
 
@@ -478,8 +477,7 @@ impl Session {
             reason: None,
             hash: game.state_hash_from(self.record.hash_scheme, &self.hash_prefix),
         };
-        let body = serde_json::to_vec(&stored)
-            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        let body = stored.encode()?;
         Ok(Prepared {
             log: LogEntry {
                 seq: game.seq(),
