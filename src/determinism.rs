@@ -154,6 +154,21 @@ pub fn prefixed_hex(prefix: &str, bytes: &[u8]) -> String {
     text
 }
 
+/// `n` in decimal (as `Display` writes it), written at the end of `buf`, without the formatting
+/// machinery: for the text of numbers on every request (a SubmitPlay digest's `expected_seq`, an
+/// event's cursor).
+pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
 /// Where a replay diverged: the 1-based step, and what happened there.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("replay diverged at step {step}: {message}")]

@@ -4,6 +4,7 @@
 //! `Game::event_view`), not here.
 
 use crate::cards::{CardSet, Rank};
+use crate::determinism::decimal;
 use crate::game::hooks::{EscapeReason, Outcome};
 use crate::game::{DealResult, Event, Game, Phase, Viewer};
 use crate::hand::Hand;
@@ -137,25 +138,15 @@ pub fn leave_response(r: pb::SubmitPlayResponse) -> pb::LeaveGameResponse {
 /// `format!` cost more than the rest of the cursor's event).
 pub fn cursor(seq: u64, index: usize) -> String {
     let mut cursor = String::with_capacity(2 * 20 + 1);
-    push_decimal(&mut cursor, seq);
+    let mut buf = [0u8; 20];
+    cursor.extend(decimal(seq, &mut buf).iter().map(|&d| char::from(d)));
     cursor.push('.');
-    push_decimal(&mut cursor, index as u64);
+    cursor.extend(
+        decimal(index as u64, &mut buf)
+            .iter()
+            .map(|&d| char::from(d)),
+    );
     cursor
-}
-
-/// Appends `n` in decimal, as `Display` writes it.
-fn push_decimal(text: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    text.extend(digits[start..].iter().map(|&d| char::from(d)));
 }
 
 /// A WatchGame cursor read back: (seq, index); `None` when malformed.
