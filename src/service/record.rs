@@ -103,6 +103,10 @@ impl VerifiedTokens {
         if !record.verify(token) {
             return false;
         }
+        if self.secrets.is_empty() {
+            // Room for every role at once (the players and the spectator), no regrowth.
+            self.secrets.reserve_exact(record.seat_digests.len() + 1);
+        }
         self.secrets.push((token.role, token.secret()));
         true
     }
