@@ -317,8 +317,7 @@ impl Serialize for CardSet {
 impl<'de> Deserialize<'de> for CardSet {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CardSet, D::Error> {
         if d.is_human_readable() {
-            let ids = Vec::<u32>::deserialize(d)?;
-            CardSet::from_ids(&ids).map_err(serde::de::Error::custom)
+            d.deserialize_seq(CardIds)
         } else {
             let bits = u128::deserialize(d)?;
             let set = CardSet::from_bits(bits);
@@ -327,6 +326,38 @@ impl<'de> Deserialize<'de> for CardSet {
             } else {
                 Err(serde::de::Error::custom("card set bits beyond card 107"))
             }
+        }
+    }
+}
+
+/// A human-readable card set read id by id into the set, without a list in between (stored log
+/// entries and replays hold one per play): what [`CardSet::from_ids`] makes of the whole list,
+/// and its error (the first bad or repeated id) once the list is read.
+struct CardIds;
+
+impl<'de> serde::de::Visitor<'de> for CardIds {
+    type Value = CardSet;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a sequence")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut ids: A) -> Result<CardSet, A::Error> {
+        let mut set = CardSet::EMPTY;
+        let mut error = None;
+        while let Some(id) = ids.next_element::<u32>()? {
+            if error.is_some() {
+                continue;
+            }
+            match Card::new(id) {
+                Ok(c) if set.contains(c) => error = Some(CardError::DuplicateCard(id)),
+                Ok(c) => set.insert(c),
+                Err(e) => error = Some(e),
+            }
+        }
+        match error {
+            Some(e) => Err(serde::de::Error::custom(e)),
+            None => Ok(set),
         }
     }
 }
@@ -747,6 +778,61 @@ impl<'de> Deserialize<'de> for RankCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A card set read from its ids (JSON text, a JSON value, inside a buffered enum) is what
+    /// `from_ids` makes of the list: the same set, or an error for a bad or repeated id
+    /// wherever it is, or for anything but a list of ids.
+    #[test]
+    fn card_sets_read_from_ids_as_from_ids_makes_them() {
+        let lists = [
+            "[]",
+            "[0]",
+            "[107,0,53]",
+            "[5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23]",
+            "[108]",
+            "[3,3]",
+            "[1,200,1]",
+            "[1,2,2,300]",
+            "[-1]",
+            "[1.5]",
+            "[\"3\"]",
+            "3",
+            "{}",
+            "null",
+            "[1,",
+        ];
+        for text in lists {
+            let oracle = serde_json::from_str::<Vec<u32>>(text)
+                .ok()
+                .map(|ids| CardSet::from_ids(&ids));
+            let read = serde_json::from_str::<CardSet>(text);
+            match oracle {
+                Some(Ok(set)) => assert_eq!(read.unwrap(), set, "{text}"),
+                Some(Err(e)) => {
+                    let message = read.unwrap_err().to_string();
+                    assert!(message.starts_with(&e.to_string()), "{text}: {message}");
+                }
+                None => assert!(read.is_err(), "{text}"),
+            }
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+                let from_value = serde_json::from_value::<CardSet>(value);
+                assert_eq!(from_value.ok(), read_ok(text), "{text} as a value");
+            }
+        }
+        #[derive(Debug, PartialEq, Deserialize)]
+        #[serde(tag = "kind")]
+        enum Tagged {
+            Play { cards: CardSet },
+        }
+        let play: Tagged = serde_json::from_str(r#"{"kind":"Play","cards":[9,4]}"#).unwrap();
+        let cards = CardSet::from_ids(&[4, 9]).unwrap();
+        assert_eq!(play, Tagged::Play { cards });
+        assert!(serde_json::from_str::<Tagged>(r#"{"kind":"Play","cards":[9,9]}"#).is_err());
+    }
+
+    fn read_ok(text: &str) -> Option<CardSet> {
+        serde_json::from_str(text).ok()
+    }
 
     #[test]
     fn card_ids_match_the_api_encoding() {

@@ -16,6 +16,7 @@
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 use serde::Serialize;
+use sha2::digest::core_api::CoreProxy;
 use sha2::{Digest, Sha256};
 
 /// The random stream of deal `deal_number` of a game seeded with `seed`, in the family `domain`
@@ -41,6 +42,16 @@ pub enum Encoding {
 /// reused rather than a fresh, repeatedly regrown `Vec` (this runs on every action); a failed
 /// serialization hashes nothing (it cannot fail for the engines' state types).
 pub fn state_hash<T: Serialize + ?Sized>(value: &T, encoding: Encoding) -> String {
+    state_hash_from(value, encoding, &HashPrefix::default())
+}
+
+/// [`state_hash`], resuming from `prefix` when the encoding starts with its bytes (the same
+/// digest, without compressing those blocks again); any other encoding is hashed whole.
+pub fn state_hash_from<T: Serialize + ?Sized>(
+    value: &T,
+    encoding: Encoding,
+    prefix: &HashPrefix,
+) -> String {
     thread_local! {
         static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
@@ -57,12 +68,67 @@ pub fn state_hash<T: Serialize + ?Sized>(value: &T, encoding: Encoding) -> Strin
                 Err(_) => buf.clear(),
             },
         }
-        hex_string(&Sha256::digest(&buf[..]))
+        hex_string(&prefix.digest(buf))
     };
     BUF.with(|cell| match cell.try_borrow_mut() {
         Ok(mut buf) => hash_into(&mut buf),
         Err(_) => hash_into(&mut Vec::new()),
     })
+}
+
+/// The SHA-256 state after the leading whole 64-byte blocks of an encoding that stays the same
+/// from one action to the next (a game's configuration, rules and seed come first in its state),
+/// so a state hash does not compress them again on every action. It is only a shortcut: the
+/// digest of an encoding that starts with exactly these bytes resumes from the state, which is
+/// the SHA-256 of the whole encoding by construction (Merkle–Damgård: the state after whole
+/// blocks is all that those blocks contribute); any other encoding is hashed whole. The default
+/// covers nothing.
+#[derive(Clone, Default)]
+pub struct HashPrefix {
+    /// The leading bytes the state has absorbed (whole blocks).
+    lead: Box<[u8]>,
+    /// SHA-256's state after them (no buffered bytes: they are whole blocks).
+    core: <Sha256 as CoreProxy>::Core,
+}
+
+impl HashPrefix {
+    /// The prefix for encodings that start with `start`: its whole blocks (the rest of `start`,
+    /// less than a block, is hashed with each encoding).
+    pub fn new(start: &[u8]) -> HashPrefix {
+        let lead = &start[..start.len() / 64 * 64];
+        let mut h = Sha256::new();
+        h.update(lead);
+        let (core, _) = h.decompose();
+        HashPrefix {
+            lead: lead.into(),
+            core,
+        }
+    }
+
+    /// The bytes covered (a multiple of 64).
+    pub fn len(&self) -> usize {
+        self.lead.len()
+    }
+
+    /// True if the prefix covers nothing.
+    pub fn is_empty(&self) -> bool {
+        self.lead.is_empty()
+    }
+
+    /// True when `encoding` starts with the covered bytes (its digest resumes from the state).
+    pub fn covers(&self, encoding: &[u8]) -> bool {
+        !self.lead.is_empty() && encoding.starts_with(&self.lead)
+    }
+
+    /// SHA-256 of `encoding`.
+    fn digest(&self, encoding: &[u8]) -> [u8; 32] {
+        if !self.covers(encoding) {
+            return Sha256::digest(encoding).into();
+        }
+        let mut h = Sha256::from_core(self.core.clone());
+        h.update(&encoding[self.lead.len()..]);
+        h.finalize().into()
+    }
 }
 
 /// Lower-case hex of `bytes`, as `hex::encode` writes it, through a buffer on the stack for up
@@ -86,6 +152,21 @@ pub fn prefixed_hex(prefix: &str, bytes: &[u8]) -> String {
     text.push_str(prefix);
     text.push_str(hex);
     text
+}
+
+/// `n` in decimal (as `Display` writes it), written at the end of `buf`, without the formatting
+/// machinery: for the text of numbers on every request (a SubmitPlay digest's `expected_seq`, an
+/// event's cursor).
+pub fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
 }
 
 /// Where a replay diverged: the 1-based step, and what happened there.
@@ -186,6 +267,54 @@ mod tests {
         assert_eq!(
             state_hash(&v, Encoding::Json),
             hex::encode(Sha256::digest(b"[1,2]"))
+        );
+    }
+
+    /// A hash resumed from a prefix is SHA-256 of the whole encoding: for encodings of every
+    /// length around the block size, prefixes of their own start (whole blocks or less) and
+    /// prefixes of other bytes (hashed whole).
+    #[test]
+    fn a_prefix_resumes_to_the_same_digest() {
+        use rand::SeedableRng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut covered = 0;
+        for len in [0, 1, 63, 64, 65, 127, 128, 129, 200, 300] {
+            let mut bytes = vec![0u8; len];
+            rng.fill_bytes(&mut bytes);
+            let whole: [u8; 32] = Sha256::digest(&bytes).into();
+            for start in [0, 1, 64, 100, 128, 130, len] {
+                let own = HashPrefix::new(&bytes[..start.min(len)]);
+                assert_eq!(own.len() % 64, 0);
+                assert_eq!(own.covers(&bytes), !own.is_empty(), "{len} bytes, {start}");
+                covered += usize::from(own.covers(&bytes));
+                assert_eq!(own.digest(&bytes), whole, "{len} bytes from {start}");
+                let mut other = bytes.clone();
+                other.resize(start.max(64), 0);
+                other[0] ^= 1;
+                let foreign = HashPrefix::new(&other);
+                assert!(!foreign.covers(&bytes));
+                assert_eq!(
+                    foreign.digest(&bytes),
+                    whole,
+                    "{len} bytes, foreign {start}"
+                );
+            }
+        }
+        assert!(covered > 20, "the prefixes were used: {covered}");
+        let v = (
+            7u64,
+            "a string long enough to fill more than one block of the hash, twice over",
+        );
+        let compact = postcard::to_stdvec(&v).unwrap();
+        let prefix = HashPrefix::new(&compact);
+        assert_eq!(prefix.len(), 64);
+        assert_eq!(
+            state_hash_from(&v, Encoding::Compact, &prefix),
+            state_hash(&v, Encoding::Compact)
+        );
+        assert_eq!(
+            state_hash_from(&v, Encoding::Json, &prefix),
+            state_hash(&v, Encoding::Json)
         );
     }
 

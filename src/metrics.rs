@@ -4,9 +4,15 @@
 //! below; the core never does. Histograms have explicit buckets (real Prometheus histograms, not
 //! summaries). Names are prefixed `shuangkou_`.
 
+use std::collections::HashMap;
+use std::hash::Hash;
 use std::net::SocketAddr;
+use std::sync::{LazyLock, RwLock};
 
-use metrics::{counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram};
+use metrics::{
+    Counter, Histogram, counter, describe_counter, describe_gauge, describe_histogram, gauge,
+    histogram,
+};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
 /// rpc count by `method` and `code`.
@@ -159,10 +165,53 @@ fn describe() {
     );
 }
 
+/// Metric handles by label values, each registered on its first use and kept for the process:
+/// `counter!` and `histogram!` build the metric's key on every call (a `Vec` of labels, a `String`
+/// for each label that is not `'static`) and look it up in the recorder, which the calls on every
+/// request and every play (rpcs, store operations, plays) need not repeat. A handle records into
+/// the recorder installed when it was registered: the server installs its recorder before it opens
+/// the store or serves. The label values are the server's own (methods, codes, operations, hand
+/// types, the variants of the registry), so the handles are a few hundred at most.
+struct Handles<K, H>(LazyLock<RwLock<HashMap<K, H>>>);
+
+impl<K: Eq + Hash, H> Handles<K, H> {
+    const fn new() -> Handles<K, H> {
+        Handles(LazyLock::new(|| RwLock::new(HashMap::new())))
+    }
+
+    /// Runs `f` with the handle of `key`, registered by `register` on first use.
+    fn with<Q>(&self, key: &Q, register: impl FnOnce() -> (K, H), f: impl FnOnce(&H))
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Eq + Hash + ?Sized,
+    {
+        if let Some(h) = self.0.read().unwrap_or_else(|e| e.into_inner()).get(key) {
+            return f(h);
+        }
+        let (key, handle) = register();
+        let mut handles = self.0.write().unwrap_or_else(|e| e.into_inner());
+        f(handles.entry(key).or_insert(handle));
+    }
+}
+
+/// The rpc count and latency handles by method and code.
+static RPCS: Handles<(&str, &str), (Counter, Histogram)> = Handles::new();
+/// The store latency handles by store and operation.
+static STORE_OPS: Handles<(&str, &str), Histogram> = Handles::new();
+/// The play count handles by type, then variant.
+static PLAYS_BY_TYPE: Handles<&str, Handles<String, Counter>> = Handles::new();
+
 /// Records one rpc.
 pub fn rpc(method: &'static str, code: &'static str, seconds: f64) {
-    counter!(RPC_REQUESTS, "method" => method, "code" => code).increment(1);
-    histogram!(RPC_DURATION, "method" => method, "code" => code).record(seconds);
+    let register = || {
+        let count = counter!(RPC_REQUESTS, "method" => method, "code" => code);
+        let time = histogram!(RPC_DURATION, "method" => method, "code" => code);
+        ((method, code), (count, time))
+    };
+    RPCS.with(&(method, code), register, |(count, time)| {
+        count.increment(1);
+        time.record(seconds);
+    });
 }
 
 /// Records a rejection.
@@ -213,7 +262,14 @@ pub fn deal_settled(variant: &str, outcome: &'static str) {
 
 /// Records a play (and its bomb, if it is one).
 pub fn play(variant: &str, kind: &'static str, stars: Option<u8>, is_bomb: bool) {
-    counter!(PLAYS, "variant" => variant.to_string(), "type" => kind).increment(1);
+    let by_variant = || (kind, Handles::new());
+    PLAYS_BY_TYPE.with(&kind, by_variant, |variants| {
+        let register = || {
+            let count = counter!(PLAYS, "variant" => variant.to_string(), "type" => kind);
+            (variant.to_string(), count)
+        };
+        variants.with(variant, register, |count| count.increment(1));
+    });
     if is_bomb {
         let stars = stars.map_or_else(|| "classic".to_string(), |s| s.to_string());
         counter!(BOMBS, "stars" => stars).increment(1);
@@ -252,7 +308,11 @@ pub fn watch_streams(delta: f64) {
 
 /// Records a store operation.
 pub fn store_op(store: &'static str, op: &'static str, seconds: f64, ok: bool) {
-    histogram!(STORE_DURATION, "store" => store, "op" => op).record(seconds);
+    let register = || {
+        let time = histogram!(STORE_DURATION, "store" => store, "op" => op);
+        ((store, op), time)
+    };
+    STORE_OPS.with(&(store, op), register, |time| time.record(seconds));
     if !ok {
         counter!(STORE_ERRORS, "store" => store, "op" => op).increment(1);
     }
@@ -308,6 +368,35 @@ pub fn family_play(game: &'static str, variant: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A handle is registered once per label values and used by every later call with them.
+    #[test]
+    fn handles_are_registered_once_per_label_values() {
+        let handles: Handles<(&str, &str), usize> = Handles::new();
+        let mut registered = 0;
+        let mut seen = Vec::new();
+        for (method, code) in [("A", "OK"), ("B", "OK"), ("A", "OK"), ("A", "NOT_FOUND")] {
+            let register = || {
+                registered += 1;
+                ((method, code), registered)
+            };
+            handles.with(&(method, code), register, |&h| seen.push(h));
+        }
+        assert_eq!(registered, 3);
+        assert_eq!(seen, [1, 2, 1, 3]);
+        let nested: Handles<&str, Handles<String, u8>> = Handles::new();
+        for (kind, variant, handle) in
+            [("bomb", "classic", 1), ("bomb", "jj", 2), ("bomb", "jj", 3)]
+        {
+            let mut got = 0;
+            nested.with(
+                &kind,
+                || (kind, Handles::new()),
+                |variants| variants.with(variant, || (variant.to_string(), handle), |&h| got = h),
+            );
+            assert_eq!(got, handle.min(2), "{kind} {variant}");
+        }
+    }
 
     /// Every metric name this file declares (`pub const NAME: &str = "…"`, read from its text,
     /// not from the tables) is described exactly once, and nothing else is.

@@ -19,7 +19,7 @@ use super::flow::Turns;
 use super::hooks::{BombFact, Centi, VariantHooks};
 use crate::accessors::accessors;
 use crate::cards::{Card, CardSet, RankCounts};
-use crate::determinism::{Encoding, replay_log, state_hash};
+use crate::determinism::{Encoding, HashPrefix, replay_log, state_hash, state_hash_from};
 use crate::moves;
 use crate::rules::Rules;
 use crate::seat::{Player, Seat, Seating};
@@ -323,13 +323,28 @@ impl Game {
     /// The state hash under a given scheme (games stored before the compact scheme verify with
     /// the JSON one).
     pub fn state_hash_with(&self, scheme: HashScheme) -> String {
+        self.state_hash_from(scheme, &HashPrefix::default())
+    }
+
+    /// [`Game::state_hash_with`], resumed from `prefix` where the encoding starts with it (the
+    /// game's own, [`Game::hash_prefix`], kept beside it: the same hash without compressing
+    /// the configuration, rules and seed again on every action).
+    pub fn state_hash_from(&self, scheme: HashScheme, prefix: &HashPrefix) -> String {
         match scheme {
             HashScheme::Json => state_hash(self, Encoding::Json),
-            HashScheme::Compact => state_hash(self, Encoding::Compact),
+            HashScheme::Compact => state_hash_from(self, Encoding::Compact, prefix),
             // The state without its settled deals, borrowed (no copy), then the digest that
             // stands for them.
-            HashScheme::Chained => chained::chained_hash(self),
+            HashScheme::Chained => chained::chained_hash(self, prefix),
         }
+    }
+
+    /// The [`HashPrefix`] of this game's compact state encodings: the whole blocks of its
+    /// configuration, rules, seed and preset hands, which no action changes (an escape's
+    /// shorter match does, and the hash is then computed whole: the prefix is a shortcut,
+    /// checked byte for byte).
+    pub fn hash_prefix(&self) -> HashPrefix {
+        chained::prefix(self)
     }
 
     /// True when the seat to act has let its deadline pass at `now`.

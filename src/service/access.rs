@@ -169,12 +169,12 @@ pub async fn authorize<G: LiveGame>(
             })?,
     };
     let (ok, away) = {
-        let live = own.lock().await;
+        let mut live = own.lock().await;
         let away = match token.role {
             Role::Player(p) => live.is_disconnected(p).then_some(p),
             Role::Spectator => None,
         };
-        (live.record().verify(token), away)
+        (live.verify_token(token), away)
     };
     if !ok {
         return Err((rules.bad_token)());

@@ -19,6 +19,9 @@ use crate::seat::Player;
 /// The SHA-256 digest of a secret.
 pub type SecretHash = [u8; 32];
 
+/// A game token's secret as sent (32 hex digits; [`GameToken::parse`] takes no other length).
+pub type SecretText = [u8; 32];
+
 /// Who a game token speaks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
@@ -73,6 +76,19 @@ impl GameToken {
     /// True if the secret's digest equals `hash` (constant time).
     pub fn verify(&self, hash: &SecretHash) -> bool {
         hash_secret(&self.secret).ct_eq(hash).into()
+    }
+
+    /// The secret's text (its 32 hex digits, as sent), to remember once verified
+    /// ([`super::record::VerifiedTokens`]).
+    pub fn secret(&self) -> SecretText {
+        let mut text = [0u8; 32];
+        text.copy_from_slice(self.secret.as_bytes());
+        text
+    }
+
+    /// True if the secret is `text` (constant time).
+    pub fn has_secret(&self, text: &SecretText) -> bool {
+        self.secret.as_bytes().ct_eq(text).into()
     }
 }
 

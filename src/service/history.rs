@@ -153,9 +153,10 @@ impl LogPages for History {
         let (game, actions) = blocking(move || {
             let mut game = game;
             let mut actions = Vec::with_capacity(entries.len());
+            let prefix = game.hash_prefix();
             for e in &entries {
-                let (stored, events) =
-                    replay_entry(&mut game, origin.hooks.as_ref(), origin.scheme, e)?;
+                let hash = (origin.scheme, &prefix);
+                let (stored, events) = replay_entry(&mut game, origin.hooks.as_ref(), hash, e)?;
                 actions.push((e.seq, stored.entry.at, events));
             }
             Ok((game, actions))

@@ -18,7 +18,7 @@ use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::auth::{GameToken, Role, SecretHash, hash_secret};
+use super::auth::{GameToken, Role, SecretHash, SecretText, hash_secret};
 use super::status::{ApiError, Reason};
 use crate::cards::CardSet;
 use crate::seat::Player;
@@ -73,6 +73,43 @@ pub struct Record {
     /// default; empty = the server's `--auto-policy` (and every record written before the field).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub auto_policy: String,
+}
+
+/// The game-token secrets a live game has verified, by role (both families' live games hold
+/// one): a token seen again is compared with the remembered secret itself, in constant time,
+/// instead of being hashed again ([`Record::verify`] takes a SHA-256 of the secret on every
+/// request).
+///
+/// The answer is [`Record::verify`]'s: a secret is remembered only once its SHA-256 is the
+/// digest stored for its role, so a later token of that role verifies exactly when its secret is
+/// the same text (another text with that digest would be a SHA-256 collision). Memory only: it
+/// is never stored, logged or sent, and lives as long as the game in the process's cache. It
+/// holds what every request of that seat carries anyway, and what the process can re-derive for
+/// any game from its token key (`SHUANGKOU_TOKEN_KEY`), so a look at the process's memory learns
+/// nothing it could not before. At most one secret per role (the players and the spectator), 34
+/// bytes each.
+#[derive(Default)]
+pub struct VerifiedTokens {
+    secrets: Vec<(Role, SecretText)>,
+}
+
+impl VerifiedTokens {
+    /// True if `token` is `record`'s for its role ([`Record::verify`]); the secret is
+    /// remembered once verified.
+    pub fn verify(&mut self, record: &Record, token: &GameToken) -> bool {
+        if let Some((_, secret)) = self.secrets.iter().find(|(role, _)| *role == token.role) {
+            return token.has_secret(secret);
+        }
+        if !record.verify(token) {
+            return false;
+        }
+        if self.secrets.is_empty() {
+            // Room for every role at once (the players and the spectator), no regrowth.
+            self.secrets.reserve_exact(record.seat_digests.len() + 1);
+        }
+        self.secrets.push((token.role, token.secret()));
+        true
+    }
 }
 
 /// Longest idempotency key accepted (bytes): a key is stored with what it caused.

@@ -10,7 +10,8 @@
 //! presence is served with those defaults.
 
 use crate::seat::Player;
-use crate::service::record::Record;
+use crate::service::auth::GameToken;
+use crate::service::record::{Record, VerifiedTokens};
 use crate::service::session::snapshot::Restored;
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry, Snapshot};
@@ -114,6 +115,14 @@ pub trait LiveGame: Send + Sized + 'static {
 
     /// The creation record both families share (id, variant, platform, tokens' digests).
     fn record(&self) -> &Record;
+    /// The record and the token secrets this game has verified (memory only).
+    fn tokens(&mut self) -> (&Record, &mut VerifiedTokens);
+    /// True if `token` is this game's for its role ([`Record::verify`]): a secret verified
+    /// before is compared, not hashed again ([`VerifiedTokens`]).
+    fn verify_token(&mut self, token: &GameToken) -> bool {
+        let (record, tokens) = self.tokens();
+        tokens.verify(record, token)
+    }
     fn id(&self) -> &str {
         &self.record().id
     }

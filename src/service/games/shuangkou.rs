@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::family::{LiveGame, inherent_live_game_methods};
 use crate::game::Action;
 use crate::seat::Player;
-use crate::service::record::Record;
+use crate::service::record::{Record, VerifiedTokens};
 use crate::service::session::snapshot::Restored;
 use crate::service::session::{Prepared, Session, Submitted};
 use crate::service::status::ApiError;
@@ -83,6 +83,10 @@ impl LiveGame for Session {
 
     fn record(&self) -> &Record {
         &self.record
+    }
+
+    fn tokens(&mut self) -> (&Record, &mut VerifiedTokens) {
+        Session::tokens(self)
     }
 
     inherent_live_game_methods!(presence: |step| step.pick(

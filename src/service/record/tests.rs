@@ -172,3 +172,49 @@ fn the_hash_scheme_round_trips_and_defaults_to_json_for_older_records() {
     let old = Record::decode(&serde_json::to_vec(&v).unwrap()).unwrap();
     assert_eq!(old.hash_scheme, HashScheme::Json);
 }
+
+/// A remembered token secret answers as `Record::verify` does: a genuine token verifies (first
+/// by its digest, then by the remembered secret, without reading the digest again), a forged
+/// one of a remembered role or of another role does not and is not remembered, and a spectator
+/// token is remembered apart from the seats'.
+#[test]
+fn remembered_token_secrets_answer_as_the_digests_do() {
+    let key = [7u8; 32];
+    let (tokens, seat_digests, spectator_digest) =
+        tokens_for(&key, "g", 4, &BTreeMap::new()).unwrap();
+    let mut r = Record {
+        seat_digests,
+        spectator_digest,
+        ..record()
+    };
+    let parse = |t: &str| GameToken::parse(t).unwrap();
+    let forge = |t: &str| {
+        let (head, secret) = t.rsplit_once('.').unwrap();
+        let flipped = if secret.starts_with('0') { "1" } else { "0" };
+        parse(&format!("{head}.{flipped}{}", &secret[1..]))
+    };
+    let mut memory = VerifiedTokens::default();
+    assert!(
+        !memory.verify(&r, &forge(&tokens.seats[1])),
+        "not yet remembered"
+    );
+    assert!(memory.verify(&r, &parse(&tokens.seats[1])), "by the digest");
+    assert!(
+        !memory.verify(&r, &forge(&tokens.seats[1])),
+        "remembered role"
+    );
+    assert!(!memory.verify(&r, &parse(&tokens.seats[2].replace(".p2.", ".p1."))));
+    assert!(!memory.verify(&r, &forge(&tokens.spectator)));
+    assert!(memory.verify(&r, &parse(&tokens.spectator)));
+    // Remembered: the digests are not read again (a record without them still answers).
+    r.seat_digests = vec![String::new(); 4];
+    r.spectator_digest = String::new();
+    assert!(memory.verify(&r, &parse(&tokens.seats[1])));
+    assert!(memory.verify(&r, &parse(&tokens.spectator)));
+    assert!(!memory.verify(&r, &forge(&tokens.seats[1])));
+    assert!(
+        !memory.verify(&r, &parse(&tokens.seats[0])),
+        "never verified"
+    );
+    assert!(!r.verify(&parse(&tokens.seats[1])));
+}

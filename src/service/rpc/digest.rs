@@ -17,7 +17,7 @@
 
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::determinism::prefixed_hex;
+use crate::determinism::{decimal, prefixed_hex};
 use crate::service::record::RequestDigest;
 use crate::service::wire;
 
@@ -134,19 +134,6 @@ fn feed(d: &mut impl Parts, action: &wire::Action, expected: Option<u64>) {
             d.part(text.len(), [text]);
         }
         None => d.part(1, [b"-".as_slice()]),
-    }
-}
-
-/// `n` in decimal, written at the end of `buf`.
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
     }
 }
 

@@ -20,7 +20,7 @@ use tokio::sync::broadcast;
 
 use super::backlog::{self, Backlog};
 use super::history::Origin;
-use super::record::Record;
+use super::record::{Record, VerifiedTokens};
 use super::replay::Replay;
 use super::status::{ApiError, Reason};
 use super::stored;
@@ -28,6 +28,7 @@ pub use super::stored::Stored;
 use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
+use crate::determinism::HashPrefix;
 use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::seat::Player;
@@ -50,6 +51,11 @@ pub struct Session {
     deal_ended: bool,
     /// Settled deals the stored snapshots hold (the next snapshot carries those after them).
     snapshot_covered: u32,
+    /// The SHA-256 state after the game's configuration, rules and seed, from which every
+    /// action's state hash resumes (`Game::hash_prefix`; memory only).
+    hash_prefix: HashPrefix,
+    /// The token secrets verified in this game (memory only).
+    tokens: VerifiedTokens,
 }
 
 fn int_option(v: &ScriptVariant, name: &str) -> Option<i64> {
@@ -140,12 +146,14 @@ impl Session {
         Ok(Session {
             record,
             hooks,
+            hash_prefix: game.hash_prefix(),
             game,
             backlog,
             notify,
             bots,
             deal_ended: false,
             snapshot_covered: 0,
+            tokens: VerifiedTokens::default(),
         })
     }
 
@@ -236,6 +244,7 @@ impl Session {
         let players = live.game.players() as usize;
         live.backlog = Backlog::<Event>::resume(resumed.seq, resumed.memory, players, keep);
         live.game = resumed.game;
+        live.hash_prefix = live.game.hash_prefix();
         live.snapshot_covered = covered;
         for e in log_after {
             live.apply_entry(e)?;
@@ -258,7 +267,7 @@ impl Session {
         let (stored, events) = stored::replay_entry(
             &mut self.game,
             self.hooks.as_ref(),
-            self.record.hash_scheme,
+            (self.record.hash_scheme, &self.hash_prefix),
             e,
         )?;
         self.push(stored, events);
@@ -405,8 +414,7 @@ impl Session {
             None,
         )?;
         p.stored.reason = Some(reason.to_string());
-        p.log.body = serde_json::to_vec(&p.stored)
-            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        p.log.body = p.stored.encode()?;
         Ok(p)
     }
 
@@ -467,10 +475,9 @@ impl Session {
             request_id: request.map(|r| r.id.to_string()),
             request_digest: request.map(|r| r.digest.to_string()),
             reason: None,
-            hash: game.state_hash_with(self.record.hash_scheme),
+            hash: game.state_hash_from(self.record.hash_scheme, &self.hash_prefix),
         };
-        let body = serde_json::to_vec(&stored)
-            .map_err(|e| ApiError::new(Reason::StoreFailed, e.to_string()))?;
+        let body = stored.encode()?;
         Ok(Prepared {
             log: LogEntry {
                 seq: game.seq(),
@@ -544,6 +551,11 @@ impl Session {
             engine_version: crate::game::ENGINE_VERSION.into(),
             abort_reason: log.iter().find_map(|s| s.reason.clone()),
         })
+    }
+
+    /// The record and the token secrets verified in this game (`LiveGame::verify_token`).
+    pub fn tokens(&mut self) -> (&Record, &mut VerifiedTokens) {
+        (&self.record, &mut self.tokens)
     }
 
     /// The engine state (tests, tools).

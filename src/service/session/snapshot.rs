@@ -202,7 +202,9 @@ impl Session {
         if !std::mem::take(&mut self.deal_ended) {
             return None;
         }
-        let hash = self.game.state_hash_with(self.record.hash_scheme);
+        let hash = self
+            .game
+            .state_hash_from(self.record.hash_scheme, &self.hash_prefix);
         let body = encode(
             &self.game,
             &hash,

@@ -12,7 +12,7 @@ use crate::seat::Player;
 use crate::service::clock::now_ms;
 use crate::service::games::family::inherent_live_game_methods;
 use crate::service::games::{DueTurn, Games, LiveGame, Shared};
-use crate::service::record::Record;
+use crate::service::record::{Record, VerifiedTokens};
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry};
 use crate::variants::{Registry, ShengjiVariant};
@@ -72,6 +72,10 @@ impl LiveGame for Table {
 
     fn record(&self) -> &Record {
         &self.record.base
+    }
+
+    fn tokens(&mut self) -> (&Record, &mut VerifiedTokens) {
+        Table::tokens(self)
     }
 
     inherent_live_game_methods!(presence: |step| step => prepare_presence);

@@ -34,6 +34,7 @@ use crate::cards::CardSet;
 use crate::game::Viewer;
 use crate::seat::{Player, Seat};
 use crate::service::backlog::{self, Backlog};
+use crate::service::record::{Record, VerifiedTokens};
 use crate::service::status::{ApiError, Reason};
 
 use crate::shengji::{Action, Event, Game, Phase, ShengjiHooks, View};
@@ -78,6 +79,8 @@ pub struct Table {
     /// runs from here.
     moved_at: u64,
     notify: broadcast::Sender<u64>,
+    /// The token secrets verified in this game (memory only).
+    tokens: VerifiedTokens,
 }
 
 fn wrap(events: Vec<Event>) -> impl Iterator<Item = TableEvent> {
@@ -89,6 +92,11 @@ fn store_failed(m: String) -> ApiError {
 }
 
 impl Table {
+    /// The record and the token secrets verified in this game (`LiveGame::verify_token`).
+    pub fn tokens(&mut self) -> (&Record, &mut VerifiedTokens) {
+        (&self.record.base, &mut self.tokens)
+    }
+
     /// The pinned script of a record, configured with its options.
     fn hooks_for(
         registry: &Registry<ShengjiVariant>,
@@ -140,6 +148,7 @@ impl Table {
             presence: Presence::default(),
             moved_at: created_at,
             notify,
+            tokens: VerifiedTokens::default(),
         })
     }
 
