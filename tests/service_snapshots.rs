@@ -290,6 +290,44 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
     }
 }
 
+/// A match of at most `RESULTS_KEPT` deals played to its end has a snapshot at the end of every
+/// deal but the last (no action follows the last, and the session keeps every deal's result, so
+/// no GetState page reads the store for it), and the finished game rebuilt from the store equals
+/// the full replay of its log. (A longer match keeps its last snapshot: the long-match test.)
+#[test]
+fn a_finished_match_has_no_snapshot_of_its_last_deal_and_rebuilds_the_same() {
+    let registry = Arc::new(Registry::embedded().unwrap());
+    let deals = 3;
+    for seed in [41, 42] {
+        println!("seed {seed}");
+        runtime().block_on(async {
+            let (games, id, keys) = play(&registry, "classic", deals, seed, 100_000).await;
+            let store = games.store();
+            let (record, log, snapshots) = stored(store, &id).await;
+            let full = Session::restore(&registry, &record, &log, true).unwrap();
+            assert!(full.finished(), "seed {seed}: the match did not end");
+            let ends = deal_ends_by_replay(&full.origin().unwrap(), &log);
+            assert_eq!(ends.len(), deals as usize, "seed {seed}: deals ended");
+            let seqs: Vec<u64> = snapshots.iter().map(|s| s.seq).collect();
+            assert_eq!(
+                seqs,
+                ends[..ends.len() - 1],
+                "seed {seed}: one snapshot per deal's end but the last"
+            );
+            let rebuilt = shuangkou::service::games::rebuild::rebuild::<Session>(
+                store, &registry, &id, KEEP, true,
+            )
+            .await
+            .unwrap()
+            .unwrap();
+            let (mut full, mut rebuilt) = (full, rebuilt);
+            full.keep_actions(KEEP);
+            rebuilt.keep_actions(KEEP);
+            assert_same(seed, &full, &rebuilt, &keys);
+        });
+    }
+}
+
 #[test]
 fn a_corrupt_missing_or_foreign_snapshot_is_ignored() {
     let registry = Arc::new(Registry::embedded().unwrap());
@@ -589,6 +627,29 @@ fn settled_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<DealResu
         }
     }
     deals
+}
+
+/// The seqs after which a replay of `log` from the creation has ended a deal (the oracle: the
+/// engine's own events).
+fn deal_ends_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<u64> {
+    let hooks = origin.hooks.as_ref();
+    let (mut game, _) = Game::new(
+        origin.config.clone(),
+        hooks,
+        origin.seed,
+        origin.preset.clone(),
+        origin.created_at,
+    )
+    .unwrap();
+    let mut ends = Vec::new();
+    for e in log {
+        let stored = shuangkou::service::stored::decode(e).unwrap();
+        let events = game.apply(hooks, stored.entry).unwrap();
+        if events.iter().any(|e| matches!(e, Event::DealEnded(_))) {
+            ends.push(e.seq);
+        }
+    }
+    ends
 }
 
 /// A long match keeps its latest `RESULTS_KEPT` deals in memory (issue 21: memory bounded per
