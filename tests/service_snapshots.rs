@@ -199,6 +199,25 @@ fn assert_same(seed: u64, a: &Session, b: &Session, keys: &[String]) {
     }
 }
 
+/// The game rebuilt from the store (its newest usable snapshot and the log after it), keeping
+/// `KEEP` actions, is the same as `full`, the full replay of its log keeping as many.
+async fn assert_rebuilt_same(
+    seed: u64,
+    store: &Store,
+    registry: &Arc<Registry>,
+    id: &str,
+    full: &Session,
+    keys: &[String],
+) {
+    let mut rebuilt =
+        shuangkou::service::games::rebuild::rebuild::<Session>(store, registry, id, KEEP, true)
+            .await
+            .unwrap()
+            .unwrap();
+    rebuilt.keep_actions(KEEP);
+    assert_same(seed, full, &rebuilt, keys);
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -234,22 +253,14 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
             let (games, id, keys) = play(&registry, variant, 6, seed, actions).await;
             let store = games.store();
             let (record, log, snapshots) = stored(store, &id).await;
-            let full = Session::restore(&registry, &record, &log, true).unwrap();
+            let mut full = Session::restore(&registry, &record, &log, true).unwrap();
+            full.keep_actions(KEEP);
             assert!(
                 !snapshots.is_empty(),
                 "seed {seed}: {} actions wrote no snapshot",
                 log.len()
             );
-            let rebuilt = shuangkou::service::games::rebuild::rebuild::<Session>(
-                store, &registry, &id, KEEP, true,
-            )
-            .await
-            .unwrap()
-            .unwrap();
-            let (mut full, mut rebuilt) = (full, rebuilt);
-            full.keep_actions(KEEP);
-            rebuilt.keep_actions(KEEP);
-            assert_same(seed, &full, &rebuilt, &keys);
+            assert_rebuilt_same(seed, store, &registry, &id, &full, &keys).await;
             // The snapshot was used: the same rebuild of a log whose first entry no longer
             // verifies still succeeds (when a snapshot lies before the backlog).
             let before = log.len() as u64 - KEEP as u64;
@@ -286,6 +297,36 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
                 b.keep_actions(KEEP);
                 assert_same(seed, &a, &b, &keys);
             }
+        });
+    }
+}
+
+/// A match of at most `RESULTS_KEPT` deals played to its end has a snapshot at the end of every
+/// deal but the last (no action follows the last, and the session keeps every deal's result, so
+/// no GetState page reads the store for it), and the finished game rebuilt from the store equals
+/// the full replay of its log. (A longer match keeps its last snapshot: the long-match test.)
+#[test]
+fn a_finished_match_has_no_snapshot_of_its_last_deal_and_rebuilds_the_same() {
+    let registry = Arc::new(Registry::embedded().unwrap());
+    let deals = 3;
+    for seed in [41, 42] {
+        println!("seed {seed}");
+        runtime().block_on(async {
+            let (games, id, keys) = play(&registry, "classic", deals, seed, 100_000).await;
+            let store = games.store();
+            let (record, log, snapshots) = stored(store, &id).await;
+            let mut full = Session::restore(&registry, &record, &log, true).unwrap();
+            full.keep_actions(KEEP);
+            assert!(full.finished(), "seed {seed}: the match did not end");
+            let ends = deal_ends_by_replay(&full.origin().unwrap(), &log);
+            assert_eq!(ends.len(), deals as usize, "seed {seed}: deals ended");
+            let seqs: Vec<u64> = snapshots.iter().map(|s| s.seq).collect();
+            assert_eq!(
+                seqs,
+                ends[..ends.len() - 1],
+                "seed {seed}: one snapshot per deal's end but the last"
+            );
+            assert_rebuilt_same(seed, store, &registry, &id, &full, &keys).await;
         });
     }
 }
@@ -567,9 +608,9 @@ fn entries_appended_between_the_rebuilds_reads_are_applied_once() {
     });
 }
 
-/// The deals a replay of `log` from the creation settles (the oracle: the engine's own events,
-/// no snapshot, no paging).
-fn settled_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<DealResult> {
+/// Each entry of `log` with the events it gave, applied from the creation (the oracle: the
+/// engine's own events, no snapshot, no paging).
+fn replayed(origin: &history::Origin, log: &[LogEntry]) -> Vec<(u64, Vec<Event>)> {
     let hooks = origin.hooks.as_ref();
     let (mut game, _) = Game::new(
         origin.config.clone(),
@@ -579,16 +620,33 @@ fn settled_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<DealResu
         origin.created_at,
     )
     .unwrap();
-    let mut deals = Vec::new();
-    for e in log {
-        let stored = shuangkou::service::stored::decode(e).unwrap();
-        for event in game.apply(hooks, stored.entry).unwrap() {
-            if let Event::DealEnded(r) = event {
-                deals.push(r);
-            }
-        }
-    }
-    deals
+    log.iter()
+        .map(|e| {
+            let stored = shuangkou::service::stored::decode(e).unwrap();
+            (e.seq, game.apply(hooks, stored.entry).unwrap())
+        })
+        .collect()
+}
+
+/// The deals a replay of `log` from the creation settles.
+fn settled_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<DealResult> {
+    replayed(origin, log)
+        .into_iter()
+        .flat_map(|(_, events)| events)
+        .filter_map(|event| match event {
+            Event::DealEnded(r) => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The seqs after which a replay of `log` from the creation has ended a deal.
+fn deal_ends_by_replay(origin: &history::Origin, log: &[LogEntry]) -> Vec<u64> {
+    replayed(origin, log)
+        .into_iter()
+        .filter(|(_, events)| events.iter().any(|e| matches!(e, Event::DealEnded(_))))
+        .map(|(seq, _)| seq)
+        .collect()
 }
 
 /// A long match keeps its latest `RESULTS_KEPT` deals in memory (issue 21: memory bounded per

@@ -1,8 +1,9 @@
-//! The embedded store's commit order with several fsyncs in flight: a batch written while an
-//! earlier batch's fsync is in flight gets its own fsync at once, and is still answered only
-//! after the earlier batch is durable; when the earlier fsync fails, the later batch fails too,
-//! even though its own fsync succeeded (never an acknowledged write behind a lost one). And a
-//! failed write right after a compaction cuts the new journal back to its own durable end.
+//! The embedded store's commit order: one fsync at a time, each covering a whole batch. A write
+//! queued while a batch's fsync is in flight is committed after that batch is answered, by a
+//! sync of its own that starts only once the first has ended; when the first fsync fails, its
+//! batch fails (outcome unknown) and the write queued behind it is committed after the journal
+//! is cut back, never acknowledged on top of a lost one. And a failed write right after a
+//! compaction cuts the new journal back to its own durable end.
 
 #[path = "common/temp.rs"]
 pub mod temp;
@@ -42,8 +43,12 @@ struct Syncs {
     armed: AtomicBool,
     /// Fsyncs started since armed.
     started: AtomicU64,
-    /// The second fsync started while the first was still in flight.
+    /// The first fsync (held) has ended.
+    first_ended: AtomicBool,
+    /// A later fsync started while the first was still in flight.
     overlapped: AtomicBool,
+    /// The test has sent the second write (the first fsync is held until then).
+    second_sent: AtomicBool,
 }
 
 /// Waits (polling, at most [`DEADLINE`]) until `done` says so; false if the deadline passed.
@@ -58,8 +63,9 @@ fn wait_until(done: impl Fn() -> bool) -> bool {
     true
 }
 
-/// A store whose first fsync once armed waits for the second to start, holds on a little so that
-/// the second fsync ends first, then ends with `first`'s outcome.
+/// A store whose first fsync once armed is held until the second write was sent (and a little
+/// longer, for it to be queued), then ends with `first`'s outcome; every later fsync records
+/// whether it started before the first ended.
 fn store_holding_the_first_sync(
     dir: &TempDir,
     first: fn() -> io::Result<()>,
@@ -72,14 +78,19 @@ fn store_holding_the_first_sync(
                 return Ok(());
             }
             if syncs.started.fetch_add(1, Ordering::SeqCst) != 0 {
+                if !syncs.first_ended.load(Ordering::SeqCst) {
+                    syncs.overlapped.store(true, Ordering::SeqCst);
+                }
                 return Ok(());
             }
-            let second = wait_until(|| syncs.started.load(Ordering::SeqCst) >= 2);
-            syncs.overlapped.store(second, Ordering::SeqCst);
-            if second {
+            if wait_until(|| syncs.second_sent.load(Ordering::SeqCst)) {
+                // Not a condition of the assertions: whether or not the second write is queued
+                // by now, it must not get a sync of its own before this one has ended.
                 std::thread::sleep(Duration::from_millis(200));
             }
-            first()
+            let outcome = first();
+            syncs.first_ended.store(true, Ordering::SeqCst);
+            outcome
         })
     };
     let store = EmbeddedStore::open_with_faults(&**dir, faults).expect("open the store");
@@ -110,7 +121,9 @@ async fn two_batches(
             );
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        store.append("b", &b1).await
+        let appended = store.append("b", &b1);
+        syncs.second_sent.store(true, Ordering::SeqCst);
+        appended.await
     };
     let deadline = tokio::time::sleep(DEADLINE * 2);
     tokio::pin!(a, b, deadline);
@@ -134,13 +147,13 @@ async fn two_batches(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_batch_written_during_a_sync_gets_its_own_and_is_answered_after_the_earlier_batch() {
+async fn a_write_queued_during_a_sync_is_committed_after_it_by_a_sync_of_its_own() {
     let dir = TempDir::fresh("store-commit-order", "answered-in-order");
     let (store, syncs) = store_holding_the_first_sync(&dir, || Ok(()));
     let answered = two_batches(&store, &syncs).await;
     assert!(
-        syncs.overlapped.load(Ordering::SeqCst),
-        "the second batch's fsync did not start while the first was in flight"
+        !syncs.overlapped.load(Ordering::SeqCst),
+        "the second write's fsync started while the first was in flight"
     );
     let order: Vec<&str> = answered.iter().map(|(id, _)| *id).collect();
     assert_eq!(
@@ -151,6 +164,11 @@ async fn a_batch_written_during_a_sync_gets_its_own_and_is_answered_after_the_ea
     for (id, outcome) in &answered {
         assert_eq!(outcome, &Ok(Appended::Ok), "append to {id}");
     }
+    assert_eq!(
+        syncs.started.load(Ordering::SeqCst),
+        2,
+        "fsyncs since armed"
+    );
     for id in ["a", "b"] {
         let (_, log) = store.load(id).await.unwrap().expect("the game");
         assert_eq!(log.len(), 1, "{id}'s log");
@@ -158,14 +176,14 @@ async fn a_batch_written_during_a_sync_gets_its_own_and_is_answered_after_the_ea
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_batch_whose_own_sync_succeeded_fails_when_an_earlier_batch_s_sync_failed() {
+async fn a_failed_sync_fails_its_batch_and_the_write_queued_behind_it_lands_after_the_repair() {
     let dir = TempDir::fresh("store-commit-order", "failed-before");
     let (store, syncs) =
         store_holding_the_first_sync(&dir, || Err(io::Error::other("simulated: fsync failed")));
     let answered = two_batches(&store, &syncs).await;
     assert!(
-        syncs.overlapped.load(Ordering::SeqCst),
-        "the second batch's fsync did not start while the first was in flight"
+        !syncs.overlapped.load(Ordering::SeqCst),
+        "the second write's fsync started while the first was in flight"
     );
     let order: Vec<&str> = answered.iter().map(|(id, _)| *id).collect();
     assert_eq!(
@@ -173,18 +191,23 @@ async fn a_batch_whose_own_sync_succeeded_fails_when_an_earlier_batch_s_sync_fai
         ["a", "b"],
         "answered out of write order: {answered:?}"
     );
-    for (id, outcome) in &answered {
-        assert!(outcome.is_err(), "append to {id} acknowledged: {outcome:?}");
-    }
-    // The journal was cut back to before both batches; the store takes writes again.
-    assert_eq!(
-        store.append("b", &entry(1, "b1 again")).await,
-        Ok(Appended::Ok)
-    );
+    let a = &answered[0].1;
+    assert!(a.is_err(), "append to a acknowledged: {a:?}");
+    assert_eq!(answered[1].1, Ok(Appended::Ok), "append to b");
+    // The journal was cut back to before a's batch; b's write came after it and stays.
     let (_, a) = store.load("a").await.unwrap().expect("game a");
     let (_, b) = store.load("b").await.unwrap().expect("game b");
     assert!(a.is_empty(), "a's failed append is in its log: {a:?}");
-    assert_eq!(b, [entry(1, "b1 again")]);
+    assert_eq!(b, [entry(1, "b1")]);
+    drop(store);
+    let reopened = Store::Embedded(EmbeddedStore::open(&*dir).expect("reopen"));
+    let (_, a) = reopened.load("a").await.unwrap().expect("game a");
+    let (_, b) = reopened.load("b").await.unwrap().expect("game b");
+    assert!(
+        a.is_empty(),
+        "a's failed append is in its log after a reopen: {a:?}"
+    );
+    assert_eq!(b, [entry(1, "b1")], "b after a reopen");
 }
 
 /// A failed write right after a compaction swapped the journal repairs to the **new** journal's

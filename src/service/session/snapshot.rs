@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Session;
-use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme, Results};
+use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme, RESULTS_KEPT, Results};
 use crate::service::backlog::Memory;
 use crate::store::Snapshot;
 
@@ -197,9 +197,16 @@ pub fn newest_keeping(
 
 impl Session {
     /// The snapshot to store after the action just accepted, if it ended a deal: (seq,
-    /// bytes). Once per accepted deal end (a second call gives `None`).
+    /// bytes). Once per accepted deal end (a second call gives `None`). None either when the
+    /// deal ended the match and the session keeps every deal's result: no action follows, a
+    /// rebuild of the finished game replays that deal from the previous snapshot, and no
+    /// GetState page reads the store for a deal the session keeps (the embedded store would
+    /// otherwise write, and for a one-deal game create, a snapshot file nobody reads).
     pub fn take_snapshot(&mut self) -> Option<(u64, Vec<u8>)> {
         if !std::mem::take(&mut self.deal_ended) {
+            return None;
+        }
+        if self.finished() && self.game.results_settled() as usize <= RESULTS_KEPT {
             return None;
         }
         let hash = self

@@ -73,7 +73,7 @@ pub(super) struct Compactions {
     forced: Vec<Reply<()>>,
     /// Tells the writer (through its queue) that the running compaction is built.
     wake: WeakSender<Queued>,
-    /// The syncer's progress: the durable end up to which the compaction thread copies the tail.
+    /// The commits' progress: the durable end up to which the compaction thread copies the tail.
     progress: Arc<Progress>,
 }
 
@@ -91,7 +91,7 @@ impl Compactions {
     /// Between batches: finishes a built compaction (the writer's only pause: copying the
     /// journal's tail written meanwhile, renaming, swapping), then starts one if due, forced
     /// (`forced`: `compact_now` callers) or still asked for. `idle` waits until no commit is in
-    /// flight and returns the durable end (`None`: the syncers stopped).
+    /// flight and returns the durable end (`None`: the writer cannot tell).
     pub(super) fn step(
         &mut self,
         shared: &Arc<Shared>,

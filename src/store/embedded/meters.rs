@@ -16,8 +16,6 @@ pub(super) struct Meters {
     pub(super) queued: Histogram,
     pub(super) plan: Histogram,
     pub(super) write: Histogram,
-    /// From a batch's write to the start of the sync that covers it.
-    pub(super) in_flight: Histogram,
     pub(super) sync: Histogram,
     pub(super) apply: Histogram,
     pub(super) reply: Histogram,
@@ -33,7 +31,6 @@ impl Meters {
             queued: phase("queued"),
             plan: phase("plan"),
             write: phase("write"),
-            in_flight: phase("in_flight"),
             sync: phase("sync"),
             apply: phase("apply"),
             reply: phase("reply"),

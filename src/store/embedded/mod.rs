@@ -15,20 +15,18 @@
 //! journal at open, whose size depends on the games in progress: finished games are folded out of
 //! it by compaction ([`compact`]) into one archive frame each.
 //!
-//! # Durability and pipelined group commit
+//! # Durability and group commit
 //! Every write goes to one writer thread through a channel. The writer takes everything queued
-//! (up to [`MAX_BATCH`] operations), checks each against the index, the batches still in flight
-//! and the earlier operations of the same batch (compare-and-append, idempotent create), encodes
-//! the frames into one buffer and writes it at the end of the journal with one `pwrite`; then it
-//! hands the batch to the syncer threads ([`syncer`]) and goes on with the next. A free syncer
-//! `fdatasync`s once for every batch handed over and not yet covered by a sync, so a batch
-//! written while a sync is in flight gets its own sync started at once (several in flight); the
-//! batches are applied to the index and answered in write order, each once its sync and every
-//! earlier one have succeeded: a write waits for about one sync. No
-//! reply (and no read) sees a write before the fsync that covers it; if a write or an fsync
-//! fails, every batch behind it fails too, the journal is truncated back to its last durable end
-//! and every waiter of those batches gets an error (the outcome is unknown to them; a retry
-//! reloads and sees). One sequential write per batch, whatever the number of games in it.
+//! (up to [`MAX_BATCH`] operations), checks each against the index and the earlier operations of
+//! the same batch (compare-and-append, idempotent create), encodes the frames into one buffer,
+//! writes it at the end of the journal with one `pwrite`, `fdatasync`s once ([`syncer`]), then
+//! applies the batch to the index and answers it, and only then takes the next batch: the writes
+//! queued during a sync make the next batch, so the slower the disk, the more writes one sync
+//! covers, and a write waits for at most the sync in progress and its own. No reply (and no
+//! read) sees a write before the fsync that covers it; if a write or an fsync fails, the batch
+//! fails, the journal is truncated back to its last durable end before the next batch, and every
+//! waiter of the batch gets an error (the outcome is unknown to them; a retry reloads and sees).
+//! One sequential write and one sync per batch, whatever the number of games in it.
 //!
 //! # Recovery
 //! A crash can tear only the frames written after the last fsync (never acknowledged): the scan

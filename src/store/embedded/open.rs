@@ -1,6 +1,6 @@
 //! Opening the embedded store: the data directory's lock, the conversion of older layouts, the
 //! recovery of the journal (the index rebuilt by replay, a torn tail saved aside and cut off),
-//! and the start of the writer and syncer threads.
+//! and the start of the writer thread.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -146,11 +146,10 @@ impl EmbeddedStore {
             archive_end,
             alloc_end,
         };
-        let pipe = syncer::Pipe::start(Arc::clone(&shared), end)
-            .map_err(|e| fail(format!("cannot start the syncer threads: {e}")))?;
+        let syncer = syncer::Syncer::new(end);
         let writer = std::thread::Builder::new()
             .name("shuangkou-store-writer".into())
-            .spawn(move || run_writer(writer_shared, w, rx, pipe, wake))
+            .spawn(move || run_writer(writer_shared, w, rx, syncer, wake))
             .map_err(|e| fail(format!("cannot start the writer thread: {e}")))?;
         tracing::info!(store = "embedded", path = %shared.label, games,
             ms = started.elapsed().as_millis() as u64, "store opened");

@@ -1,4 +1,4 @@
-//! The vocabulary of the embedded store's commit pipeline, shared by its two stages (the writer,
+//! The vocabulary of the embedded store's group commit, shared by its two steps (the writer,
 //! [`super::writer`], and the syncer, [`super::syncer`]): the queued operations, what the writer
 //! decided for each, and the timing of the commit phases.
 

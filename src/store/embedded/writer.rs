@@ -1,9 +1,8 @@
-//! The embedded store's writer thread, the first stage of the pipelined group commit. Takes the
-//! queued writes, decides each against the index, the batches still in flight and the batch's
-//! earlier operations, writes the batch's frames with one `pwrite`, and hands the batch to the
-//! syncer ([`super::syncer`]), which fsyncs, updates the index and answers, while this thread
-//! goes on with the next batch. After a failed write or fsync, it cuts the journal back to its
-//! durable end before anything else.
+//! The embedded store's writer thread, the group commit. Takes the queued writes, decides each
+//! against the index and the batch's earlier operations, writes the batch's frames with one
+//! `pwrite`, then has the batch fsynced, applied to the index and answered
+//! ([`super::syncer`]) before it takes the next. After a failed write or fsync, it cuts the
+//! journal back to its durable end before anything else.
 //!
 //! Must not be called from async code (it blocks on I/O); only [`super::EmbeddedStore`] starts it.
 
@@ -11,7 +10,6 @@ use std::collections::HashMap;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use tokio::sync::mpsc;
 
@@ -21,7 +19,7 @@ use super::meters::Meters;
 use super::ops::{NewScript, Op, Phases, Plan, Queued};
 pub(super) use super::positions::Writer;
 use super::retention::Schedule;
-use super::syncer::{Pipe, Written};
+use super::syncer::{Syncer, Written};
 use super::{IoStep, MAX_BATCH, Shared, compact};
 use crate::store::{Appended, Created};
 
@@ -30,9 +28,9 @@ use crate::store::{Appended, Created};
 /// (measured on this machine's disk: 4–6× shorter at the median and p90 than appending).
 pub(super) const PREALLOCATE: u64 = 4 << 20;
 
-/// What the batches written but not yet applied to the index (their fsync in flight) did, each
-/// fact with the number of the batch that wrote it: a batch is decided against the index and
-/// these. Facts of batches the syncer has finished are in the index (or failed) and pruned.
+/// What the operations of the batch being decided did before the one being decided, each fact
+/// with the number of the batch that wrote it: an operation is decided against the index and
+/// these. Facts of finished batches are in the index (or failed) and pruned.
 #[derive(Default)]
 struct Pending {
     /// A game's log length after the written batches (0: created).
@@ -168,20 +166,20 @@ fn plan(
     (plans, new_scripts)
 }
 
-/// The writer thread: decides and writes batches of queued writes, handing each to the syncer
-/// ([`super::syncer`]) for its fsync and replies, and goes on with the next meanwhile.
+/// The writer thread: decides, writes, syncs and answers batches of queued writes, one after
+/// the other ([`super::syncer`] for the sync and the replies).
 pub(super) fn run_writer(
     shared: Arc<Shared>,
     mut w: Writer,
     mut queue: mpsc::Receiver<Queued>,
-    mut pipe: Pipe,
+    mut syncer: Syncer,
     wake: mpsc::WeakSender<Queued>,
 ) {
     let mut batch: Vec<Op> = Vec::with_capacity(MAX_BATCH);
     let mut buf: Vec<u8> = Vec::with_capacity(1 << 20);
     let mut schedule = Schedule::new();
     let mut pending = Pending::default();
-    let mut compactions = compact::Compactions::new(wake, Arc::clone(pipe.progress()));
+    let mut compactions = compact::Compactions::new(wake, Arc::clone(syncer.progress()));
     let meters = Meters::register();
     let take = |q: Queued, batch: &mut Vec<Op>| {
         meters.queued.record(q.at.elapsed().as_secs_f64());
@@ -211,18 +209,18 @@ pub(super) fn run_writer(
         let mut commit = Commit {
             shared: &shared,
             w: &mut w,
-            pipe: &mut pipe,
+            syncer: &mut syncer,
             pending: &mut pending,
             meters: &meters,
         };
         commit.batch(std::mem::take(&mut batch), &mut buf);
         // A forced compaction starts from a copy of the index taken once every write queued
         // before it is committed.
-        compactions.step(&shared, &mut w, &mut schedule, forced, || pipe.wait_idle());
+        compactions.step(&shared, &mut w, &mut schedule, forced, || {
+            Some(syncer.durable())
+        });
     }
     compactions.stop();
-    // Dropping the pipe lets the syncer finish what was handed over, and joins it.
-    drop(pipe);
 }
 
 /// Makes the journal at least `need` bytes long, zeros written and fsynced past its end.
@@ -247,7 +245,7 @@ fn preallocate(journal: &std::fs::File, w: &mut Writer, need: u64) -> std::io::R
 struct Commit<'a> {
     shared: &'a Shared,
     w: &'a mut Writer,
-    pipe: &'a mut Pipe,
+    syncer: &'a mut Syncer,
     pending: &'a mut Pending,
     meters: &'a Meters,
 }
@@ -257,10 +255,7 @@ impl Commit<'_> {
     /// is finished (they fail while the store is broken).
     fn repair(&mut self) -> Result<(), String> {
         let shared = self.shared;
-        let durable = self
-            .pipe
-            .wait_idle()
-            .ok_or_else(|| format!("{}: the syncers stopped", shared.label))?;
+        let durable = self.syncer.durable();
         self.pending.clear();
         self.w.end = durable;
         let journal = Arc::clone(&shared.state("repair").map_err(|e| e.message)?.journal);
@@ -280,7 +275,7 @@ impl Commit<'_> {
         Ok(())
     }
 
-    /// Decides and writes one batch, then hands it to the syncer.
+    /// Decides and writes one batch, then syncs and answers it.
     fn batch(&mut self, mut ops: Vec<Op>, buf: &mut Vec<u8>) {
         let shared = self.shared;
         if shared.broken.load(Ordering::Acquire) {
@@ -291,9 +286,9 @@ impl Commit<'_> {
                 return;
             }
         }
-        self.pending.prune(self.pipe.finished());
+        self.pending.prune(self.syncer.finished());
         buf.clear();
-        let no = self.pipe.next_no();
+        let no = self.syncer.next_no();
         let mut phase = Phases::start();
         let ((plans, new_scripts), journal) = match shared.state("commit") {
             Ok(st) => (
@@ -337,14 +332,14 @@ impl Commit<'_> {
             w.end += buf.len() as u64;
             wrote = Some(journal);
         }
-        self.pipe.send(Written {
+        let batch = Written {
             no,
             ops,
             plans,
             new_scripts,
             journal: wrote,
             end: self.w.end,
-            at: Instant::now(),
-        });
+        };
+        self.syncer.commit(shared, batch);
     }
 }

@@ -25,7 +25,7 @@ pub(super) fn swap(
     progress: &Progress,
 ) -> Result<Done, String> {
     let io = |what: &str, e: io::Error| format!("{what}: {e}");
-    idle().ok_or("the syncers stopped")?;
+    idle().ok_or("the durable end is unknown")?;
     if shared.broken.load(Ordering::Acquire) {
         return Err("a commit failed meanwhile".into());
     }
