@@ -54,10 +54,10 @@ impl Pending {
     }
 }
 
-/// Decides every operation of batch number `no` against the index, the batches in flight and
-/// its own earlier operations (recorded in `pending`), encoding the frames to write into `buf`
-/// (whose first byte goes at `base`): a create pinning a script not yet in the table writes the
-/// script's frame first.
+/// Decides every operation of batch number `no` against the index and the batch's earlier
+/// operations (recorded in `pending`), encoding the frames to write into `buf` (whose first byte
+/// goes at `base`): a create pinning a script not yet in the table writes the script's frame
+/// first.
 fn plan(
     index: &Index,
     pending: &mut Pending,
@@ -241,7 +241,7 @@ fn preallocate(journal: &std::fs::File, w: &mut Writer, need: u64) -> std::io::R
     Ok(())
 }
 
-/// The writer's state for one batch: the files' positions, the pipeline, the facts in flight.
+/// The writer's state for one batch: the files' positions, the syncing step, the facts decided.
 struct Commit<'a> {
     shared: &'a Shared,
     w: &'a mut Writer,
@@ -251,8 +251,7 @@ struct Commit<'a> {
 }
 
 impl Commit<'_> {
-    /// Cuts the journal back to its durable end after a failed commit, once every batch in flight
-    /// is finished (they fail while the store is broken).
+    /// Cuts the journal back to its durable end after a failed commit (before the next batch).
     fn repair(&mut self) -> Result<(), String> {
         let shared = self.shared;
         let durable = self.syncer.durable();
