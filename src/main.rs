@@ -5,6 +5,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use shuangkou::cli;
 
+/// jemalloc (`service::heap` says why).
+#[global_allocator]
+static ALLOCATOR: shuangkou::service::heap::Allocator = shuangkou::service::heap::ALLOCATOR;
+
 /// Shuangkou (雙扣) game engine.
 #[derive(Debug, Parser)]
 #[command(name = "shuangkou", version, about)]

@@ -16,6 +16,7 @@ use tokio::sync::watch;
 
 use super::auth::Keys;
 use super::games::{Games, GamesConfig};
+use super::heap::give_back_free_heap;
 use super::presence::{Presence, PresenceConfig};
 use super::shengji::family::{self as shengji_family, Tables};
 use super::shengji::store::store_spec;
@@ -59,22 +60,6 @@ fn token_key(config: &ServeConfig) -> Result<[u8; 32], String> {
             getrandom::fill(&mut k).map_err(|e| format!("no OS randomness: {e}"))?;
             Ok(k)
         }
-    }
-}
-
-/// Asks the allocator to return the free memory of every arena to the OS (glibc's
-/// `malloc_trim(0)`; the whole heap, not only its top): true if it gave some back. Elsewhere
-/// (another allocator or OS) nothing is done.
-pub fn give_back_free_heap() -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: `malloc_trim` takes no pointer and only releases pages glibc's allocator
-        // holds free; it is thread-safe (each arena is locked while it is trimmed).
-        unsafe { libc::malloc_trim(0) == 1 }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        false
     }
 }
 
@@ -149,7 +134,7 @@ impl App {
         app.games.recover().await?;
         app.shengji.recover().await?;
         // The replay's temporaries (the records and logs read, the replayed states' scratch)
-        // are freed by now, but glibc keeps them in the arenas of the threads that made them.
+        // are freed by now, but the allocator keeps their pages until it is asked.
         if give_back_free_heap() {
             tracing::info!("recovery's freed heap given back to the OS");
         }
@@ -329,20 +314,4 @@ fn watch_dir<V: crate::variants::Family>(
         .watch(Duration::from_millis(300))
         .map(Some)
         .map_err(|e| e.to_string())
-}
-
-#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
-mod tests {
-    use super::give_back_free_heap;
-
-    #[test]
-    fn freed_heap_behind_a_live_block_is_given_back() {
-        // 16 MiB of small blocks, then one kept after them: once the blocks are freed their pages
-        // lie under the kept one, where `free` cannot shrink the heap and only a trim returns them.
-        let blocks: Vec<Vec<u8>> = (0..4096).map(|i| vec![i as u8; 4096]).collect();
-        let kept = Box::new([1u8; 64]);
-        drop(blocks);
-        assert!(give_back_free_heap(), "no free page was given back");
-        assert_eq!(kept[0], 1);
-    }
 }

@@ -21,7 +21,7 @@
 //! - [`replay`]: a finished match's replay and its verification (tests and clients use it);
 //! - [`wire`]: every protobuf ↔ domain conversion; [`pb`]: the generated code;
 //! - [`status`]: every rejection, every domain error's mapping to it, its gRPC status;
-//! - [`clock`]: the one clock;
+//! - [`clock`]: the one clock; [`heap`]: the binary's allocator and giving freed memory back;
 //! - [`shengji`]: the second game's service (`shengji.v1`, 升級) on the same pieces.
 //! - [`web`]: the web table (embedded single-page app and gRPC-Web on its own address).
 
@@ -34,6 +34,7 @@ pub mod clock;
 pub mod connections;
 pub mod games;
 pub mod grpc_timeout;
+pub mod heap;
 pub mod history;
 pub mod live_games;
 pub mod log_pages;
