@@ -11,15 +11,15 @@ static GLOBAL: Allocator = ALLOCATOR;
 
 const MIB: u64 = 1 << 20;
 
-/// The process's resident set (`/proc/self/statm`, second field, in pages of 4 KiB).
+/// The process's resident set (`VmRSS` of `/proc/self/status`, in kB there).
 fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .expect("resident pages");
-    pages * 4096
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in kB");
+    kb * 1024
 }
 
 #[test]
