@@ -5,7 +5,8 @@
 //! Why jemalloc: in the closed loop of the load generator, glibc's malloc costs about a quarter of
 //! the server's CPU per play (BENCHMARKS.md, "The load generator before and after"); jemalloc's
 //! thread caches and size classes serve the many small, short-lived allocations of a play (the
-//! request, the events, the reply) with less work and keep a smaller resident set.
+//! request, the events, the reply) with less work and keep a smaller resident set per game (an
+//! open WatchGame stream holds ≈ 50 KiB more than on glibc: BENCHMARKS.md, "Long matches").
 
 /// The global allocator of the `shuangkou` binary (`src/main.rs` installs it). Test binaries and
 /// examples keep the system allocator or their own counting one.
