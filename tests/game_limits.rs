@@ -16,7 +16,7 @@ use shuangkou::game::hooks::{
     TimeoutFacts, VariantHooks,
 };
 use shuangkou::game::testing::PlainHooks;
-use shuangkou::game::{Action, Entry, Game, GameConfig, GameError, Phase};
+use shuangkou::game::{Action, EngineError, Entry, Game, GameConfig, GameError, Phase};
 use shuangkou::hand::Declared;
 use shuangkou::rules::Rules;
 use shuangkou::seat::{Player, Seat};
@@ -84,7 +84,7 @@ fn creation_rejects_what_would_break_a_deal() {
     for (what, preset) in cases {
         let r = Game::new(config(1), &hooks, [1; 32], Some(preset), 0);
         assert!(
-            matches!(r, Err(GameError::Setup(_))),
+            matches!(r, Err(GameError::Engine(EngineError::Setup(_)))),
             "{what}: {:?}",
             r.map(|_| ())
         );
@@ -95,7 +95,11 @@ fn creation_rejects_what_would_break_a_deal() {
         ..Rules::BAIBIAN
     });
     let r = Game::new(config(1), &bad, [1; 32], None, 0);
-    assert!(matches!(r, Err(GameError::Setup(_))), "{:?}", r.map(|_| ()));
+    assert!(
+        matches!(r, Err(GameError::Engine(EngineError::Setup(_)))),
+        "{:?}",
+        r.map(|_| ())
+    );
 }
 
 /// The test double, recording the facts of every settlement.

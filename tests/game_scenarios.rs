@@ -8,7 +8,7 @@ use shuangkou::game::hooks::{
     TimeoutFacts, VariantHooks,
 };
 use shuangkou::game::testing::PlainHooks;
-use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
+use shuangkou::game::{Action, EngineError, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::rules::Rules;
 use shuangkou::seat::{Player, Seat, Seating};
 
@@ -262,7 +262,7 @@ fn escape_mid_trick_ends_the_deal_and_the_match() {
                 at: 7
             }
         ),
-        Err(GameError::GameOver)
+        Err(GameError::Engine(EngineError::GameOver))
     ));
 }
 

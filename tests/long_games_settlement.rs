@@ -16,7 +16,7 @@ use std::sync::Arc;
 use shuangkou::cards::CardSet;
 use shuangkou::game::hooks::SATURATED;
 use shuangkou::game::sim::{SimOptions, simulate};
-use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase};
+use shuangkou::game::{Action, EngineError, Entry, Event, Game, GameConfig, GameError, Phase};
 use shuangkou::hand::Declared;
 use shuangkou::seat::Seat;
 use shuangkou::variants::{self, CompiledVariant, OptionValue, extremes};
@@ -200,7 +200,7 @@ fn a_deal_whose_settlement_fails_can_still_be_ended_by_leaving() {
             break;
         }
     }
-    let Some(GameError::Hook(h)) = refused else {
+    let Some(GameError::Engine(EngineError::Hook(h))) = refused else {
         panic!("the deal's end was not refused: {refused:?}")
     };
     assert_eq!(h.hook, "settle");

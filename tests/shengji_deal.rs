@@ -7,6 +7,7 @@ pub mod shengji_support;
 
 use shengji_support::{c, contested, deal_all, ok, seed_seat, set, started};
 use shuangkou::cards::Suit;
+use shuangkou::game::EngineError;
 use shuangkou::seat::Seat;
 use shuangkou::shengji::{Action, EffSuit, Event, Game, GameError, Phase, StandardHooks};
 
@@ -500,5 +501,8 @@ fn bad_ids_and_seats_are_typed_errors() {
         deck: Some(vec![c("AS"); 54]),
         start: None,
     };
-    assert!(matches!(Game::new(bad), Err(GameError::Setup(_))));
+    assert!(matches!(
+        Game::new(bad),
+        Err(GameError::Engine(EngineError::Setup(_)))
+    ));
 }

@@ -193,7 +193,9 @@ fn reaching_a_ends_the_match() {
     let before = g.clone();
     assert_eq!(
         g.apply(&hooks, Action::Deal),
-        Err(shuangkou::shengji::GameError::GameOver)
+        Err(shuangkou::shengji::GameError::Engine(
+            shuangkou::game::EngineError::GameOver
+        ))
     );
     assert_eq!(g, before);
     // The 閑家 reach A too: from Q, +4 (P = 115) → A.

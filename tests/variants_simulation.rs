@@ -15,6 +15,7 @@ use std::sync::Arc;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use shuangkou::game::EngineError;
 use shuangkou::game::hooks::VariantHooks;
 use shuangkou::game::sim::{SimOptions, simulate};
 use shuangkou::game::table::{Action, Entry, Game, GameConfig, GameError, Phase};
@@ -197,7 +198,7 @@ fn a_failing_settlement_rejects_the_action_and_leaves_the_game_unchanged() {
     {
         let broken = broken_classic(body);
         let (game, entry, err) = play_until_failure(&broken, 40 + k as u64);
-        let GameError::Hook(hook) = &err else {
+        let GameError::Engine(EngineError::Hook(hook)) = &err else {
             panic!("{body}: expected a hook error, got {err}")
         };
         assert_eq!(hook.hook, "settle", "{err}");

@@ -9,9 +9,11 @@
 //! - [`view`]: what each viewer may see;
 //! - [`hooks`]: the contract with the variant scripts;
 //! - [`bombs`]: bombs as scoring facts, and the best arrangement of the bombs left in a hand;
+//! - [`engine_error`]: the rejections every game on the engine shares (also 升級's);
 //! - [`testing`]: a plain-Rust implementation of the hooks for tests and tools.
 
 pub mod bombs;
+pub mod engine_error;
 pub mod flow;
 pub mod hooks;
 pub mod sim;
@@ -19,6 +21,7 @@ pub mod table;
 pub mod testing;
 pub mod view;
 
+pub use engine_error::EngineError;
 pub use table::{
     Action, DealResult, ENGINE_VERSION, Entry, Event, Game, GameConfig, GameError, HashScheme,
     Phase, RESULTS_KEPT, Results, Top,

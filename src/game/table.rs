@@ -20,6 +20,7 @@ use super::hooks::{BombFact, Centi, VariantHooks};
 use crate::accessors::accessors;
 use crate::cards::{Card, CardSet, RankCounts};
 use crate::determinism::{Encoding, HashPrefix, replay_log, state_hash, state_hash_from};
+use crate::game::engine_error::EngineError;
 use crate::moves;
 use crate::rules::Rules;
 use crate::seat::{Player, Seat, Seating};
@@ -91,34 +92,36 @@ impl Game {
         let rules = *hooks.rules();
         let n = rules.players as usize;
         if n != 2 && n != 4 {
-            return Err(GameError::Setup(format!("{n} players")));
+            return Err(EngineError::Setup(format!("{n} players")).into());
         }
         // Incoherent rules (e.g. more cards dealt than the decks hold) would break the deal.
         rules
             .validate()
-            .map_err(|e| GameError::Setup(format!("bad rules: {e}")))?;
+            .map_err(|e| EngineError::Setup(format!("bad rules: {e}")))?;
         if config.deals == 0 {
-            return Err(GameError::Setup("a match has at least one deal".into()));
+            return Err(EngineError::Setup("a match has at least one deal".into()).into());
         }
         if let Some(p) = &preset {
             if p.len() != n {
-                return Err(GameError::Setup(format!(
+                return Err(EngineError::Setup(format!(
                     "preset hands for {} seats, not {n}",
                     p.len()
-                )));
+                ))
+                .into());
             }
             let mut all = CardSet::EMPTY;
             for (seat, h) in p.iter().enumerate() {
                 // An empty hand could be chosen to lead and would then have no legal action.
                 if h.is_empty() || h.len() > rules.hand_size as usize {
-                    return Err(GameError::Setup(format!(
+                    return Err(EngineError::Setup(format!(
                         "preset hand of seat {seat} has {} cards (1..={} allowed)",
                         h.len(),
                         rules.hand_size
-                    )));
+                    ))
+                    .into());
                 }
                 if !h.intersection(all).is_empty() {
-                    return Err(GameError::Setup("a card is in two preset hands".into()));
+                    return Err(EngineError::Setup("a card is in two preset hands".into()).into());
                 }
                 all = all.union(*h);
             }
@@ -135,7 +138,7 @@ impl Game {
             seating: Seating::identity(rules.players),
             hands: vec![CardSet::EMPTY; n],
             dealt: CardSet::EMPTY,
-            shown_card: Card::new(0).map_err(|e| GameError::Setup(e.to_string()))?,
+            shown_card: Card::new(0).map_err(|e| EngineError::Setup(e.to_string()))?,
             turn: Seat::default(),
             trick_leader: Seat::default(),
             top: None,
@@ -166,7 +169,8 @@ impl Game {
         hashes: Option<&[String]>,
     ) -> Result<Game, GameError> {
         let apply = |g: &mut Game, e| g.apply(hooks, e).map(drop);
-        Ok(replay_log(self, entries, hashes, apply, Game::state_hash)?)
+        Ok(replay_log(self, entries, hashes, apply, Game::state_hash)
+            .map_err(EngineError::Replay)?)
     }
 
     // ---- accessors ----

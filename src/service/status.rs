@@ -18,7 +18,7 @@ use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
 
 use crate::cards::CardError;
-use crate::game::GameError;
+use crate::game::{EngineError, GameError};
 use crate::hand::PlayError;
 use crate::store::StoreError;
 
@@ -195,7 +195,7 @@ impl From<GameError> for ApiError {
     fn from(e: GameError) -> ApiError {
         let msg = e.to_string();
         match e {
-            GameError::GameOver => ApiError::new(Reason::GameOver, msg),
+            GameError::Engine(e) => ApiError::from(e),
             GameError::NoSuchPlayer(_) => ApiError::new(Reason::BadRequest, msg),
             GameError::NotYourTurn { .. } => ApiError::new(Reason::NotYourTurn, msg),
             GameError::CardsNotHeld => ApiError::new(Reason::CardsNotHeld, msg),
@@ -204,14 +204,25 @@ impl From<GameError> for ApiError {
             GameError::NotDue | GameError::NotDisconnected | GameError::WindowOpen => {
                 ApiError::new(Reason::BadRequest, msg)
             }
-            GameError::Hook(h) => {
+        }
+    }
+}
+
+/// A rejection of the engine itself, the same in both games. A failed script is logged here
+/// (the client sees only that the game is unchanged).
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> ApiError {
+        let msg = e.to_string();
+        match e {
+            EngineError::GameOver => ApiError::new(Reason::GameOver, msg),
+            EngineError::Hook(h) => {
                 tracing::error!(hook = %h.hook, error = %h, "variant script failed; action rejected");
                 ApiError::new(
                     Reason::ScriptFailed,
                     "the variant script failed; the game is unchanged",
                 )
             }
-            GameError::Setup(_) | GameError::Replay { .. } => {
+            EngineError::Setup(_) | EngineError::Replay(_) => {
                 ApiError::new(Reason::BadRequest, msg)
             }
         }

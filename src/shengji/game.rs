@@ -15,11 +15,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::hooks::{HookError, ShengjiHooks, Upgrade};
+use super::hooks::{ShengjiHooks, Upgrade};
 use super::order::{EffSuit, Level, ONE_DECK, Order, SEATS};
 use crate::accessors::accessors;
 use crate::cards::{Card, CardSet, Suit};
-use crate::determinism::{Divergence, Encoding, apply_atomically, replay_log, state_hash};
+use crate::determinism::{Encoding, apply_atomically, replay_log, state_hash};
+use crate::game::engine_error::EngineError;
 use crate::seat::Seat;
 
 /// The engine version recorded with every 升級 game.
@@ -91,8 +92,6 @@ pub enum Phase {
 /// Why an action was rejected. Each names what was wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
-    #[error("the match is over")]
-    GameOver,
     #[error("no seat {0} (seats are 0..4)")]
     NoSuchSeat(Seat),
     #[error("card {0} is not in the one-deck game (ids 0..=53)")]
@@ -121,12 +120,10 @@ pub enum GameError {
         led: EffSuit,
         legal: CardSet,
     },
-    #[error("hook failed: {0}")]
-    Hook(#[from] HookError),
-    #[error("bad setup: {0}")]
-    Setup(String),
-    #[error("{0}")]
-    Replay(#[from] Divergence),
+    /// The engine's own rejections: the match is over, a script failed, a bad setup, a replay
+    /// that diverged.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
 }
 
 /// A settled deal (public once the deal is over, buried cards included).
@@ -253,9 +250,10 @@ impl Game {
         if let Some(deck) = &setup.deck {
             let set: CardSet = deck.iter().copied().collect();
             if deck.len() != ONE_DECK.len() || set != ONE_DECK {
-                return Err(GameError::Setup(
+                return Err(EngineError::Setup(
                     "the preset deck must hold each of the 54 cards 0..=53 once".into(),
-                ));
+                )
+                .into());
             }
         }
         let (levels, dealer) = match setup.start {
@@ -301,7 +299,8 @@ impl Game {
     ) -> Result<Game, GameError> {
         let (game, _) = Game::new(setup)?;
         let apply = |g: &mut Game, a| g.apply(hooks, a).map(drop);
-        Ok(replay_log(game, actions, hashes, apply, Game::state_hash)?)
+        Ok(replay_log(game, actions, hashes, apply, Game::state_hash)
+            .map_err(EngineError::Replay)?)
     }
 
     /// Applies an action (check, then apply). On error nothing changed.
@@ -311,7 +310,7 @@ impl Game {
         action: Action,
     ) -> Result<Vec<Event>, GameError> {
         if self.phase == Phase::Finished {
-            return Err(GameError::GameOver);
+            return Err(EngineError::GameOver.into());
         }
         let mut events = Vec::new();
         match action {

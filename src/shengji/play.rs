@@ -10,13 +10,14 @@ use super::hooks::{
 };
 use super::order::{HAND_SIZE, SEATS, points_of};
 use crate::cards::{Card, CardSet};
+use crate::game::engine_error::EngineError;
 use crate::seat::Seat;
 
 /// The most a 摳底 multiplier may be.
 pub const MAX_MULTIPLIER: u32 = 100;
 
 fn bad_hook(hook: &str, message: String) -> GameError {
-    GameError::Hook(HookError::invalid(hook, message))
+    EngineError::Hook(HookError::invalid(hook, message)).into()
 }
 
 impl Game {
@@ -39,7 +40,7 @@ impl Game {
         if !legal.contains(card) {
             let led = match (self.order(), self.trick.first()) {
                 (Some(o), Some(&(_, lead))) => o.effective_suit(lead),
-                _ => return Err(GameError::Setup("no order or lead in play".into())),
+                _ => return Err(EngineError::Setup("no order or lead in play".into()).into()),
             };
             return Err(GameError::MustFollow { seat, led, legal });
         }
@@ -68,7 +69,7 @@ impl Game {
         }
         let order = self
             .order()
-            .ok_or_else(|| GameError::Setup("a trick without a trump suit".into()))?;
+            .ok_or_else(|| EngineError::Setup("a trick without a trump suit".into()))?;
         let cards: Vec<Card> = self.trick.iter().map(|&(_, c)| c).collect();
         let winner_index = order.trick_winner(&cards).unwrap_or(0);
         let (winner, _) = self.trick[winner_index];
@@ -106,11 +107,13 @@ impl Game {
         let trick_points = [points_of(self.won[0]), points_of(self.won[1])];
         let buried_points = points_of(self.bottom);
         let multiplier = if last_winner.team() == opp_team {
-            let m = hooks.bottom_multiplier(&BottomFacts {
-                buried_points,
-                last_trick_winner: last_winner,
-                winning_card,
-            })?;
+            let m = hooks
+                .bottom_multiplier(&BottomFacts {
+                    buried_points,
+                    last_trick_winner: last_winner,
+                    winning_card,
+                })
+                .map_err(EngineError::Hook)?;
             if !(1..=MAX_MULTIPLIER).contains(&m) {
                 return Err(bad_hook(
                     "bottom_multiplier",
@@ -124,11 +127,13 @@ impl Game {
         let bottom_bonus = buried_points * multiplier;
         let opponents_points = trick_points[opp_team as usize] + bottom_bonus;
         let level = self.level();
-        let upgrade = hooks.upgrade(&UpgradeFacts {
-            opponents_points,
-            level,
-            opponents_level: self.levels[opp_team as usize],
-        })?;
+        let upgrade = hooks
+            .upgrade(&UpgradeFacts {
+                opponents_points,
+                level,
+                opponents_level: self.levels[opp_team as usize],
+            })
+            .map_err(EngineError::Hook)?;
         if upgrade.levels > 12 {
             return Err(bad_hook(
                 "upgrade",
@@ -140,13 +145,15 @@ impl Game {
         let levels_before = self.levels;
         let mut levels_after = levels_before;
         levels_after[up_team as usize] = levels_before[up_team as usize].raised(upgrade.levels);
-        let winner = hooks.match_winner(&MatchFacts {
-            dealer_team,
-            level_played: level,
-            levels_before,
-            levels_after,
-            dealer_kept,
-        })?;
+        let winner = hooks
+            .match_winner(&MatchFacts {
+                dealer_team,
+                level_played: level,
+                levels_before,
+                levels_after,
+                dealer_kept,
+            })
+            .map_err(EngineError::Hook)?;
         if let Some(t) = winner.filter(|&t| t > 1) {
             return Err(bad_hook(
                 "match_winner",
@@ -156,10 +163,12 @@ impl Game {
         let next_dealer = match winner {
             Some(_) => None,
             None => {
-                let d = hooks.next_dealer(&NextDealerFacts {
-                    dealer,
-                    dealer_kept,
-                })?;
+                let d = hooks
+                    .next_dealer(&NextDealerFacts {
+                        dealer,
+                        dealer_kept,
+                    })
+                    .map_err(EngineError::Hook)?;
                 if d.number() >= SEATS {
                     return Err(bad_hook(
                         "next_dealer",

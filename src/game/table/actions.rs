@@ -9,6 +9,7 @@ use super::{Action, DealResult, Entry, Event, Game, GameError, Phase, Top, best_
 use crate::cards::{Card, CardSet, RankCounts};
 use crate::classify;
 use crate::determinism::{apply_atomically, deal_stream};
+use crate::game::engine_error::EngineError;
 use crate::game::flow::Turns;
 use crate::game::hooks::{
     BombFact, DealFacts, EscapeFacts, EscapeReason, HookError, Outcome, PreviousDeal, SeatingFacts,
@@ -47,7 +48,7 @@ impl Game {
         entry: Entry,
     ) -> Result<Vec<Event>, GameError> {
         if self.phase == Phase::Finished {
-            return Err(GameError::GameOver);
+            return Err(EngineError::GameOver.into());
         }
         if entry.player.index() >= self.players() as usize {
             return Err(GameError::NoSuchPlayer(entry.player));
@@ -162,7 +163,11 @@ impl Game {
                     consecutive_timeouts: self.timeouts[seat.index()],
                     disconnected: true,
                 };
-                if step.hooks.timeout_is_escape(&facts)? {
+                if step
+                    .hooks
+                    .timeout_is_escape(&facts)
+                    .map_err(EngineError::Hook)?
+                {
                     self.escape(seat, EscapeReason::Disconnected, step)
                 } else {
                     Ok(())
@@ -185,7 +190,7 @@ impl Game {
             // disconnected seat is not that; `ReconnectExpired` decides.
             disconnected: false,
         };
-        Ok(hooks.timeout_is_escape(&facts)?)
+        Ok(hooks.timeout_is_escape(&facts).map_err(EngineError::Hook)?)
     }
 
     fn check_turn(&self, seat: Seat) -> Result<(), GameError> {
@@ -220,10 +225,10 @@ impl Game {
         }
         let hand = self.hand(seat);
         let lead = moves::weakest_lead(hand.rank_counts(), &self.rules)
-            .ok_or_else(|| GameError::Setup("the seat to act holds no card".into()))?;
+            .ok_or_else(|| EngineError::Setup("the seat to act holds no card".into()))?;
         let cards = hand
             .take(lead.cards)
-            .ok_or_else(|| GameError::Setup("auto-play picked cards not held".into()))?;
+            .ok_or_else(|| EngineError::Setup("auto-play picked cards not held".into()))?;
         self.play(seat, cards, lead.hand, true, step)
     }
 
@@ -317,12 +322,12 @@ impl Game {
         let places = self.places();
         let outcome = self
             .deal_outcome(&places, &self.rules)
-            .ok_or_else(|| GameError::Setup("deal ended without an outcome".into()))?;
+            .ok_or_else(|| EngineError::Setup("deal ended without an outcome".into()))?;
         let facts = DealFacts {
             table: self.table_facts(places.clone()),
             outcome,
         };
-        let settlement = step.hooks.settle(&facts)?;
+        let settlement = step.hooks.settle(&facts).map_err(EngineError::Hook)?;
         self.settle(Some(outcome), None, places, settlement, step)
     }
 
@@ -352,9 +357,8 @@ impl Game {
         let settlement = step
             .hooks
             .settle_escape(&facts)
-            .map_err(GameError::Hook)
             .and_then(|s| check_settlement(&s, players).map(|()| s))
-            .unwrap_or_else(|e| failed_settlement(players, &e));
+            .unwrap_or_else(|e| failed_settlement(players, &EngineError::Hook(e)));
         step.events.push(Event::Escaped { seat, reason });
         let places = self.places();
         // An escape ends the deal and the match: the player is gone.
@@ -370,7 +374,7 @@ impl Game {
         settlement: Settlement,
         step: &mut Step<'_>,
     ) -> Result<(), GameError> {
-        check_settlement(&settlement, self.players())?;
+        check_settlement(&settlement, self.players()).map_err(EngineError::Hook)?;
         for ((_, player), score) in self.seating.iter().zip(&settlement.scores) {
             let total = &mut self.totals[player.index()];
             *total = total.saturating_add(*score);
@@ -417,7 +421,7 @@ impl Game {
         let dealt_cards: Vec<Card> = dealt.iter().collect();
         let shown = *dealt_cards
             .get(rng.random_range(0..dealt_cards.len().max(1)))
-            .ok_or_else(|| GameError::Setup("nothing dealt".into()))?;
+            .ok_or_else(|| EngineError::Setup("nothing dealt".into()))?;
         let holder = |c: Card| hands.iter().position(|h| h.contains(c)).map(Seat::at);
         let previous = self.results.last().map(|r| PreviousDeal {
             outcome: r.outcome,
@@ -439,21 +443,23 @@ impl Game {
             previous,
             random: rng.next_u64(),
         };
-        let decision = step.hooks.seating(&facts)?;
+        let decision = step.hooks.seating(&facts).map_err(EngineError::Hook)?;
         if decision.leader.index() >= n {
-            return Err(GameError::Hook(HookError::invalid(
+            return Err(EngineError::Hook(HookError::invalid(
                 "seating",
                 format!("leader {} is not a seat", decision.leader),
-            )));
+            ))
+            .into());
         }
         let mut hands = hands;
         let mut leader = decision.leader;
         if let Some((a, b)) = decision.swap {
             if a.index() >= n || b.index() >= n || a == b {
-                return Err(GameError::Hook(HookError::invalid(
+                return Err(EngineError::Hook(HookError::invalid(
                     "seating",
                     format!("swap ({a}, {b}) is not two different seats"),
-                )));
+                ))
+                .into());
             }
             self.seating.swap(a, b);
             hands.swap(a.index(), b.index());
@@ -493,7 +499,7 @@ pub const SETTLEMENT_FAILED: &str = "settlement_failed";
 
 /// The settlement recorded when the variant's escape settlement fails: no points, one
 /// [`SETTLEMENT_FAILED`] line per seat saying why (at most 256 characters).
-fn failed_settlement(players: u8, error: &GameError) -> Settlement {
+fn failed_settlement(players: u8, error: &EngineError) -> Settlement {
     let detail: String = format!("the variant's settlement failed, no points exchanged: {error}")
         .chars()
         .take(256)
@@ -512,8 +518,8 @@ fn failed_settlement(players: u8, error: &GameError) -> Settlement {
 }
 
 /// Checks a settlement's shape: one score per seat, and each seat's lines add up to its score.
-fn check_settlement(s: &Settlement, players: u8) -> Result<(), GameError> {
-    let bad = |message: String| GameError::Hook(HookError::invalid("settle", message));
+fn check_settlement(s: &Settlement, players: u8) -> Result<(), HookError> {
+    let bad = |message: String| HookError::invalid("settle", message);
     if s.scores.len() != players as usize {
         return Err(bad(format!(
             "{} scores for {players} seats",

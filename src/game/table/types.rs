@@ -4,8 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::cards::{Card, CardSet};
-use crate::determinism::Divergence;
-use crate::game::hooks::{Centi, EscapeReason, HookError, Outcome, Settlement};
+use crate::game::engine_error::EngineError;
+use crate::game::hooks::{Centi, EscapeReason, Outcome, Settlement};
 use crate::hand::{Declared, Hand, PlayError};
 use crate::seat::{Player, Seat, Seating};
 
@@ -112,8 +112,6 @@ pub enum Phase {
 /// Why an action was rejected. The reasons are stable (the service maps them to API reasons).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
-    #[error("the match is over")]
-    GameOver,
     #[error("no player {0}")]
     NoSuchPlayer(Player),
     #[error("it is seat {turn}'s turn, not seat {seat}'s")]
@@ -130,12 +128,10 @@ pub enum GameError {
     NotDisconnected,
     #[error("the reconnect window has not run out")]
     WindowOpen,
-    #[error("variant hook failed: {0}")]
-    Hook(#[from] HookError),
-    #[error("bad game setup: {0}")]
-    Setup(String),
-    #[error("{0}")]
-    Replay(#[from] Divergence),
+    /// The engine's own rejections: the match is over, a script failed, a bad setup, a replay
+    /// that diverged.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
 }
 
 /// The top play of the current trick.

@@ -29,7 +29,7 @@ use super::wire::Action as WireAction;
 use crate::bot::Bot;
 use crate::cards::CardSet;
 use crate::determinism::HashPrefix;
-use crate::game::{Action, Entry, Event, Game, GameConfig, Phase};
+use crate::game::{Action, EngineError, Entry, Event, Game, GameConfig, Phase};
 use crate::hand::Hand;
 use crate::seat::Player;
 use crate::store::LogEntry;
@@ -512,7 +512,7 @@ impl Session {
     /// cards, whether passing is legal now, whether it is the player's turn.
     pub fn hints(&self, player: Player, query: &crate::hints::Query) -> Result<Hints, ApiError> {
         if self.finished() {
-            return Err(ApiError::new(Reason::GameOver, "the match is over"));
+            return Err(EngineError::GameOver.into());
         }
         let seat = self
             .game

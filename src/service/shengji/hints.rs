@@ -4,9 +4,9 @@
 
 use super::table::{Command, Table};
 use crate::cards::CardSet;
-use crate::game::Viewer;
+use crate::game::{EngineError, Viewer};
 use crate::seat::{Player, Seat};
-use crate::service::status::{ApiError, Reason};
+use crate::service::status::ApiError;
 use crate::shengji::{Action, Phase, ShengjiHooks};
 
 /// What a seat may do now (GetHints).
@@ -28,7 +28,7 @@ impl Table {
     pub fn hints(&self, seat: u8) -> Result<Hints, ApiError> {
         let seat = Seat::new(seat);
         if self.finished() {
-            return Err(ApiError::new(Reason::GameOver, "the match is over"));
+            return Err(EngineError::GameOver.into());
         }
         let game = self.game();
         let dealing = game.phase() == Phase::Dealing;

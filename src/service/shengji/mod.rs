@@ -42,10 +42,8 @@ fn rule(reason: Reason, name: &str, msg: String) -> ApiError {
 pub fn rejection(e: GameError) -> ApiError {
     let msg = e.to_string();
     match e {
-        GameError::GameOver => ApiError::new(Reason::GameOver, msg),
-        GameError::NoSuchSeat(_) | GameError::Setup(_) | GameError::Replay { .. } => {
-            ApiError::new(Reason::BadRequest, msg)
-        }
+        GameError::Engine(e) => ApiError::from(e),
+        GameError::NoSuchSeat(_) => ApiError::new(Reason::BadRequest, msg),
         GameError::NotInDeck(_) => ApiError::new(Reason::BadCardId, msg),
         GameError::CardNotHeld { .. } | GameError::BuryNotHeld => {
             ApiError::new(Reason::CardsNotHeld, msg)
@@ -60,13 +58,6 @@ pub fn rejection(e: GameError) -> ApiError {
         GameError::MustFollow { legal, .. } => {
             let ids: Vec<String> = legal.iter().map(|c| c.id().to_string()).collect();
             rule(Reason::DoesNotBeat, "MUST_FOLLOW", msg).with("legal", ids.join(","))
-        }
-        GameError::Hook(h) => {
-            tracing::error!(hook = %h.hook, error = %h, "升級 variant script failed; action rejected");
-            ApiError::new(
-                Reason::ScriptFailed,
-                "the variant script failed; the game is unchanged",
-            )
         }
     }
 }

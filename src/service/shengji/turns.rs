@@ -14,6 +14,7 @@
 //! costs two deadlines, and every seat can still declare before the close. Pure: no clock read.
 
 use crate::cards::CardSet;
+use crate::game::EngineError;
 use crate::seat::{Player, Seat};
 use crate::service::bots::decision_seed;
 use crate::service::status::{ApiError, Reason};
@@ -112,7 +113,7 @@ pub fn decide(
             Some(Action::Play { card, .. }) => Ok(Command::Play(card)),
             _ => lowest(view.legal).map(Command::Play).ok_or_else(none),
         },
-        Phase::Finished => Err(ApiError::new(Reason::GameOver, "the match is over")),
+        Phase::Finished => Err(EngineError::GameOver.into()),
     }
 }
 

@@ -31,7 +31,7 @@ use super::record::ShengjiRecord;
 use super::rejection;
 use super::turns::Timers;
 use crate::cards::CardSet;
-use crate::game::Viewer;
+use crate::game::{EngineError, Viewer};
 use crate::seat::{Player, Seat};
 use crate::service::backlog::{self, Backlog};
 use crate::service::record::{Record, VerifiedTokens};
@@ -350,7 +350,7 @@ impl Table {
     /// leave or presence step.
     fn prepare_stored(&self, stored: Stored, replaying: bool) -> Result<Prepared, ApiError> {
         if self.finished() {
-            return Err(ApiError::new(Reason::GameOver, "the match is over"));
+            return Err(EngineError::GameOver.into());
         }
         let seat = stored.player;
         let mut game = self.game.clone();
