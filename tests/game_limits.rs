@@ -5,8 +5,8 @@
 //! `cargo test --release --test game_limits -- --nocapture` prints the figures).
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -21,16 +21,24 @@ use shuangkou::hand::Declared;
 use shuangkou::rules::Rules;
 use shuangkou::seat::{Player, Seat};
 
-/// Counts the bytes allocated on this thread's behalf (the tests that read it run alone in
-/// their own section, see `measure`).
+/// Counts the bytes allocated by each thread, so that a measurement on one test's thread is not
+/// disturbed by the tests running beside it in this binary.
 struct Counting;
 
-static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
-static MEASURE: Mutex<()> = Mutex::new(());
+thread_local! {
+    /// Bytes this thread has allocated. Constant-initialized and without a destructor, so the
+    /// allocator may touch it at any time, thread teardown included (`try_with`).
+    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Bytes allocated so far by the calling thread.
+fn allocated_here() -> usize {
+    ALLOCATED.with(Cell::get)
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATED.fetch_add(layout.size(), Ordering::SeqCst);
+        let _ = ALLOCATED.try_with(|a| a.set(a.get() + layout.size()));
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.alloc(layout) }
     }
@@ -176,10 +184,9 @@ fn bombs_left_in_hand_reach_the_settlement_in_their_best_arrangement() {
 
 /// Bytes the game owns on the heap (what a clone allocates) plus its inline size.
 fn footprint(g: &Game) -> usize {
-    let _guard = MEASURE.lock().unwrap();
-    let before = ALLOCATED.load(Ordering::SeqCst);
+    let before = allocated_here();
     let copy = g.clone();
-    let heap = ALLOCATED.load(Ordering::SeqCst) - before;
+    let heap = allocated_here() - before;
     drop(copy);
     heap + std::mem::size_of::<Game>()
 }
