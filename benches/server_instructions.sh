@@ -32,9 +32,7 @@ pid=""
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; true; }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
+. "$(dirname "$0")/ports.sh"
 
 # run DIR DEALS NAME: one server under callgrind, one load run; prints "instructions plays".
 run() {

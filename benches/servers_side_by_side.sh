@@ -22,7 +22,7 @@ mkdir -p "$out"
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10}
 STORE=${STORE:-memory}
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+. "$(dirname "$0")/ports.sh"
 for r in $(seq 1 "$ROUNDS"); do
   for side in "$@"; do
     name=${side%%=*} spec=${side#*=}
@@ -31,7 +31,7 @@ for r in $(seq 1 "$ROUNDS"); do
     "${parts[0]}" serve --listen "127.0.0.1:$port" --no-metrics --no-turn-timers --store "$STORE" \
       "${parts[@]:1}" >"$out/$name-$r.log" 2>&1 &
     pid=$!
-    for _ in $(seq 1 200); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.05; done
+    wait_port "$port" 200 "$pid"
     json="$out/$name-$r.json"
     timeout 300 "$load" --target "127.0.0.1:$port" --games 256 --concurrency 32 --connections 4 \
       --hints local --duration "$DURATION" --seed 1 ${RATE:+--rate "$RATE"} --server-pid "$pid" \

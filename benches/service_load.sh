@@ -48,18 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
-}
-
-wait_port() { # port [tries of 50 ms, default 200]
-  for _ in $(seq 1 "${2:-200}"); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "port $1 did not open" >&2
-  return 1
-}
+. "$(dirname "$0")/ports.sh"
 
 start_server() {
   port=$(free_port)
