@@ -24,6 +24,7 @@
 pub mod embedded;
 pub mod memory;
 pub mod redis;
+pub mod shard;
 pub mod snapshots;
 
 pub use snapshots::Snapshot;
