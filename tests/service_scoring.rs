@@ -2,7 +2,8 @@
 //! `tests/data/scoring.json` (preset hands, the plays of the seats that play, scores worked from
 //! docs/rules/RULES.md §6) are played through the service — admin CreateGame with the preset hands and a
 //! seed searched so that player 0 leads and nobody swaps seats — and the settled deal must carry
-//! exactly the expected scores. The oracle is the rules text, not a replay by the same engine.
+//! exactly the expected scores (a case may set options and have a seat leave before any play).
+//! The oracle is the rules text, not a replay by the same engine.
 
 pub mod common;
 
@@ -88,6 +89,12 @@ async fn create_case(c: &mut Client, case: &Value) -> Result<pb::CreateGameRespo
     let ids = deal_ids(&hands)?;
     for seed in 1..400 {
         let mut req = create_req(case["variant"].as_str().ok_or("variant")?, 1, Some(seed));
+        if let Some(options) = case.get("options").and_then(Value::as_object) {
+            for (name, v) in options {
+                let text = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+                req.options.insert(name.clone(), text);
+            }
+        }
         req.preset_hands = Some(pb::PresetHands {
             hands: ids
                 .iter()
@@ -115,6 +122,12 @@ async fn play_case(c: &mut Client, case: &Value) -> Result<Vec<f64>, String> {
     let plays: Vec<(u32, String)> =
         serde_json::from_value(case["plays"].clone()).map_err(|e| e.to_string())?;
     let mut next = plays.iter().peekable();
+    if let Some(seat) = case.get("leave").and_then(Value::as_u64) {
+        // The seat escapes before any play (player = seat: the case's seed keeps the seating).
+        leave(c, &g.game_id, &g.seat_tokens[seat as usize])
+            .await
+            .map_err(|s| format!("LeaveGame of seat {seat}: {s:?}"))?;
+    }
     for _ in 0..400 {
         let st = state(c, &g.game_id, ADMIN_KEY).await;
         if st.phase == pb::Phase::Finished as i32 {

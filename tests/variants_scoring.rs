@@ -9,8 +9,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
-use shuangkou::game::hooks::{SeatingDecision, SumRule, VariantHooks};
-use shuangkou::variants::{self, OptionValue, check, facts};
+use shuangkou::cards::{CardSet, RankCounts};
+use shuangkou::game::hooks::{
+    DealFacts, EscapeFacts, HookError, InHandWorth, SeatingDecision, SeatingFacts, Settlement,
+    SumRule, TimeoutFacts, VariantHooks,
+};
+use shuangkou::game::{Action, Entry, Game, GameConfig, Phase};
+use shuangkou::rules::Rules;
+use shuangkou::seat::Seat;
+use shuangkou::variants::{self, OptionValue, ScriptVariant, check, facts};
 
 const DATA: &str = include_str!("data/scoring.json");
 
@@ -122,6 +129,143 @@ fn golden_scoring_and_seating_cases() {
             "scoring.json lacks {want}"
         );
     }
+}
+
+/// A script variant whose deals seat 0 leads without a swap (so that a case's plays are made as
+/// written); everything else, the bombs-in-hand worth included, is the script's.
+struct LedBySeat0(ScriptVariant);
+
+impl VariantHooks for LedBySeat0 {
+    fn rules(&self) -> &Rules {
+        self.0.rules()
+    }
+    fn partners_see_hands(&self) -> bool {
+        self.0.partners_see_hands()
+    }
+    fn sum_rule(&self) -> SumRule {
+        self.0.sum_rule()
+    }
+    fn seating(&self, _: &SeatingFacts) -> Result<SeatingDecision, HookError> {
+        Ok(SeatingDecision {
+            leader: Seat::new(0),
+            swap: None,
+        })
+    }
+    fn settle(&self, f: &DealFacts) -> Result<Settlement, HookError> {
+        self.0.settle(f)
+    }
+    fn settle_escape(&self, f: &EscapeFacts) -> Result<Settlement, HookError> {
+        self.0.settle_escape(f)
+    }
+    fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
+        self.0.timeout_is_escape(f)
+    }
+    fn in_hand_worth(&self) -> Result<Option<Arc<InHandWorth>>, HookError> {
+        self.0.in_hand_worth()
+    }
+}
+
+/// Plays one of scoring.json's full `deals` in the deal engine (`Game::apply` with the script's
+/// hooks, seat 0 leading): each listed play when its seat is to lead, a pass from everyone
+/// else, a `leave` seat's escape first; the settled deal's scores in hundredths.
+fn play_deal_in_engine(case: &Value) -> Result<Vec<i64>, String> {
+    let id = case["variant"].as_str().ok_or("missing variant")?;
+    let options: BTreeMap<String, OptionValue> = match case.get("options") {
+        None => BTreeMap::new(),
+        Some(o) => serde_json::from_value(o.clone()).map_err(|e| format!("options: {e}"))?,
+    };
+    let hooks = LedBySeat0(
+        variants::builtin(id)
+            .and_then(|c| c.configure(&options))
+            .map_err(|e| e.to_string())?,
+    );
+    let hands: Vec<String> =
+        serde_json::from_value(case["hands"].clone()).map_err(|e| e.to_string())?;
+    let mut free = CardSet::FULL;
+    let mut preset = Vec::new();
+    for h in &hands {
+        let rc: RankCounts = h.parse().map_err(|e| format!("{h}: {e:?}"))?;
+        let cards = free
+            .take(rc)
+            .ok_or_else(|| format!("{h}: not in the decks"))?;
+        free = free.difference(cards);
+        preset.push(cards);
+    }
+    let (mut g, _) = Game::new(
+        GameConfig::new(id, "test", 1),
+        &hooks,
+        [3; 32],
+        Some(preset),
+        0,
+    )
+    .map_err(|e| e.to_string())?;
+    let act = |g: &mut Game, seat: Seat, action: Action| {
+        let player = g.seating()[seat];
+        g.apply(
+            &hooks,
+            Entry {
+                player,
+                action,
+                at: 1,
+            },
+        )
+        .map(|_| ())
+        .map_err(|e| format!("seat {}: {e}", seat.index()))
+    };
+    if let Some(seat) = case.get("leave").and_then(Value::as_u64) {
+        act(&mut g, Seat::new(seat as u8), Action::Leave)?;
+    }
+    let plays: Vec<(u8, String)> =
+        serde_json::from_value(case["plays"].clone()).map_err(|e| e.to_string())?;
+    let mut next = plays.iter().peekable();
+    for _ in 0..400 {
+        if g.phase() == Phase::Finished {
+            if let Some(p) = next.peek() {
+                return Err(format!("the deal ended before the play {p:?}"));
+            }
+            let deal = g.results().into_iter().next().ok_or("no settled deal")?;
+            return Ok(deal.settlement.scores);
+        }
+        let seat = g.turn().ok_or("no seat to act")?;
+        let action = match next.peek() {
+            Some((s, cards)) if Seat::new(*s) == seat && g.top().is_none() => {
+                next.next();
+                let rc: RankCounts = cards.parse().map_err(|e| format!("{cards}: {e:?}"))?;
+                Action::Play {
+                    cards: g.hand(seat).take(rc).ok_or("cards not in the hand")?,
+                    declared: None,
+                }
+            }
+            _ => Action::Pass,
+        };
+        act(&mut g, seat, action)?;
+    }
+    Err("the deal did not end within 400 actions".into())
+}
+
+/// The full deals of scoring.json (also played over the wire by tests/service_scoring.rs), in
+/// the deal engine: the scores worked by hand from docs/rules/RULES.md §6, e.g. the 二人 bombs in
+/// hand arranged for the largest contribution the options pay (W-erren-inhand-*: ±1, −5, ±61).
+#[test]
+fn hand_worked_full_deals_score_as_the_rules_say_in_the_engine() {
+    let data: Value = serde_json::from_str(DATA).expect("scoring.json is JSON");
+    let mut failures = Vec::new();
+    for case in data["deals"].as_array().expect("deals") {
+        let id = case["id"].as_str().unwrap_or("?");
+        let want = case["expect"]
+            .as_array()
+            .expect("expect")
+            .iter()
+            .map(centi)
+            .collect::<Result<Vec<_>, _>>()
+            .expect("expect in points");
+        match play_deal_in_engine(case) {
+            Ok(got) if got == want => {}
+            Ok(got) => failures.push(format!("{id}: expected {want:?}, got {got:?} (hundredths)")),
+            Err(e) => failures.push(format!("{id}: {e}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

@@ -40,6 +40,9 @@ pub fn decide(
         return first;
     }
     let start = budget.time_cap.map(|cap| (Instant::now(), cap));
+    // What the variant pays for bombs left in hand (a failing hook scores those as the engine
+    // would fail to: the playout's score is then 0 anyway).
+    let worth = scoring.in_hand_worth().ok().flatten();
     let me = view.seat();
     let mut sums = vec![0i64; candidates.len()];
     let mut used = 0u32;
@@ -60,7 +63,7 @@ pub fn decide(
             let finished = w.apply(*c)
                 || w.play_out(|v| heuristic::decide(v, &Params::STANDARD, profile, &mut prng));
             let score = if finished {
-                w.facts()
+                w.facts(worth.as_deref())
                     .and_then(|f| deal_score(scoring, &f, me))
                     .unwrap_or(0)
             } else {

@@ -15,7 +15,7 @@ use super::{Decision, PlayerView};
 use crate::cards::{Rank, RankCounts};
 use crate::game::bombs;
 use crate::game::flow::Turns;
-use crate::game::hooks::{BombFact, DealFacts, TableFacts};
+use crate::game::hooks::{BombFact, DealFacts, InHandWorth, TableFacts};
 use crate::hand::Hand;
 use crate::rules::Rules;
 use crate::seat::Seat;
@@ -169,8 +169,9 @@ impl World {
         false
     }
 
-    /// The facts the settlement hook is told about this (finished) deal.
-    pub fn facts(&self) -> Option<DealFacts> {
+    /// The facts the settlement hook is told about this (finished) deal, the bombs left in each
+    /// hand arranged for what the variant pays for them (`worth`, as the deal engine does).
+    pub fn facts(&self, worth: Option<&InHandWorth>) -> Option<DealFacts> {
         let places = self.finishing_places(self.turn);
         let outcome = self.deal_outcome(&places, &self.rules)?;
         Some(DealFacts {
@@ -183,7 +184,7 @@ impl World {
                     .collect(),
                 bombs_played: self.bombs.clone(),
                 bombs_in_hand: Seat::all(self.n)
-                    .map(|s| bombs::in_hand(self.hand(s), s, &self.rules))
+                    .map(|s| bombs::in_hand(self.hand(s), s, &self.rules, worth))
                     .collect(),
             },
             outcome,

@@ -2,9 +2,14 @@
 //! still in a hand at the end of a deal (S2: "手中牌貢獻分按最大計算" — wild jokers are assigned
 //! so that the hand's bombs are worth the most).
 //!
-//! "Best" maximises Σ 2^stars over disjoint bombs under a star system (a bomb one star higher
-//! is worth two of the lower one, as in every contribution table), or Σ 2^cards under the classic
-//! bomb order (天王 counted as 9 cards). The search is exhaustive with memoisation: it walks the
+//! "Best" is what the variant pays for bombs in hand: when it names a contribution by star level
+//! (an [`InHandWorth`], the script's `contribution(stars, opts)`, under the game's options:
+//! RULES.md §6.5 counts bombs from `contribution_from_xiang` on and no higher than `cap_xiang`),
+//! the arrangement maximises Σ contribution(stars) first. Among arrangements paying the same (and
+//! for variants that pay nothing by level), it maximises Σ 2^stars over disjoint bombs under a
+//! star system (a bomb one star higher is worth two of the lower one, as in every contribution
+//! table), or Σ 2^cards under the classic bomb order (天王 counted as 9 cards), so that the
+//! bombs shown are the largest the hand can make. The search is exhaustive with memoisation: it walks the
 //! ranks from the lowest natural one upwards and, at each, either leaves that rank's remaining
 //! natural cards out of every bomb or takes one bomb whose lowest natural rank it is; joker-only
 //! bombs (三王, 天王) are taken last from the jokers left. Pure; depends on `moves` for the
@@ -31,14 +36,31 @@ pub fn fact(seat: Seat, cards: RankCounts, h: &Hand) -> BombFact {
     }
 }
 
+/// What a bomb kept in hand earns its holder under a variant's settlement, by star level: entry
+/// `s` is the contribution (in units) of one bomb of `s` stars, and the last entry stands for
+/// every level above it. The deal engine asks the variant for it
+/// ([`super::hooks::VariantHooks::in_hand_worth`]).
+pub type InHandWorth = [u64];
+
+/// The value of a bomb in the arrangement search: what the variant pays for it, then its size.
+type Weight = (u64, u64);
+
+fn add(a: Weight, b: Weight) -> Weight {
+    (a.0.saturating_add(b.0), a.1.saturating_add(b.1))
+}
+
 /// The value of a bomb in the arrangement search.
-fn weight(h: &Hand, rules: &Rules) -> u64 {
+fn weight(h: &Hand, rules: &Rules, worth: Option<&InHandWorth>) -> Weight {
     let exp = match (rules.has_stars(), h.kind) {
         (true, _) => h.stars.unwrap_or(h.len),
         (false, HandType::FourJokers) => 9,
         (false, _) => h.len,
     };
-    1u64 << exp.min(40)
+    let pays = match (worth, h.stars) {
+        (Some(w), Some(s)) if !w.is_empty() => w[usize::from(s).min(w.len() - 1)],
+        _ => 0,
+    };
+    (pays, 1u64 << exp.min(40))
 }
 
 /// A bomb below every real bomb, so that "every play that beats it" is "every bomb".
@@ -79,7 +101,7 @@ fn lowest_suited(hand: RankCounts) -> Option<Rank> {
 
 #[derive(Clone, Copy)]
 struct Memo {
-    weight: u64,
+    weight: Weight,
     /// The bomb taken here, and the state after it (or after dropping the lowest rank).
     take: Option<Play>,
     next: Option<RankCounts>,
@@ -87,6 +109,7 @@ struct Memo {
 
 struct Search<'a> {
     rules: &'a Rules,
+    worth: Option<&'a InHandWorth>,
     floor: Hand,
     memo: HashMap<u64, Memo>,
 }
@@ -143,12 +166,12 @@ impl Search<'_> {
         plays
     }
 
-    fn best(&mut self, state: RankCounts) -> u64 {
+    fn best(&mut self, state: RankCounts) -> Weight {
         if let Some(m) = self.memo.get(&state.bits()) {
             return m.weight;
         }
         let mut memo = Memo {
-            weight: 0,
+            weight: (0, 0),
             take: None,
             next: None,
         };
@@ -163,7 +186,7 @@ impl Search<'_> {
                 let Some(rest) = state.minus(p.cards) else {
                     continue;
                 };
-                let w = weight(&p.hand, self.rules).saturating_add(self.best(rest));
+                let w = add(weight(&p.hand, self.rules, self.worth), self.best(rest));
                 if w > memo.weight {
                     memo = Memo {
                         weight: w,
@@ -178,14 +201,21 @@ impl Search<'_> {
     }
 }
 
-/// The best arrangement of the bombs in `hand` (disjoint, wild jokers assigned), as facts of
-/// `seat`, in the order found (lowest rank first, joker bombs last).
-pub fn in_hand(hand: RankCounts, seat: Seat, rules: &Rules) -> Vec<BombFact> {
+/// The best arrangement of the bombs in `hand` (disjoint, wild jokers assigned) for a variant
+/// paying `worth` for them (`None`: nothing by level), as facts of `seat`, in the order found
+/// (lowest rank first, joker bombs last).
+pub fn in_hand(
+    hand: RankCounts,
+    seat: Seat,
+    rules: &Rules,
+    worth: Option<&InHandWorth>,
+) -> Vec<BombFact> {
     if !may_hold_bomb(hand, rules) {
         return Vec::new();
     }
     let mut search = Search {
         rules,
+        worth,
         floor: floor_bomb(rules),
         memo: HashMap::new(),
     };
@@ -209,7 +239,7 @@ mod tests {
     use super::*;
 
     fn stars(hand: &str, rules: &Rules) -> Vec<(HandType, Option<u8>, String)> {
-        in_hand(hand.parse().unwrap(), Seat::new(0), rules)
+        in_hand(hand.parse().unwrap(), Seat::new(0), rules, None)
             .into_iter()
             .map(|b| (b.kind, b.stars, b.cards.to_string()))
             .collect()
@@ -232,6 +262,7 @@ mod tests {
             "3 3 3 9 9 9 9 BJ".parse().unwrap(),
             Seat::new(0),
             &Rules::BAIBIAN,
+            None,
         )
         .iter()
         .map(|b| 1u64 << b.stars.unwrap())
@@ -270,7 +301,7 @@ mod tests {
     fn full_hands_finish_quickly() {
         // A bomb-heavy 27-card hand with four wild jokers (qianbian).
         let h = "3 3 3 3 4 4 4 4 5 5 5 5 6 6 6 6 7 7 7 7 8 8 9 SJ SJ BJ BJ";
-        let got = in_hand(h.parse().unwrap(), Seat::new(1), &Rules::QIANBIAN);
+        let got = in_hand(h.parse().unwrap(), Seat::new(1), &Rules::QIANBIAN, None);
         assert!(!got.is_empty());
         let mut used = RankCounts::EMPTY;
         for b in &got {

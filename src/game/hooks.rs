@@ -11,8 +11,11 @@
 //!
 //! Depends only on the rules core; no script, async or wire types.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
+pub use super::bombs::InHandWorth;
 use crate::cards::{Card, RankCounts};
 use crate::hand::HandType;
 use crate::rules::Rules;
@@ -275,6 +278,14 @@ pub trait VariantHooks: Send + Sync {
     fn settle_escape(&self, facts: &EscapeFacts) -> Result<Settlement, HookError>;
     /// Whether a timeout (or an expired reconnect window) counts as an escape.
     fn timeout_is_escape(&self, facts: &TimeoutFacts) -> Result<bool, HookError>;
+    /// What a bomb still in a hand at the end of a deal earns its holder, by star level (see
+    /// [`super::bombs::InHandWorth`]), when the variant pays contribution (貢獻分) for such bombs
+    /// by level: the engine arranges each hand's bombs for the largest sum of it (RULES.md §6.5
+    /// 「手中牌貢獻分按最大計算」, §6.7). `None` (the default): nothing by level; the bombs are
+    /// arranged for the largest Σ 2^stars.
+    fn in_hand_worth(&self) -> Result<Option<Arc<InHandWorth>>, HookError> {
+        Ok(None)
+    }
 }
 
 /// The label of the zero-point note a settlement carries for a seat whose amount the host

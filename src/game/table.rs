@@ -16,7 +16,7 @@
 //! shown-card rule move players between seats and persist into later deals.
 
 use super::flow::Turns;
-use super::hooks::{BombFact, Centi, VariantHooks};
+use super::hooks::{BombFact, Centi, InHandWorth, VariantHooks};
 use crate::accessors::accessors;
 use crate::cards::{Card, CardSet, RankCounts};
 use crate::determinism::{Encoding, HashPrefix, replay_log, state_hash, state_hash_from};
@@ -375,10 +375,15 @@ impl Game {
 }
 
 /// The bombs a hand still holds, in their best arrangement (see [`super::bombs::in_hand`]:
-/// disjoint bombs, wild jokers assigned, Σ 2^stars — or 2^cards under the classic order — as
-/// high as possible; an exact search).
-pub fn best_bombs(seat: Seat, hand: RankCounts, rules: &Rules) -> Vec<BombFact> {
-    super::bombs::in_hand(hand, seat, rules)
+/// disjoint bombs, wild jokers assigned, what the variant pays for them by level (`worth`) as
+/// high as possible, then Σ 2^stars — or 2^cards under the classic order; an exact search).
+pub fn best_bombs(
+    seat: Seat,
+    hand: RankCounts,
+    rules: &Rules,
+    worth: Option<&InHandWorth>,
+) -> Vec<BombFact> {
+    super::bombs::in_hand(hand, seat, rules, worth)
 }
 
 /// The engine's table for the shared turn rules.

@@ -11,7 +11,8 @@
 //! - `rules(opts)` → a map of the [`Rules`] fields by their serde names;
 //! - `sum_rule(opts)` → `"zero"`, `"zero_before_rake"` or `"unchecked"`;
 //! - hooks `seating(facts, opts)`, `settle(facts, opts)`, `settle_escape(facts, opts)`,
-//!   `timeout_is_escape(facts, opts)`;
+//!   `timeout_is_escape(facts, opts)`, and optionally `contribution(stars, opts)` (the 貢獻分
+//!   units of a bomb, by which the engine arranges the bombs left in a hand);
 //! - `examples()` → worked examples (facts + options → expected result) checked before a version
 //!   becomes active.
 //!

@@ -302,9 +302,16 @@ impl Game {
         self.finishing_places(self.turn)
     }
 
-    /// The table as the settlement hooks are told it, with the finishing order `places`.
-    fn table_facts(&self, places: Vec<Seat>) -> TableFacts {
-        TableFacts {
+    /// The table as the settlement hooks are told it, with the finishing order `places`; the
+    /// bombs left in each hand are arranged for what the variant pays for them
+    /// ([`VariantHooks::in_hand_worth`]).
+    fn table_facts(
+        &self,
+        places: Vec<Seat>,
+        hooks: &dyn VariantHooks,
+    ) -> Result<TableFacts, HookError> {
+        let worth = hooks.in_hand_worth()?;
+        Ok(TableFacts {
             players: self.players(),
             deal_number: self.deal_number,
             places,
@@ -313,9 +320,9 @@ impl Game {
                 .collect(),
             bombs_played: self.bombs.clone(),
             bombs_in_hand: Seat::all(self.players())
-                .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules))
+                .map(|s| best_bombs(s, self.hand(s).rank_counts(), &self.rules, worth.as_deref()))
                 .collect(),
-        }
+        })
     }
 
     fn end_deal(&mut self, step: &mut Step<'_>) -> Result<(), GameError> {
@@ -324,7 +331,9 @@ impl Game {
             .deal_outcome(&places, &self.rules)
             .ok_or_else(|| EngineError::Setup("deal ended without an outcome".into()))?;
         let facts = DealFacts {
-            table: self.table_facts(places.clone()),
+            table: self
+                .table_facts(places.clone(), step.hooks)
+                .map_err(EngineError::Hook)?,
             outcome,
         };
         let settlement = step.hooks.settle(&facts).map_err(EngineError::Hook)?;
@@ -345,18 +354,19 @@ impl Game {
             step.events.push(Event::Left { seat });
             return Ok(());
         }
-        let facts = EscapeFacts {
-            table: self.table_facts(self.out.clone()),
-            escaper: seat,
-            reason,
-        };
         // The escape path never traps the table: an escape settlement that fails (a script
         // error or a malformed result) ends the deal with no points exchanged and the failure
         // recorded in a `settlement_failed` line per seat.
         let players = self.players();
-        let settlement = step
-            .hooks
-            .settle_escape(&facts)
+        let settlement = self
+            .table_facts(self.out.clone(), step.hooks)
+            .and_then(|table| {
+                step.hooks.settle_escape(&EscapeFacts {
+                    table,
+                    escaper: seat,
+                    reason,
+                })
+            })
             .and_then(|s| check_settlement(&s, players).map(|()| s))
             .unwrap_or_else(|e| failed_settlement(players, &EngineError::Hook(e)));
         step.events.push(Event::Escaped { seat, reason });

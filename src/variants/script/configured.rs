@@ -3,7 +3,7 @@
 //! the sandbox and reads the result back (`super::returned`), recorded in the script metrics.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use rhai::Dynamic;
@@ -11,8 +11,8 @@ use rhai::Dynamic;
 use super::returned::{Returned, parse_seating, parse_settlement};
 use super::{CompiledVariant, shape_error};
 use crate::game::hooks::{
-    DealFacts, EscapeFacts, HookError, SeatingDecision, SeatingFacts, Settlement, SumRule,
-    TimeoutFacts, VariantHooks,
+    DealFacts, EscapeFacts, HookError, InHandWorth, SeatingDecision, SeatingFacts, Settlement,
+    SumRule, TimeoutFacts, VariantHooks,
 };
 use crate::rules::Rules;
 use crate::variants::engine::{self, describe};
@@ -30,7 +30,20 @@ pub struct ScriptVariant {
     opts: Dynamic,
     rules: Rules,
     sum_rule: SumRule,
+    /// The script's `contribution(stars, opts)` by star level, asked once per configuration on
+    /// first need (shared by the clones).
+    in_hand_worth: Arc<OnceLock<WorthResult>>,
 }
+
+type WorthResult = Result<Option<Arc<InHandWorth>>, HookError>;
+
+/// The optional hook that prices a bomb by its star level (docs/VARIANTS.md).
+pub const CONTRIBUTION_HOOK: &str = "contribution";
+
+/// Star levels the contribution table covers; a level above the last is priced as the last
+/// (above every bomb two decks can make: a 12-card bomb is 12相, a six-link chain bomb less
+/// than 20).
+pub const WORTH_LEVELS: u8 = 24;
 
 impl fmt::Debug for ScriptVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,6 +69,7 @@ impl ScriptVariant {
             values: Arc::new(values),
             rules,
             sum_rule,
+            in_hand_worth: Arc::new(OnceLock::new()),
         }
     }
 
@@ -96,6 +110,39 @@ impl ScriptVariant {
 
     fn settlement(&self, hook: &str, v: Dynamic) -> Result<Settlement, HookError> {
         parse_settlement(&v, self.returned(hook))
+    }
+
+    /// The script's `contribution(stars, opts)` for every star level up to [`WORTH_LEVELS`], or
+    /// `None` when the script does not define it.
+    fn worth_table(&self) -> WorthResult {
+        let defined = self
+            .compiled
+            .ast()
+            .iter_functions()
+            .any(|f| f.name == CONTRIBUTION_HOOK && f.params.len() == 2);
+        if !defined {
+            return Ok(None);
+        }
+        let table = (0..=WORTH_LEVELS)
+            .map(|stars| {
+                let v = self.call(CONTRIBUTION_HOOK, Dynamic::from_int(i64::from(stars)))?;
+                v.as_int()
+                    .ok()
+                    .and_then(|u| u64::try_from(u).ok())
+                    .ok_or_else(|| {
+                        shape_error(
+                            CONTRIBUTION_HOOK,
+                            self.compiled.origin(),
+                            format!(
+                                "contribution({stars}, opts) returned {}; expected a whole number \
+                                 of units, 0 or more",
+                                describe(&v)
+                            ),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<u64>, HookError>>()?;
+        Ok(Some(table.into()))
     }
 }
 
@@ -157,6 +204,12 @@ impl VariantHooks for ScriptVariant {
             let v = self.call("settle_escape", facts::escape_map(f))?;
             self.settlement("settle_escape", v)
         })
+    }
+
+    fn in_hand_worth(&self) -> WorthResult {
+        self.in_hand_worth
+            .get_or_init(|| self.observed(CONTRIBUTION_HOOK, || self.worth_table()))
+            .clone()
     }
 
     fn timeout_is_escape(&self, f: &TimeoutFacts) -> Result<bool, HookError> {
