@@ -6,6 +6,9 @@
 //! Regenerate (after a deliberate change, and say why in the commit):
 //! `UPDATE_GOLDEN=1 cargo test --test game_golden`.
 
+#[path = "common/flags.rs"]
+pub mod flags;
+
 use std::fmt::Write;
 
 use rand::{Rng, SeedableRng};
@@ -107,7 +110,7 @@ fn playthrough(rules: Rules, seed: u64, deals: u32) -> String {
 
 fn check(name: &str, got: String) {
     let path = format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if flags::update_golden() {
         std::fs::write(&path, &got).unwrap();
         return;
     }

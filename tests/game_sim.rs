@@ -4,6 +4,9 @@
 //! windows and escapes among the actions. Failures name the seed that reproduces them.
 //! `SHUANGKOU_THOROUGH=1` plays ten times as many deals.
 
+#[path = "common/flags.rs"]
+pub mod flags;
+
 use shuangkou::game::sim::{SimOptions, simulate};
 use shuangkou::game::testing::PlainHooks;
 use shuangkou::rules::{
@@ -11,11 +14,7 @@ use shuangkou::rules::{
 };
 
 fn deals(base: u64) -> u64 {
-    if std::env::var_os("SHUANGKOU_THOROUGH").is_some() {
-        base * 10
-    } else {
-        base
-    }
+    if flags::thorough() { base * 10 } else { base }
 }
 
 #[test]

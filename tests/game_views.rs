@@ -8,7 +8,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use shuangkou::cards::CardSet;
 use shuangkou::game::testing::PlainHooks;
-use shuangkou::game::{Action, Entry, Event, Game, GameConfig, Phase, Viewer};
+use shuangkou::game::{Action, Entry, Event, Game, GameConfig, GameError, Phase, Viewer};
+use shuangkou::hand::{Declared, PlayError};
 use shuangkou::rules::Rules;
 use shuangkou::seat::{Player, Seat};
 
@@ -27,46 +28,40 @@ fn mid_game(seed: u64, steps: usize, double_open: bool) -> (Game, PlainHooks, Ve
         let seat = g.turn().unwrap();
         let (plays, can_pass) = g.legal_plays(seat);
         let player = g.seating()[seat];
-        let action = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
-            Action::Pass
+        let (action, chosen) = if can_pass && (plays.is_empty() || rng.random_bool(0.4)) {
+            (Action::Pass, None)
         } else {
             let p = plays[rng.random_range(0..plays.len())];
-            Action::Play {
-                cards: g.hand(seat).take(p.cards).unwrap(),
-                declared: None,
-            }
+            let cards = g.hand(seat).take(p.cards).unwrap();
+            (
+                Action::Play {
+                    cards,
+                    declared: None,
+                },
+                Some((cards, p.hand)),
+            )
         };
-        match g.apply(
-            &hooks,
-            Entry {
-                player,
-                action,
-                at: 0,
-            },
-        ) {
-            Ok(ev) => events.extend(ev),
-            Err(_) => {
-                // An undeclared ambiguous play: declare it.
-                let Action::Play { cards, .. } = action else {
-                    unreachable!()
-                };
-                let h = shuangkou::classify::classify(cards.rank_counts(), g.rules())[0];
-                let declared = Some(shuangkou::hand::Declared {
-                    kind: h.kind,
-                    key: h.key(),
+        let entry = |action| Entry {
+            player,
+            action,
+            at: 0,
+        };
+        // Every action is legal (a pass where allowed, a play of the legal list): any refusal
+        // but an ambiguous undeclared play fails the generator, with its seed.
+        let ev = match (g.apply(&hooks, entry(action)), chosen) {
+            (Ok(ev), _) => ev,
+            (Err(GameError::Play(PlayError::Ambiguous { .. })), Some((cards, hand))) => {
+                // Declare the interpretation the legal list offered.
+                let declared = Some(Declared {
+                    kind: hand.kind,
+                    key: hand.key(),
                 });
-                if let Ok(ev) = g.apply(
-                    &hooks,
-                    Entry {
-                        player,
-                        action: Action::Play { cards, declared },
-                        at: 0,
-                    },
-                ) {
-                    events.extend(ev);
-                }
+                g.apply(&hooks, entry(Action::Play { cards, declared }))
+                    .unwrap_or_else(|e| panic!("seed {seed}: the declared play refused: {e}"))
             }
-        }
+            (Err(e), _) => panic!("seed {seed}: a legal action refused: {e}"),
+        };
+        events.extend(ev);
     }
     (g, hooks, events)
 }

@@ -7,6 +7,9 @@
 //! Regenerate (after a deliberate change, and say why in the commit):
 //! `UPDATE_GOLDEN=1 cargo test --test golden_shengji`.
 
+#[path = "common/flags.rs"]
+pub mod flags;
+
 use std::fmt::Write;
 
 use rand::SeedableRng;
@@ -70,7 +73,7 @@ fn seeded_matches_keep_their_logs_events_views_and_hashes() {
     for index in 0..4 {
         let _ = writeln!(out, "{}", playthrough(index));
     }
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if flags::update_golden() {
         std::fs::write(FILE, &out).unwrap();
         return;
     }

@@ -5,13 +5,25 @@
 
 pub mod common;
 
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::TestServer;
 use serde_json::Value;
 
-/// Runs the load generator (killed after two minutes) and reads its JSON report.
+/// Reads all of a child's pipe on its own thread, so that a chatty child never blocks on a full
+/// pipe while the test waits for it to exit.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// Runs the load generator (killed after two minutes) and reads its JSON report; its stdout
+/// and stderr are drained while it runs.
 fn load(addr: std::net::SocketAddr, extra: &[&str]) -> Value {
     let mut child = Command::new(env!("CARGO_BIN_EXE_shuangkou-load"))
         .args(["--target", &addr.to_string(), "--game", "shengji", "--json"])
@@ -28,20 +40,25 @@ fn load(addr: std::net::SocketAddr, extra: &[&str]) -> Value {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the load generator runs");
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
     let deadline = Instant::now() + Duration::from_secs(120);
     while child.try_wait().expect("wait").is_none() {
         if Instant::now() > deadline {
             let _ = child.kill();
+            let _ = child.wait();
             panic!("shuangkou-load did not finish in 120 s");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = child.wait_with_output().expect("its output");
-    let text = String::from_utf8_lossy(&out.stdout);
+    // The child has exited: its pipes close and both readers end.
+    let out = stdout.join().expect("stdout reader");
+    let err = stderr.join().expect("stderr reader");
+    let text = String::from_utf8_lossy(&out);
     serde_json::from_str(text.trim()).unwrap_or_else(|e| {
         panic!(
             "not a JSON report ({e}): {text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&err)
         )
     })
 }

@@ -63,12 +63,17 @@ async fn deals_zero_means_the_variants_deals_per_match() {
 /// The player to act plays while another player leaves, at the same time, on two connections.
 /// Whichever the service orders first, the log is coherent: the play then the escape (seqs 1
 /// and 2), or the escape alone and the play refused with GAME_OVER; the replay re-executes.
+/// Both orders must be seen: the request sent first alternates (the play on even rounds, the
+/// leave on odd ones), at least 12 rounds and at most 60, until each order happened.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leave_racing_a_play_is_ordered_one_way_or_the_other() {
     let seed = test_seed(4401);
     let addr = tokio::task::spawn_blocking(shared).await.expect("shared");
     let (mut orders_play_first, mut orders_leave_first) = (0, 0);
-    for k in 0..12u64 {
+    for k in 0..60u64 {
+        if k >= 12 && orders_play_first > 0 && orders_leave_first > 0 {
+            break;
+        }
         let mut c = client_of(addr).await;
         let mut c2 = client_of(addr).await;
         let g = create(&mut c, ADMIN_KEY, create_req("classic", 1, Some(seed + k))).await;
@@ -78,10 +83,14 @@ async fn leave_racing_a_play_is_ordered_one_way_or_the_other() {
         let t = g.seat_tokens[p as usize].clone();
         let h = hints(&mut c, &g.game_id, &t).await;
         let play = play_req(&g.game_id, p, &h.plays[0], st.seq);
-        let (played, left) = tokio::join!(
-            c.submit_play(authed(play, &t)),
-            leave(&mut c2, &g.game_id, &g.seat_tokens[leaver as usize]),
-        );
+        let play = c.submit_play(authed(play, &t));
+        let leaving = leave(&mut c2, &g.game_id, &g.seat_tokens[leaver as usize]);
+        let (played, left) = if k % 2 == 0 {
+            tokio::join!(play, leaving)
+        } else {
+            let (left, played) = tokio::join!(leaving, play);
+            (played, left)
+        };
         let left = left.expect("the leave is always accepted");
         let why = format!("seed {} game {}", seed + k, g.game_id);
         match played {
@@ -104,6 +113,11 @@ async fn leave_racing_a_play_is_ordered_one_way_or_the_other() {
         rebuild(&r).unwrap_or_else(|e| panic!("{why}: {e}"));
     }
     eprintln!("play first {orders_play_first}, leave first {orders_leave_first}");
+    assert!(
+        orders_play_first > 0 && orders_leave_first > 0,
+        "seeds from {seed}: play first {orders_play_first}, leave first {orders_leave_first}; \
+         both orders are required"
+    );
 }
 
 /// A client of `addr` on its own channel.
@@ -111,20 +125,22 @@ async fn client_of(addr: std::net::SocketAddr) -> Client {
     pb::game_engine_client::GameEngineClient::new(channel(addr).await)
 }
 
-/// With turn timers on (5 s, the option's minimum), the player to act plays right when its
-/// deadline passes: either its play or the timer's automatic play takes the turn, never both;
-/// a refused play is STALE_SEQ or NOT_YOUR_TURN, and the replay re-executes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
-    let server = TestServer::start(|c| {
-        keyed(c);
-        c.no_turn_timers = false;
-    })
-    .await;
-    let mut c = server.client().await;
-    let mut req = create_req("classic", 1, Some(test_seed(4402)));
+/// Which of a play and a turn timer took a raced turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Won {
+    Play,
+    Timer,
+}
+
+/// One race on a fresh game of `addr`: the player to act plays `offset_ms` after its turn's
+/// deadline (negative: before it). Either its play or the timer's automatic play takes the turn,
+/// never both; a refused play is STALE_SEQ or NOT_YOUR_TURN, and the replay re-executes.
+async fn race_a_turn_timer(addr: std::net::SocketAddr, seed: u64, offset_ms: i64) -> Won {
+    let mut c = client_of(addr).await;
+    let mut req = create_req("classic", 1, Some(seed));
     req.options.insert("turn_seconds".into(), "5".into());
     let g = create(&mut c, ADMIN_KEY, req).await;
+    let why = format!("seed {seed}, play {offset_ms} ms after the deadline");
     let st = state(&mut c, &g.game_id, &g.spectator_token).await;
     let p = turn_player(&st);
     let t = &g.seat_tokens[p as usize];
@@ -135,8 +151,8 @@ async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
             .map(|d| d.as_millis() as i64)
             .unwrap_or(0)
     };
-    assert!(st.turn_deadline > now_ms(), "a deadline ahead");
-    let wait = u64::try_from(st.turn_deadline - now_ms()).unwrap_or(0);
+    assert!(st.turn_deadline > now_ms(), "{why}: a deadline ahead");
+    let wait = u64::try_from(st.turn_deadline + offset_ms - now_ms()).unwrap_or(0);
     tokio::time::sleep(Duration::from_millis(wait)).await;
     let played = c
         .submit_play(authed(play_req(&g.game_id, p, &h.plays[0], st.seq), t))
@@ -165,39 +181,86 @@ async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
     .await;
     let r = get_replay(&mut c, &g.game_id, ADMIN_KEY).await;
     let first = &r.actions[st.seq as usize];
-    match played {
+    let won = match played {
         Ok(resp) => {
-            assert_eq!(resp.into_inner().seq, st.seq + 1);
-            assert_eq!(first.kind, "play", "the play took the turn");
-            assert_eq!(first.cards, h.plays[0].cards);
-            eprintln!("the play won the race");
+            assert_eq!(resp.into_inner().seq, st.seq + 1, "{why}");
+            assert_eq!(first.kind, "play", "{why}: the play took the turn");
+            assert_eq!(first.cards, h.plays[0].cards, "{why}");
+            Won::Play
         }
         Err(s) => {
             assert!(
                 matches!(s.code(), Code::Aborted | Code::FailedPrecondition),
-                "{s:?}"
+                "{why}: {s:?}"
             );
-            assert_eq!(first.kind, "auto", "the timer took the turn (托管 by bot)");
-            eprintln!("the timer won the race: {s:?}");
+            assert_eq!(
+                first.kind, "auto",
+                "{why}: the timer took the turn (托管 by bot)"
+            );
+            Won::Timer
         }
-    }
+    };
     assert!(after.seq > st.seq);
-    // Never both, checked without the engine's own rule: no timeout in the log came before its
-    // seat's deadline (the raced turn's deadline, then turn_ms after the action before it). A
+    // Never both, checked without the engine's own rule: no timer turn in the log came before
+    // its seat's deadline (the raced turn's deadline, then turn_ms after the action before it). A
     // timer that fired at the raced deadline after the play took the turn would act for the next
-    // seat at once.
+    // seat at once. Timer turns are logged as `auto` (托管 by the bot; `timeout` in logs written
+    // before it). At least one is checked: the turn after the raced one is always the timer's.
     let mut deadline = st.turn_deadline;
+    let mut timer_turns = 0;
     for a in &r.actions[st.seq as usize..] {
-        if a.kind == "timeout" {
+        if a.kind == "auto" || a.kind == "timeout" {
+            timer_turns += 1;
             assert!(
                 a.at >= deadline,
-                "a timeout {} ms before its deadline: {a:?}",
+                "{why}: a timer turn {} ms before its deadline: {a:?}",
                 deadline - a.at
             );
         }
         deadline = a.at + r.turn_ms as i64;
     }
-    rebuild(&r).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        timer_turns >= 1,
+        "{why}: no timer turn in the log after seq {}: {:?}",
+        st.seq,
+        r.actions[st.seq as usize..]
+            .iter()
+            .map(|a| a.kind.as_str())
+            .collect::<Vec<_>>()
+    );
+    rebuild(&r).unwrap_or_else(|e| panic!("{why}: {e}"));
+    won
+}
+
+/// With turn timers on (5 s, the option's minimum), the player to act plays around its deadline
+/// (`race_a_turn_timer`): 1.5 s before it, at it and 1.5 s after it, on three games at once.
+/// Both orders must be seen (the play well before the deadline wins, the timer well after it),
+/// each checked for "once, never both"; a round that saw only one order is tried again, at most
+/// three rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_timer_racing_a_play_takes_the_turn_once() {
+    let server = TestServer::start(|c| {
+        keyed(c);
+        c.no_turn_timers = false;
+    })
+    .await;
+    let addr = server.addr;
+    let seed = test_seed(4402);
+    let mut seen = Vec::new();
+    for round in 0..3u64 {
+        let s = seed + 3 * round;
+        let (a, b, c) = tokio::join!(
+            race_a_turn_timer(addr, s, -1_500),
+            race_a_turn_timer(addr, s + 1, 0),
+            race_a_turn_timer(addr, s + 2, 1_500),
+        );
+        eprintln!("round {round} (seeds from {s}): {a:?} {b:?} {c:?}");
+        seen.extend([a, b, c]);
+        if seen.contains(&Won::Play) && seen.contains(&Won::Timer) {
+            return;
+        }
+    }
+    panic!("three rounds from seed {seed} saw only {seen:?}: both orders are required");
 }
 
 /// classic.rhai with `雙扣` worth `double` points by default and its worked examples dropped

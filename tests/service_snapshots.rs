@@ -242,6 +242,7 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(21);
+    let mut used_snapshot = 0;
     for (k, variant) in ["classic", "baibian", "classic", "baibian"]
         .iter()
         .enumerate()
@@ -269,7 +270,9 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
                 .filter(|s| s.seq <= before)
                 .cloned()
                 .collect();
+            println!("seed {seed}: {} snapshots before the backlog", usable.len());
             if !usable.is_empty() {
+                used_snapshot += 1;
                 let broken = first_entry_broken(&log);
                 assert!(Session::restore(&registry, &record, &broken, true).is_err());
                 let mut from =
@@ -299,6 +302,12 @@ fn a_rebuild_from_a_snapshot_equals_a_full_replay() {
             }
         });
     }
+    // The "snapshot was used" check is required, not skipped: every seed's log is long enough
+    // to hold a snapshot before its backlog.
+    assert_eq!(
+        used_snapshot, 4,
+        "seeds from {base}: only {used_snapshot} of 4 logs had a snapshot before the backlog"
+    );
 }
 
 /// A match of at most `RESULTS_KEPT` deals played to its end has a snapshot at the end of every

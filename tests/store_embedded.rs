@@ -350,10 +350,15 @@ async fn a_failed_fsync_fails_the_batches_behind_it_and_loses_no_acknowledged_ap
         let store = Arc::clone(&store);
         tasks.push(tokio::spawn(async move {
             let id = format!("g{g}");
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
             while store.create(&record(&id, None, None)).await.is_err() {
                 if store.load(&id).await.ok().flatten().is_some() {
                     break;
                 }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{id}: not created within 60 s of injected failures"
+                );
             }
             // The acknowledged appends: seq -> body.
             let mut acked = BTreeMap::new();

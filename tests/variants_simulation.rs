@@ -9,6 +9,9 @@
 
 pub mod variants_support;
 
+#[path = "common/flags.rs"]
+pub mod flags;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -23,11 +26,7 @@ use shuangkou::hand::Declared;
 use shuangkou::variants::{self, CompiledVariant, ScriptVariant};
 
 fn deals(base: u64) -> u64 {
-    if std::env::var_os("SHUANGKOU_THOROUGH").is_some() {
-        base * 10
-    } else {
-        base
-    }
+    if flags::thorough() { base * 10 } else { base }
 }
 
 fn configured(id: &str, pairs: &[&str]) -> ScriptVariant {

@@ -21,6 +21,7 @@ use tokio::task::JoinHandle;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
+pub mod flags;
 pub mod requests;
 pub mod shengji;
 pub mod store_fixtures;

@@ -13,6 +13,9 @@
 //! interpretation and to decide whether one bomb beats another; the bomb order is checked on its
 //! own by the rule vectors (`tests/vectors.rs`).
 
+#[path = "../common/flags.rs"]
+pub mod flags;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::rc::Rc;
 
@@ -931,7 +934,5 @@ pub fn stacked_hand(seed: u64) -> RankCounts {
     hand
 }
 
-/// Whether the long (thorough) runs were asked for.
-pub fn thorough() -> bool {
-    std::env::var("SHUANGKOU_THOROUGH").is_ok_and(|v| !v.is_empty() && v != "0")
-}
+/// Whether the long (thorough) runs were asked for (`SHUANGKOU_THOROUGH=1`).
+pub use flags::thorough;
