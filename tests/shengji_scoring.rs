@@ -8,7 +8,7 @@
 
 pub mod shengji_support;
 
-use shengji_support::{deal_all, level, ok, play_out, set, started};
+use shengji_support::{c, deal_all, level, ok, play_out, set, started};
 use shuangkou::cards::{Card, Suit};
 use shuangkou::seat::Seat;
 use shuangkou::shengji::hooks::{NextDealerFacts, standard_next_dealer, standard_upgrade};
@@ -229,4 +229,63 @@ fn defend_a_makes_a_team_at_a_win_a_deal_as_dealer_at_a() {
         (level(14), Side::Dealer, Some(0))
     );
     assert_eq!(g.winner(), Some(0));
+}
+
+/// Who wins the last trick (摳底), by hand (docs/rules/SHENGJI.md A2.7: the bottom goes to the
+/// 閑家 only when they win the last trick): the 閑家 (team 1) win tricks 1–11 and seat 1 leads
+/// the last one, but the dealer's side wins it. Trump ♥ at level 2; seat 1 holds the eleven top
+/// trumps and 3S, seat 3 the other seven trumps and five clubs, seat 2 every other spade and 8C,
+/// dealer 0 only clubs and diamonds. Seat 1 plays its strongest legal card (a trump while it has
+/// one), the others their first legal card that is not a spade where they can. So seat 1 wins
+/// every trick with a trump (nobody holds a stronger one) and, with its trumps gone, leads 3S at
+/// the 12th; by then seat 3's trumps are gone (ten trump leads, seven trumps), seat 0 holds no
+/// spade and no trump, and seat 2 holds one spade above 3S: seat 2 wins, no 摳底.
+#[test]
+fn the_last_trick_led_by_the_opponents_and_won_by_the_dealers_side_gives_no_kou_di() {
+    let hooks = StandardHooks::default();
+    let hands = [
+        "9C TC JC QC KC AC 3D 4D 5D 6D 7D 8D",
+        "BJ SJ 2H 2S 2C 2D AH KH QH JH TH 3S",
+        "4S 5S 6S 7S 8S 9S TS JS QS KS AS 8C",
+        "9H 8H 7H 6H 5H 4H 3H 3C 4C 5C 6C 7C",
+    ];
+    let bottom = "9D TD JD QD KD AD";
+    let mut g = started(0, [2, 2], hands, bottom);
+    deal_all(&mut g, &hooks, Some("2H"));
+    assert_eq!(g.trump(), Some(Suit::Hearts));
+    ok(
+        &mut g,
+        &hooks,
+        Action::Bury {
+            seat: Seat::new(0),
+            cards: set(bottom),
+        },
+    );
+    let order = Order {
+        level: level(2),
+        trump: Suit::Hearts,
+    };
+    let spade = |c: &Card| !order.is_trump(*c) && c.suit() == Some(Suit::Spades);
+    let mut events = Vec::new();
+    let mut plays = 0;
+    while g.deal_number() == 1 {
+        let seat = g.turn().expect("a seat to play");
+        let legal: Vec<Card> = g.legal_cards(seat).iter().collect();
+        let card = if seat == Seat::new(1) {
+            *legal.iter().max_by_key(|&&c| order.strength(c)).unwrap()
+        } else {
+            *legal.iter().find(|c| !spade(c)).unwrap_or(&legal[0])
+        };
+        // The last trick: who leads it and what is led (the construction, checked).
+        if plays == 44 {
+            assert_eq!((seat, card), (Seat::new(1), c("3S")), "seat 1 leads 3S last");
+        }
+        events.extend(ok(&mut g, &hooks, Action::Play { seat, card }));
+        plays += 1;
+    }
+    assert_eq!(plays, 48);
+    let r = result(&events);
+    assert_eq!(r.last_trick_winner, Seat::new(2), "the dealer's side wins the last trick");
+    assert_eq!((r.multiplier, r.bottom_bonus), (0, 0), "no 摳底");
+    assert_eq!(r.opponents_points, r.trick_points[1]);
 }
