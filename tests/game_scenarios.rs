@@ -582,6 +582,56 @@ impl VariantHooks for EscapeWhenAsked {
     }
 }
 
+/// The count of consecutive timeouts starts again after a real play (the variants'
+/// `timeouts_to_escape` counts consecutive turn timeouts): N times out, plays for itself on its next turn, then times out again:
+/// one consecutive timeout, below the limit of 2, so the hook is not asked and nobody escapes.
+#[test]
+fn a_real_play_resets_the_consecutive_timeouts() {
+    let hooks = EscapeWhenAsked {
+        inner: PlainHooks::new(Rules::CLASSIC).led_by(Seat::new(0)),
+        asked: std::sync::Mutex::new(Vec::new()),
+    };
+    let mut cfg = config(1, Some(1_000));
+    cfg.max_consecutive_timeouts = 2;
+    let (mut g, _) = Game::new(
+        cfg,
+        &hooks,
+        [3; 32],
+        Some(hands(&["3 3 9 K", "4 5", "5 6", "6 7"])),
+        0,
+    )
+    .unwrap();
+    let timeout = |g: &mut Game, at: u64| {
+        g.apply(
+            &hooks,
+            Entry {
+                player: Player::new(0),
+                action: Action::Timeout,
+                at,
+            },
+        )
+        .unwrap()
+    };
+    // N's first timeout: the engine leads for it; the others pass, the lead comes back to N.
+    timeout(&mut g, 1_000);
+    turns(&mut g, &hooks, &[(1, "pass"), (2, "pass"), (3, "pass")]);
+    assert_eq!(g.turn(), Some(SEAT_0));
+    // N plays for itself, the others pass again.
+    turns(&mut g, &hooks, &[(0, "9"), (1, "pass"), (2, "pass"), (3, "pass")]);
+    assert_eq!(g.turn(), Some(SEAT_0));
+    // N times out again: the first of a new run, not the second in a row.
+    let ev = timeout(&mut g, 100_000);
+    assert!(
+        !ev.iter().any(|e| matches!(e, Event::Escaped { .. })),
+        "a timeout after a real play is not the second consecutive one: {ev:?}"
+    );
+    assert!(
+        hooks.asked.lock().unwrap().is_empty(),
+        "one consecutive timeout is below the limit of 2: the hook is not asked"
+    );
+    assert_eq!(g.phase(), Phase::Playing);
+}
+
 #[test]
 fn timeouts_auto_play_then_escape() {
     let hooks = EscapeWhenAsked {

@@ -39,9 +39,41 @@ def upgrade(p: int):
     return ("opponents", min(12, 1 + (p - 40) // 20))
 
 
-def collect(stream, out: list) -> None:
-    for event in stream:
-        out.append(event)
+def collect(stream, out: list, errors: list) -> None:
+    """Reads the spectator's stream into `out`; an error ends it into `errors` (checked by the
+    match, which fails on it: the reader thread never dies silently)."""
+    try:
+        for event in stream:
+            out.append(event)
+    except Exception as e:  # grpc.RpcError, or anything else the reader met
+        errors.append(e)
+
+
+def rank_index(card: int) -> int:
+    return card % 54 % 13
+
+
+def effective_suit(card: int, level: int, trump: int):
+    """SHENGJI.md A2.3, written out here: jokers, the level's cards and the trump suit's cards are
+    all trumps ("T"); every other card belongs to its suit (0 spades .. 3 diamonds, the card id's
+    13-block). `level` is the face 2..14 (A = 14), `trump` the proto Suit (0: no trump suit)."""
+    if card % 54 >= 52:
+        return "T"
+    level_rank = 12 if level == 2 else level - 3  # rank index: 0 = "3" .. 11 = "A", 12 = "2"
+    suit = card % 54 // 13
+    if rank_index(card) == level_rank or (trump != 0 and suit == trump - 1):
+        return "T"
+    return suit
+
+
+def follow_rule(hand, trick, level: int, trump: int) -> set:
+    """SHENGJI.md A2.6, written out here: a card led is free; after it, a seat holding cards of
+    the led card's (effective) suit must play one of them, else any card."""
+    if not trick:
+        return set(hand)
+    led = effective_suit(trick[0].card, level, trump)
+    same = {c for c in hand if effective_suit(c, level, trump) == led}
+    return same or set(hand)
 
 
 def play_match(stub, pb, rng: random.Random, index: int) -> None:
@@ -52,8 +84,9 @@ def play_match(stub, pb, rng: random.Random, index: int) -> None:
     seats = [[("authorization", f"Bearer {t}")] for t in created.seat_tokens]
     spectator = [("authorization", f"Bearer {created.spectator_token}")]
     watched: list = []
+    stream_errors: list = []
     stream = stub.WatchGame(pb.WatchGameRequest(game_id=gid), metadata=spectator, timeout=600)
-    watcher = threading.Thread(target=collect, args=(stream, watched), daemon=True)
+    watcher = threading.Thread(target=collect, args=(stream, watched, stream_errors), daemon=True)
     watcher.start()
 
     def state(meta):
@@ -65,6 +98,7 @@ def play_match(stub, pb, rng: random.Random, index: int) -> None:
 
     steps = 0
     last_seq = 0
+    probes = 0
     while True:
         steps += 1
         assert steps < 20000, "the match did not end"
@@ -105,10 +139,19 @@ def play_match(stub, pb, rng: random.Random, index: int) -> None:
             submit(turn, seq, bury=pb.Bury(cards=rng.sample(pool, 6)))
         else:
             legal = list(hints.legal_cards)
-            assert legal and set(legal) <= set(views[turn].hand)
-            if len(legal) < len(views[turn].hand):
-                # A card outside the legal ones is refused with MUST_FOLLOW.
-                bad = next(c for c in views[turn].hand if c not in legal)
+            hand = list(views[turn].hand)
+            assert legal and set(legal) <= set(hand)
+            # The follow rule from the rules text, not from the engine's answer: the engine's
+            # legal cards are exactly those, and a card outside them is refused.
+            allowed = follow_rule(hand, list(spec.trick), spec.level, spec.trump)
+            assert set(legal) == allowed, (
+                f"legal cards {sorted(legal)}, the follow rule allows {sorted(allowed)} "
+                f"(trick {[(t.seat, t.card) for t in spec.trick]}, level {spec.level}, trump {spec.trump})"
+            )
+            if len(allowed) < len(hand):
+                # A card the rule forbids is refused with MUST_FOLLOW.
+                probes += 1
+                bad = next(c for c in hand if c not in allowed)
                 try:
                     submit(turn, seq, play=pb.PlayCard(card=bad))
                     raise AssertionError("a card that does not follow was accepted")
@@ -119,21 +162,31 @@ def play_match(stub, pb, rng: random.Random, index: int) -> None:
 
     end = state(spectator)
     check_results(pb, end)
+    assert probes > 0, "no turn where the follow rule forbade a card: the probe never ran"
     watcher.join(timeout=60)
     assert not watcher.is_alive(), "the spectator's stream did not end with the match"
+    assert not stream_errors, f"the spectator's stream failed: {stream_errors[0]!r}"
+    seen = {"card_dealt": 0, "buried": 0}
     for e in watched:
         kind = e.WhichOneof("kind")
+        if kind in seen:
+            seen[kind] += 1
         if kind == "card_dealt":
             assert not e.card_dealt.HasField("card"), "a spectator saw a dealt card"
         if kind in ("bottom_taken", "buried"):
             assert not getattr(e, kind).visible and not getattr(e, kind).cards
+    # The hidden-card checks above looked at something: every card dealt and every burial.
+    deals = len(end.results)
+    assert seen == {"card_dealt": 48 * deals, "buried": deals}, (
+        f"the spectator saw {seen} in {deals} deals"
+    )
     replay = stub.GetReplay(pb.GetReplayRequest(game_id=gid), metadata=spectator)
     seed = bytes.fromhex(replay.seed)
     assert hashlib.sha256(seed).hexdigest() == created.seed_commitment, "seed commitment"
     assert len(replay.results) == len(end.results)
     print(
         f"match {index}: {len(end.results)} deals, team {end.winner} wins, "
-        f"{len(replay.steps)} core steps, {len(watched)} events watched"
+        f"{len(replay.steps)} core steps, {len(watched)} events watched, {probes} follow probes"
     )
 
 
