@@ -617,7 +617,11 @@ fn a_real_play_resets_the_consecutive_timeouts() {
     turns(&mut g, &hooks, &[(1, "pass"), (2, "pass"), (3, "pass")]);
     assert_eq!(g.turn(), Some(SEAT_0));
     // N plays for itself, the others pass again.
-    turns(&mut g, &hooks, &[(0, "9"), (1, "pass"), (2, "pass"), (3, "pass")]);
+    turns(
+        &mut g,
+        &hooks,
+        &[(0, "9"), (1, "pass"), (2, "pass"), (3, "pass")],
+    );
     assert_eq!(g.turn(), Some(SEAT_0));
     // N times out again: the first of a new run, not the second in a row.
     let ev = timeout(&mut g, 100_000);

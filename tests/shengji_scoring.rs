@@ -278,14 +278,22 @@ fn the_last_trick_led_by_the_opponents_and_won_by_the_dealers_side_gives_no_kou_
         };
         // The last trick: who leads it and what is led (the construction, checked).
         if plays == 44 {
-            assert_eq!((seat, card), (Seat::new(1), c("3S")), "seat 1 leads 3S last");
+            assert_eq!(
+                (seat, card),
+                (Seat::new(1), c("3S")),
+                "seat 1 leads 3S last"
+            );
         }
         events.extend(ok(&mut g, &hooks, Action::Play { seat, card }));
         plays += 1;
     }
     assert_eq!(plays, 48);
     let r = result(&events);
-    assert_eq!(r.last_trick_winner, Seat::new(2), "the dealer's side wins the last trick");
+    assert_eq!(
+        r.last_trick_winner,
+        Seat::new(2),
+        "the dealer's side wins the last trick"
+    );
     assert_eq!((r.multiplier, r.bottom_bonus), (0, 0), "no 摳底");
     assert_eq!(r.opponents_points, r.trick_points[1]);
 }

@@ -498,3 +498,124 @@ fn baibian_family_random_settlements_follow_the_rules_text() {
         }
     }
 }
+
+/// Classic, JJ and 二人 settlements of random deal facts against the rules text alone (the
+/// scripts' defaults), as the 百變 family's above; each figure from docs/rules/RULES.md:
+/// - §6.1 classic: by place 雙扣 4/4/−4/−4, 單扣 2/−2/2/−2, 平扣 0; × the single largest factor of a
+///   bomb the winning team played (5 cards ×2, 6 ×3, 7 ×4, 8 ×5, 天王 ×4; 4 cards ×1), losers too.
+/// - §6.2 JJ: 雙扣 6 each, 單扣 3 (the default of the missing table), 平扣 +1/−1/−1/+1 by place; ×
+///   the product over every bomb either team played: 6★ (三王 included) ×2, 7★ (天王) ×3, 8★+ ×4.
+/// - §6.5 二人: 雙扣 3, 單扣 2, 平扣 1 unit to the winner, the loser the opposite; × 2^(L − 5) for
+///   the winner's largest 相 L ≥ 6 played (12相 cap); 貢獻分 2^(s − 5) units (s ≥ 6, capped at 12)
+///   for every bomb played and every bomb in hand, paid to its holder by the opponent.
+#[test]
+fn classic_jj_and_erren_random_settlements_follow_the_rules_text() {
+    use shuangkou::game::hooks::Outcome;
+    use shuangkou::hand::HandType;
+    // The first difference of each variant, all reported together.
+    let mut failures = Vec::new();
+    'variant: for id in ["classic", "jj", "erren"] {
+        let v = variants::builtin(id).unwrap().with_defaults().unwrap();
+        let mut checked = 0;
+        let mut multiplied = 0;
+        for seed in [21u64, 22, 23] {
+            let mut g = facts::RandomFacts::new(seed, *v.rules());
+            for case in 0..200 {
+                let f = g.deal();
+                let p = &f.table.places;
+                let bombs = &f.table.bombs_played;
+                let mut want = vec![0i64; p.len()];
+                let mut m = 1i64;
+                match id {
+                    "classic" => {
+                        let row = match f.outcome {
+                            Outcome::Double => [4, 4, -4, -4],
+                            Outcome::Single => [2, -2, 2, -2],
+                            Outcome::Draw => [0, 0, 0, 0],
+                        };
+                        let team = p[0].team();
+                        m = bombs
+                            .iter()
+                            .filter(|b| b.seat.team() == team)
+                            .map(|b| match (b.kind, b.len) {
+                                (HandType::FourJokers, _) => 4,
+                                (_, l) if l >= 5 => i64::from(l.min(8)) - 3,
+                                _ => 1,
+                            })
+                            .max()
+                            .unwrap_or(1);
+                        for (place, &seat) in p.iter().enumerate() {
+                            want[seat.index()] = row[place] * m * 100;
+                        }
+                    }
+                    "jj" => {
+                        let row = match f.outcome {
+                            Outcome::Double => [6, 6, -6, -6],
+                            Outcome::Single => [3, -3, 3, -3],
+                            Outcome::Draw => [1, -1, -1, 1],
+                        };
+                        for b in bombs {
+                            m *= match b.stars.unwrap_or(0) {
+                                s if s >= 8 => 4,
+                                7 => 3,
+                                6 => 2,
+                                _ => 1,
+                            };
+                        }
+                        for (place, &seat) in p.iter().enumerate() {
+                            want[seat.index()] = row[place] * m * 100;
+                        }
+                    }
+                    _ => {
+                        let (w, l) = (p[0].index(), p[1].index());
+                        let units = match f.outcome {
+                            Outcome::Double => 3,
+                            Outcome::Single => 2,
+                            Outcome::Draw => 1,
+                        };
+                        let level = bombs
+                            .iter()
+                            .filter(|b| b.seat.index() == w)
+                            .filter_map(|b| b.stars)
+                            .max()
+                            .unwrap_or(0);
+                        if level >= 6 {
+                            m = 1 << (level.min(12) - 5);
+                        }
+                        want[w] = units * m * 100;
+                        want[l] = -units * m * 100;
+                        let in_hand = f.table.bombs_in_hand.iter().flatten();
+                        for b in bombs.iter().chain(in_hand) {
+                            let s = b.stars.unwrap_or(0);
+                            if s >= 6 {
+                                let c = (1i64 << (s.min(12) - 5)) * 100;
+                                let holder = b.seat.index();
+                                want[holder] += c;
+                                want[1 - holder] -= c;
+                            }
+                        }
+                    }
+                }
+                let got = v
+                    .settle(&f)
+                    .unwrap_or_else(|e| panic!("{id} seed {seed} case {case}: {e}"));
+                if got.scores != want {
+                    failures.push(format!(
+                        "{id} seed {seed} case {case}: expected {want:?}, got {:?} (hundredths): {}",
+                        got.scores,
+                        serde_json::to_string(&f).unwrap()
+                    ));
+                    continue 'variant;
+                }
+                checked += 1;
+                multiplied += usize::from(m > 1);
+            }
+        }
+        // The sample is not vacuous: multipliers occur.
+        assert!(
+            multiplied * 10 > checked,
+            "{id}: {multiplied} of {checked} deals multiplied"
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
