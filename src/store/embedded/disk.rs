@@ -1,8 +1,8 @@
 //! The embedded store's file operations behind one small interface: open or create a file,
 //! read and write at an offset, `fdatasync`, truncate, rename, remove, list, and fsync a
 //! directory. The server uses the real one ([`real`], `std::fs`, what the store always did); the
-//! crash-consistency test uses a simulated disk that, at a simulated power loss, keeps only what
-//! was synced and any piece of what was not.
+//! crash-consistency test uses a simulated disk ([`sim::SimDisk`]) that, at a simulated power
+//! loss, keeps only what was synced and any piece of what was not.
 //!
 //! Every file and directory operation of the store goes through a [`Disk`], the legacy redb
 //! conversion's reading of the redb file excepted (redb does its own I/O).
@@ -13,6 +13,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
+
+pub mod sim;
 
 /// One open file: positioned reads and writes, `fdatasync`, truncation, length.
 pub trait FileIo: Send + Sync {
