@@ -9,8 +9,7 @@
 //! a read of entries `first..` decodes the chunks it needs and skips at most [`CHUNK`] - 1
 //! entries of the first.
 
-use std::fs::File;
-
+use super::disk::DiskFile;
 use super::journal::Span;
 use super::sidefile::{self, Chunk, SideFile};
 use super::spans::{self, Spans};
@@ -31,7 +30,7 @@ pub struct Slice {
 impl Slice {
     /// The page's positions, its chunks read from the side file `side` (chunks are never
     /// rewritten, and a compaction's new side file leaves the old one readable by its handle).
-    pub fn read(self, side: &File) -> Result<Spans, String> {
+    pub fn read(self, side: &DiskFile) -> Result<Spans, String> {
         let mut out = Spans::default();
         let (mut skip, mut left) = (self.skip, self.in_chunks);
         for (k, chunk) in self.chunks.iter().enumerate() {
@@ -128,7 +127,7 @@ impl Positions {
 
     /// The positions of entries `first..first + limit`, read from the side file `side` (the
     /// index's) for those in spilled chunks.
-    pub fn page(&self, side: &File, first: usize, limit: usize) -> Result<Spans, String> {
+    pub fn page(&self, side: &DiskFile, first: usize, limit: usize) -> Result<Spans, String> {
         self.slice(first, limit).read(side)
     }
 
@@ -156,7 +155,8 @@ mod tests {
     fn side_file(name: &str) -> (PathBuf, SideFile) {
         let dir = std::env::temp_dir().join(format!("sk-chunked-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let side = SideFile::create(&dir.join(sidefile::FILE)).unwrap();
+        let side =
+            SideFile::create(&super::super::disk::real(), &dir.join(sidefile::FILE)).unwrap();
         (dir, side)
     }
 
@@ -181,7 +181,7 @@ mod tests {
     }
 
     /// Pages at random offsets and lengths, and at the chunk boundaries, match the oracle.
-    fn check_pages(p: &Positions, side: &File, want: &[Span], next: &mut impl FnMut() -> u64) {
+    fn check_pages(p: &Positions, side: &DiskFile, want: &[Span], next: &mut impl FnMut() -> u64) {
         let n = want.len();
         assert_eq!(p.len(), n);
         let mut cases = vec![(0, usize::MAX), (n, 5), (n + 3, 1)];
@@ -242,7 +242,10 @@ mod tests {
     #[test]
     fn a_side_file_that_cannot_be_written_keeps_the_positions_in_memory() {
         // Writes to /dev/full fail (no space): every entry stays in the tail, none is lost.
-        let Ok(mut side) = SideFile::create(std::path::Path::new("/dev/full")) else {
+        let Ok(mut side) = SideFile::create(
+            &super::super::disk::real(),
+            std::path::Path::new("/dev/full"),
+        ) else {
             return;
         };
         let mut next = rng(5);

@@ -30,7 +30,6 @@
 //! id (the old index still holds it until the swap), so the tail applies cleanly.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -42,6 +41,7 @@ use tokio::sync::mpsc::WeakSender;
 use tokio::sync::oneshot;
 
 use super::chunked::Positions;
+use super::disk::DiskFile;
 use super::index::{Game, Index, Place};
 use super::journal::{self, FrameWriter, Rec, Span};
 use super::ops::{Op, Queued, Reply};
@@ -49,7 +49,7 @@ use super::positions::Writer;
 use super::retention::{self, MIN_GARBAGE, Schedule, archive_rewrite_due, cutoff};
 use super::sidefile::{self, SideFile};
 use super::syncer::Progress;
-use super::{IoStep, Shared, legacy, open_rw};
+use super::{IoStep, Shared, open_rw};
 
 mod swap;
 use swap::{copy_durable_tail, swap};
@@ -288,8 +288,8 @@ type GameLog = (Vec<u8>, Option<String>, Vec<Vec<u8>>);
 
 /// Reads a game's create body, script hash and log bodies from the journal.
 fn read_log(
-    journal: &File,
-    side: &File,
+    journal: &DiskFile,
+    side: &DiskFile,
     record: Span,
     entries: &Positions,
 ) -> Result<GameLog, String> {
@@ -334,10 +334,10 @@ struct Done {
 struct Snapshot {
     games: HashMap<Box<str>, Game>,
     scripts: HashMap<Box<str>, Arc<str>>,
-    journal: Arc<File>,
-    archive: Arc<File>,
+    journal: Arc<DiskFile>,
+    archive: Arc<DiskFile>,
     /// The positions side file of the copied index.
-    side: Arc<File>,
+    side: Arc<DiskFile>,
     end: u64,
     archive_end: u64,
     /// The syncer's durable end when the copy was taken: `end`, unless no batch was synced since
@@ -348,17 +348,17 @@ struct Snapshot {
 /// A compaction built off the writer thread, waiting to be swapped in.
 pub(super) struct Built {
     /// The new journal (not yet renamed in), its path and the end of its data.
-    tmp: File,
+    tmp: DiskFile,
     tmp_path: std::path::PathBuf,
     end: u64,
     /// The index of the new journal up to `end`.
     index: Index,
     /// The old journal and where its frames copied so far end (its tail from there is copied).
-    old: Arc<File>,
+    old: Arc<DiskFile>,
     from: u64,
     /// The old journal's bytes after the snapshot the compaction thread copied.
     thread_tail: u64,
-    next_archive: Option<Arc<File>>,
+    next_archive: Option<Arc<DiskFile>>,
     archive_end: u64,
     dropped: Vec<String>,
     kept: usize,
@@ -374,19 +374,22 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
     shared
         .fault(IoStep::Compact)
         .map_err(|e| io("compaction", e))?;
-    retention::finish_rewrite(&shared.dir)?;
+    retention::finish_rewrite(&shared.disk, &shared.dir)?;
 
     // 0. The new journal's file exists (durably) before a new archive does: at open, a new
     //    archive without it means the journal that refers to it was renamed in.
     let tmp_path = shared.dir.join(retention::JOURNAL_NEXT);
-    let tmp = open_rw(&tmp_path)
+    let tmp = open_rw(&shared.disk, &tmp_path)
         .and_then(|f| f.set_len(0).map(|()| f))
         .map_err(|e| io("create the new journal", e))?;
     journal::check_magic(&tmp, journal::JOURNAL_MAGIC)?;
     let next_archive = if plan.rewrite_archive {
-        legacy::sync_dir(&shared.dir).map_err(|e| io("sync the data directory", e))?;
+        shared
+            .disk
+            .sync_dir(&shared.dir)
+            .map_err(|e| io("sync the data directory", e))?;
         let path = shared.dir.join(retention::ARCHIVE_NEXT);
-        let f = open_rw(&path)
+        let f = open_rw(&shared.disk, &path)
             .and_then(|f| f.set_len(0).map(|()| f))
             .map_err(|e| io("create the new archive", e))?;
         journal::check_magic(&f, journal::ARCHIVE_MAGIC)?;
@@ -437,7 +440,8 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
     // 2. The new journal.
     let mut out = FrameWriter::new(&tmp, 16);
     let side_path = shared.dir.join(sidefile::NEXT);
-    let side = SideFile::create(&side_path).map_err(|e| io("create the new positions file", e))?;
+    let side = SideFile::create(&shared.disk, &side_path)
+        .map_err(|e| io("create the new positions file", e))?;
     let mut index = Index::new(side);
     for (hash, text) in &snap.scripts {
         let rec = Rec::Script { hash, text };

@@ -239,7 +239,7 @@ impl Index {
     /// chunks fill. Returns it, the end of the valid data, and why the scan stopped early (a
     /// torn tail) if it did.
     pub fn replay(
-        file: &std::fs::File,
+        file: &super::disk::DiskFile,
         side: SideFile,
     ) -> std::io::Result<(Index, u64, Option<String>)> {
         let mut index = Index::new(side);

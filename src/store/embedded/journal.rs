@@ -18,9 +18,9 @@
 //!
 //! This module knows bytes only; it must not depend on the writer, the index or any game type.
 
-use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::os::unix::fs::FileExt;
+
+use super::disk::{Cursor, DiskFile, ReadAt};
 
 mod decode;
 
@@ -244,7 +244,7 @@ fn header(h: &[u8; HEADER]) -> (u32, u32) {
 }
 
 /// Reads the frame at `span` and returns its checked payload.
-pub fn read_frame(file: &File, span: Span) -> Result<Vec<u8>, String> {
+pub fn read_frame(file: &DiskFile, span: Span) -> Result<Vec<u8>, String> {
     let mut buf = vec![0; span.len as usize];
     file.read_exact_at(&mut buf, span.off)
         .map_err(|e| format!("read at {}: {e}", span.off))?;
@@ -265,8 +265,8 @@ pub fn read_frame(file: &File, span: Span) -> Result<Vec<u8>, String> {
 /// valid version-3 frames) gets the version-3 magic, fsynced before anything else is written, so
 /// an older binary refuses the file instead of cutting off frames it does not know. `Err` names
 /// what is wrong.
-pub fn check_magic(file: &File, magic: &[u8; 16]) -> Result<(), String> {
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+pub fn check_magic(file: &DiskFile, magic: &[u8; 16]) -> Result<(), String> {
+    let len = file.len().map_err(|e| e.to_string())?;
     if len == 0 {
         file.write_all_at(magic, 0).map_err(|e| e.to_string())?;
         return file.sync_data().map_err(|e| e.to_string());
@@ -289,10 +289,10 @@ pub fn check_magic(file: &File, magic: &[u8; 16]) -> Result<(), String> {
 /// payload. Returns the end of the valid data: the file's length unless its tail is torn, or
 /// where `each` rejected a frame (a frame inconsistent with the ones before ends the data too).
 pub fn scan(
-    file: &File,
+    file: &(impl ReadAt + ?Sized),
     mut each: impl FnMut(Span, &[u8]) -> Result<(), String>,
 ) -> io::Result<(u64, Option<String>)> {
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut reader = BufReader::with_capacity(1 << 20, Cursor::new(file, 0));
     let mut skip = [0; 16];
     reader.read_exact(&mut skip)?;
     let mut off = 16u64;
@@ -377,14 +377,14 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// Writes frames to the end of a file through a buffer (compaction and migration; the commit
 /// path writes each batch with one `write_all_at`).
 pub struct FrameWriter<'f> {
-    file: &'f File,
+    file: &'f DiskFile,
     end: u64,
     buf: Vec<u8>,
 }
 
 impl<'f> FrameWriter<'f> {
     /// Starts writing at `end` (the current end of the valid data).
-    pub fn new(file: &'f File, end: u64) -> FrameWriter<'f> {
+    pub fn new(file: &'f DiskFile, end: u64) -> FrameWriter<'f> {
         FrameWriter {
             file,
             end,
@@ -430,14 +430,14 @@ impl<'f> FrameWriter<'f> {
 }
 
 /// Reads the bytes `from..to` of a file.
-pub fn read_raw_range(file: &File, from: u64, to: u64) -> io::Result<Vec<u8>> {
+pub fn read_raw_range(file: &DiskFile, from: u64, to: u64) -> io::Result<Vec<u8>> {
     let mut buf = vec![0; usize::try_from(to.saturating_sub(from)).unwrap_or(0)];
     file.read_exact_at(&mut buf, from)?;
     Ok(buf)
 }
 
 /// Reads a whole frame (header included) at `span`, checksum checked (for copying).
-pub fn read_raw(file: &File, span: Span) -> io::Result<Vec<u8>> {
+pub fn read_raw(file: &DiskFile, span: Span) -> io::Result<Vec<u8>> {
     let mut buf = vec![0; span.len as usize];
     file.read_exact_at(&mut buf, span.off)?;
     let ok = buf.len() >= HEADER && {

@@ -11,13 +11,13 @@
 //!
 //! Reads the redb file only; must not depend on the writer or the index.
 
-use std::fs::{self, File};
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use redb::{Database, DatabaseError, ReadableTable, StorageError, TableDefinition, TableHandle};
 
+use super::disk::{Disk, Mode};
 use super::journal::{self, Finished, FrameWriter, Rec};
 
 /// The redb file of layout version 1.
@@ -107,13 +107,13 @@ fn check_layout(db: &Database, label: &str) -> Result<(), String> {
 
 /// Converts `dir/shuangkou.redb` if the journal does not exist yet. Returns the number of games
 /// converted (`None` if there was nothing to convert).
-pub fn migrate_if_needed(dir: &Path) -> Result<Option<usize>, String> {
+pub fn migrate_if_needed(disk: &Disk, dir: &Path) -> Result<Option<usize>, String> {
     let old = dir.join(LEGACY_FILE);
     let journal_path = dir.join(journal::JOURNAL);
-    if !old.exists() {
+    if !disk.exists(&old) {
         return Ok(None);
     }
-    if journal_path.exists() {
+    if disk.exists(&journal_path) {
         tracing::warn!(store = "embedded", file = %old.display(),
             "a redb store file next to the journal is ignored (already converted?)");
         return Ok(None);
@@ -131,39 +131,27 @@ pub fn migrate_if_needed(dir: &Path) -> Result<Option<usize>, String> {
         }
     };
     check_layout(&db, &label)?;
-    let n = convert(&db, dir, &label)?;
+    let n = convert(disk, &db, dir, &label)?;
     drop(db);
-    fs::rename(&old, dir.join(MIGRATED_FILE))
+    disk.rename(&old, &dir.join(MIGRATED_FILE))
         .map_err(|e| format!("cannot rename {label} after converting it: {e}"))?;
-    sync_dir(dir).map_err(|e| format!("cannot sync {}: {e}", dir.display()))?;
+    disk.sync_dir(dir)
+        .map_err(|e| format!("cannot sync {}: {e}", dir.display()))?;
     tracing::info!(store = "embedded", games = n, from = %label,
         "converted the redb store to the journal format (old file kept as {MIGRATED_FILE})");
     Ok(Some(n))
 }
 
-/// Fsyncs a directory (so that created and renamed files survive a crash).
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-fn convert(db: &Database, dir: &Path, label: &str) -> Result<usize, String> {
+fn convert(disk: &Disk, db: &Database, dir: &Path, label: &str) -> Result<usize, String> {
     let e = err(label);
     let io_err = |what: &str, x: io::Error| format!("converting {label}: {what}: {x}");
-    let archive = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(dir.join(journal::ARCHIVE))
+    let archive = disk
+        .open(&dir.join(journal::ARCHIVE), Mode::Truncate)
         .map_err(|x| io_err("create the archive", x))?;
     journal::check_magic(&archive, journal::ARCHIVE_MAGIC)?;
     let tmp_path = dir.join(format!("{}.converting", journal::JOURNAL));
-    let tmp = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp_path)
+    let tmp = disk
+        .open(&tmp_path, Mode::Truncate)
         .map_err(|x| io_err("create the journal", x))?;
     journal::check_magic(&tmp, journal::JOURNAL_MAGIC)?;
     let mut arc = FrameWriter::new(&archive, 16);
@@ -234,8 +222,9 @@ fn convert(db: &Database, dir: &Path, label: &str) -> Result<usize, String> {
     }
     arc.finish().map_err(|x| io_err("sync the archive", x))?;
     log.finish().map_err(|x| io_err("sync the journal", x))?;
-    fs::rename(&tmp_path, dir.join(journal::JOURNAL))
+    disk.rename(&tmp_path, &dir.join(journal::JOURNAL))
         .map_err(|x| io_err("rename the journal", x))?;
-    sync_dir(dir).map_err(|x| io_err("sync the directory", x))?;
+    disk.sync_dir(dir)
+        .map_err(|x| io_err("sync the directory", x))?;
     Ok(n)
 }

@@ -39,6 +39,7 @@
 
 mod chunked;
 mod compact;
+pub mod disk;
 mod faults;
 pub mod index;
 pub mod journal;
@@ -55,7 +56,6 @@ mod syncer;
 mod writer;
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -64,6 +64,7 @@ use std::time::Duration;
 
 use tokio::sync::{broadcast, mpsc, oneshot};
 
+use self::disk::{Disk, DiskFile};
 use self::index::{Index, Page};
 use self::journal::Rec;
 use self::ops::{Op, Queued, Reply};
@@ -95,6 +96,9 @@ pub struct Options {
     pub finished_retention: Option<Duration>,
     /// Unix seconds now, for finish times and expiry (tests); `None`: the system clock.
     pub clock: Option<Clock>,
+    /// The disk the store's files are on (the crash-consistency test's simulated disk);
+    /// `None` (the default): the real one ([`disk::real`]).
+    pub disk: Option<Disk>,
 }
 
 /// A clock in unix seconds ([`Options::clock`]).
@@ -111,12 +115,14 @@ struct Watchers {
 /// The index and the open files, swapped together by compaction.
 struct State {
     index: Index,
-    journal: Arc<File>,
-    archive: Arc<File>,
+    journal: Arc<DiskFile>,
+    archive: Arc<DiskFile>,
 }
 
 /// State shared by the handle, the readers and the writer thread.
 struct Shared {
+    /// The disk the data directory is on.
+    disk: Disk,
     dir: PathBuf,
     /// The journal's path, named in every error.
     label: String,
@@ -133,7 +139,7 @@ struct Shared {
     committed_ops: AtomicU64,
     compactions: AtomicU64,
     /// Holds the directory's lock while open.
-    _lock: File,
+    _lock: Box<dyn Send + Sync>,
 }
 
 /// The embedded durable store. Dropping it stops the writer thread (after the queued writes) and
@@ -487,7 +493,7 @@ impl EmbeddedStore {
         }
         let journal = Arc::clone(&self.shared.state("ping")?.journal);
         journal
-            .metadata()
+            .len()
             .map(drop)
             .map_err(|e| store_error("ping", format!("{}: {e}", self.shared.label)))
     }
@@ -501,7 +507,7 @@ impl EmbeddedStore {
     /// Bytes of the journal file (including the zeros written ahead) and of the archive.
     pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
         let st = self.shared.state("disk_usage")?;
-        let len = |f: &File| f.metadata().map(|m| m.len()).unwrap_or(0);
+        let len = |f: &DiskFile| f.len().unwrap_or(0);
         Ok((len(&st.journal), len(&st.archive)))
     }
 

@@ -3,7 +3,6 @@
 //! and the start of the writer thread.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -11,6 +10,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use tokio::sync::mpsc;
 
+use super::disk::{self, Disk, DiskFile, Mode};
 use super::index::Index;
 use super::sidefile::{self, SideFile};
 use super::writer::{Writer, run_writer};
@@ -20,37 +20,41 @@ use super::{
 };
 use crate::store::StoreError;
 
-pub(super) fn open_rw(path: &Path) -> io::Result<File> {
-    File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+pub(super) fn open_rw(disk: &Disk, path: &Path) -> io::Result<DiskFile> {
+    disk.open(path, Mode::Open)
 }
 
 /// Opens the journal, rebuilding the index (and its positions side file, truncated first); a
 /// torn tail is saved aside and cut off. Returns the file, the index, the end of the valid data
 /// and the file's length (zeros written ahead are kept).
-fn open_journal(dir: &Path, label: &str) -> Result<(File, Index, u64, u64), String> {
+fn open_journal(
+    disk: &Disk,
+    dir: &Path,
+    label: &str,
+) -> Result<(DiskFile, Index, u64, u64), String> {
     let path = dir.join(journal::JOURNAL);
-    let file = open_rw(&path).map_err(|e| format!("cannot open {label}: {e}"))?;
+    let file = open_rw(disk, &path).map_err(|e| format!("cannot open {label}: {e}"))?;
     journal::check_magic(&file, journal::JOURNAL_MAGIC).map_err(|m| format!("{label}: {m}"))?;
     let side_path = dir.join(sidefile::FILE);
-    let side = SideFile::create(&side_path)
+    let side = SideFile::create(disk, &side_path)
         .map_err(|e| format!("cannot create {}: {e}", side_path.display()))?;
     let (index, end, stop) =
         Index::replay(&file, side).map_err(|e| format!("cannot read {label}: {e}"))?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    let len = file.len().map_err(|e| e.to_string())?;
     if end < len {
         let tail = journal::read_raw_range(&file, end, len)
             .map_err(|e| format!("cannot read {label}: {e}"))?;
-        if tail.iter().all(|b| *b == 0) {
+        // Compared a block at a time (memcmp), not byte by byte: the zeros written ahead are
+        // megabytes, read at every open.
+        const ZEROS: [u8; 4096] = [0; 4096];
+        if tail.chunks(ZEROS.len()).all(|c| c == &ZEROS[..c.len()]) {
             // Only the zeros written ahead of the commits: nothing torn.
             return Ok((file, index, end, len));
         }
         let aside = dir.join(format!("{}.tail-{end}", journal::JOURNAL));
-        std::fs::write(&aside, tail).map_err(|e| format!("cannot save the torn tail: {e}"))?;
+        disk.open(&aside, Mode::Truncate)
+            .and_then(|f| f.write_all_at(&tail, 0))
+            .map_err(|e| format!("cannot save the torn tail: {e}"))?;
         file.set_len(end)
             .and_then(|()| file.sync_data())
             .map_err(|e| format!("cannot truncate {label}: {e}"))?;
@@ -76,38 +80,41 @@ impl EmbeddedStore {
             faults,
             finished_retention,
             clock,
+            disk,
         } = options;
+        let disk = disk.unwrap_or_else(disk::real);
         let fail = |m: String| store_error("open", m);
-        std::fs::create_dir_all(dir).map_err(|e| {
+        disk.create_dir_all(dir).map_err(|e| {
             fail(format!(
                 "cannot create data directory {}: {e}",
                 dir.display()
             ))
         })?;
         let lock_path = dir.join(LOCK_FILE);
-        let lock = open_rw(&lock_path)
-            .map_err(|e| fail(format!("cannot open {}: {e}", lock_path.display())))?;
-        if rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-            return Err(fail(format!(
+        let lock = disk.lock(&lock_path).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock => fail(format!(
                 "{} is already open (another shuangkou process uses this data directory?)",
                 dir.display()
-            )));
-        }
-        legacy::migrate_if_needed(dir).map_err(fail)?;
-        retention::finish_rewrite(dir).map_err(fail)?;
+            )),
+            _ => fail(format!("cannot open {}: {e}", lock_path.display())),
+        })?;
+        legacy::migrate_if_needed(&disk, dir).map_err(fail)?;
+        retention::finish_rewrite(&disk, dir).map_err(fail)?;
         let label = dir.join(journal::JOURNAL).display().to_string();
-        let (journal_file, index, end, alloc_end) = open_journal(dir, &label).map_err(fail)?;
+        let (journal_file, index, end, alloc_end) =
+            open_journal(&disk, dir, &label).map_err(fail)?;
         let archive_path = dir.join(journal::ARCHIVE);
-        let archive = open_rw(&archive_path)
+        let archive = open_rw(&disk, &archive_path)
             .map_err(|e| fail(format!("cannot open {}: {e}", archive_path.display())))?;
         journal::check_magic(&archive, journal::ARCHIVE_MAGIC)
             .map_err(|m| fail(format!("{}: {m}", archive_path.display())))?;
-        let archive_end = archive.metadata().map_err(|e| fail(e.to_string()))?.len();
-        legacy::sync_dir(dir).map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
+        let archive_end = archive.len().map_err(|e| fail(e.to_string()))?;
+        disk.sync_dir(dir)
+            .map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
         let games = index.games.len();
         // Snapshot files of games no longer in the store (left by compactions before expired
         // games' files were deleted with them); a failure only leaves them.
-        match snapshots::sweep_orphans(dir, |id| index.games.contains_key(id)) {
+        match snapshots::sweep_orphans(&disk, dir, |id| index.games.contains_key(id)) {
             Ok(0) => {}
             Ok(n) => tracing::info!(
                 store = "embedded",
@@ -118,6 +125,7 @@ impl EmbeddedStore {
                 "cannot sweep the snapshot files of games no longer in the store"),
         }
         let shared = Arc::new(Shared {
+            disk,
             dir: dir.to_path_buf(),
             label,
             state: RwLock::new(State {

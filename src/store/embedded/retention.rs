@@ -18,13 +18,12 @@
 //! did not commit (the new archive is deleted), and one alone is a rewrite whose journal
 //! committed (its rename is finished).
 
-use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::disk::Disk;
 use super::index::{Index, Place};
 use super::journal;
-use super::legacy::sync_dir;
 
 /// Finished games' journal bytes below which the journal is never compacted (and expired
 /// archive bytes below which the archive is not rewritten).
@@ -102,18 +101,18 @@ pub(super) fn archive_rewrite_due(
 /// Ends an archive rewrite left by a crash or a failed rename (see the module's commit order):
 /// deletes an uncommitted new archive, or renames a committed one in. Runs at open and before
 /// every compaction.
-pub(super) fn finish_rewrite(dir: &Path) -> Result<(), String> {
+pub(super) fn finish_rewrite(disk: &Disk, dir: &Path) -> Result<(), String> {
     let next = dir.join(ARCHIVE_NEXT);
-    if !next.exists() {
+    if !disk.exists(&next) {
         return Ok(());
     }
-    let committed = !dir.join(JOURNAL_NEXT).exists();
+    let committed = !disk.exists(&dir.join(JOURNAL_NEXT));
     let done = if committed {
-        fs::rename(&next, dir.join(journal::ARCHIVE))
+        disk.rename(&next, &dir.join(journal::ARCHIVE))
     } else {
-        fs::remove_file(&next)
+        disk.remove(&next)
     };
-    done.and_then(|()| sync_dir(dir)).map_err(|e| {
+    done.and_then(|()| disk.sync_dir(dir)).map_err(|e| {
         format!(
             "cannot finish the archive rewrite ({}): {e}",
             next.display()

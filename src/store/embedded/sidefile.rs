@@ -7,11 +7,11 @@
 //! never rewritten, so a reader may `pread` it without any lock. A compaction writes a new one
 //! ([`NEXT`]) for the new journal's positions and renames it in after the journal's rename.
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
+
+use super::disk::{Disk, DiskFile, Mode};
 
 /// The side file's name in the data directory.
 pub const FILE: &str = "shuangkou.positions";
@@ -44,19 +44,14 @@ impl Chunk {
 /// The side file open for appending (owned by one index) and where its data ends.
 #[derive(Debug)]
 pub struct SideFile {
-    file: Arc<File>,
+    file: Arc<DiskFile>,
     end: u64,
 }
 
 impl SideFile {
     /// Creates (or truncates) the side file at `path`.
-    pub fn create(path: &Path) -> io::Result<SideFile> {
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
+    pub fn create(disk: &Disk, path: &Path) -> io::Result<SideFile> {
+        let file = disk.open(path, Mode::Truncate)?;
         Ok(SideFile {
             file: Arc::new(file),
             end: 0,
@@ -78,13 +73,13 @@ impl SideFile {
     }
 
     /// The file, for reads (a compaction reads the old file's chunks while the writer goes on).
-    pub fn reader(&self) -> Arc<File> {
+    pub fn reader(&self) -> Arc<DiskFile> {
         Arc::clone(&self.file)
     }
 }
 
 /// Reads one chunk's bytes.
-pub fn read(file: &File, chunk: Chunk) -> io::Result<Vec<u8>> {
+pub fn read(file: &DiskFile, chunk: Chunk) -> io::Result<Vec<u8>> {
     let mut buf = vec![0; chunk.len()];
     file.read_exact_at(&mut buf, chunk.at())?;
     Ok(buf)
@@ -99,7 +94,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sk-sidefile-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(FILE);
-        let mut side = SideFile::create(&path).unwrap();
+        let disk = super::super::disk::real();
+        let mut side = SideFile::create(&disk, &path).unwrap();
         let a = side.append(b"first").unwrap();
         let b = side.append(&[7; 7000]).unwrap();
         let empty = side.append(b"").unwrap();
@@ -108,7 +104,7 @@ mod tests {
         assert_eq!(read(&reader, b).unwrap(), vec![7; 7000]);
         assert_eq!(read(&reader, empty).unwrap(), b"");
         // Creating it again truncates it: the old chunks are gone.
-        let again = SideFile::create(&path).unwrap();
+        let again = SideFile::create(&disk, &path).unwrap();
         assert!(read(&again.reader(), b).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -5,10 +5,10 @@
 //! fsynced, and a torn or corrupt frame ends the file's readable part (the service then replays
 //! more of the log).
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use super::disk::{self, Disk};
 use super::{EmbeddedStore, store_error};
 use crate::store::{Snapshot, StoreError, snapshots::MAX_SNAPSHOT_BYTES};
 
@@ -30,11 +30,18 @@ fn crc(seq: u64, body: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// Appends the frame of one snapshot to the game's file (creating the directory and the file).
+/// Appends the frame of one snapshot to the game's file on the real disk (creating the
+/// directory and the file).
 pub fn append(dir: &Path, id: &str, seq: u64, body: &[u8]) -> io::Result<()> {
+    append_on(&disk::real(), dir, id, seq, body)
+}
+
+/// Appends the frame of one snapshot to the game's file on `disk` (creating the directory and
+/// the file), with one write.
+pub fn append_on(disk: &Disk, dir: &Path, id: &str, seq: u64, body: &[u8]) -> io::Result<()> {
     let path = file_of(dir, id);
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent)?;
+        disk.create_dir_all(parent)?;
     }
     let len = u32::try_from(body.len()).map_err(|_| io::Error::other("snapshot too large"))?;
     let mut frame = Vec::with_capacity(HEADER + body.len());
@@ -42,16 +49,12 @@ pub fn append(dir: &Path, id: &str, seq: u64, body: &[u8]) -> io::Result<()> {
     frame.extend_from_slice(&crc(seq, body).to_le_bytes());
     frame.extend_from_slice(&seq.to_le_bytes());
     frame.extend_from_slice(body);
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?
-        .write_all(&frame)
+    disk.append(&path, &frame)
 }
 
 /// Deletes the game's snapshot file (a game without one is not an error).
-pub fn delete(dir: &Path, id: &str) -> io::Result<()> {
-    match fs::remove_file(file_of(dir, id)) {
+pub fn delete(disk: &Disk, dir: &Path, id: &str) -> io::Result<()> {
+    match disk.remove(&file_of(dir, id)) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),
     }
@@ -72,21 +75,19 @@ fn id_of(name: &str) -> Option<String> {
 /// Deletes every snapshot file under `dir` whose game `known` does not know (files left by
 /// compactions that dropped games before their snapshot files were deleted with them); a file
 /// whose name no game id gives is left alone. Returns the files deleted.
-pub fn sweep_orphans(dir: &Path, known: impl Fn(&str) -> bool) -> io::Result<usize> {
-    let entries = match fs::read_dir(dir.join(DIR)) {
+pub fn sweep_orphans(disk: &Disk, dir: &Path, known: impl Fn(&str) -> bool) -> io::Result<usize> {
+    let entries = match disk.list(&dir.join(DIR)) {
         Ok(entries) => entries,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
     let mut deleted = 0;
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name();
-        let Some(id) = name.to_str().and_then(id_of) else {
+    for (name, is_file) in entries {
+        let Some(id) = id_of(&name) else {
             continue;
         };
-        if !known(&id) && entry.file_type()?.is_file() {
-            delete(dir, &id)?;
+        if !known(&id) && is_file {
+            delete(disk, dir, &id)?;
             deleted += 1;
         }
     }
@@ -95,10 +96,13 @@ pub fn sweep_orphans(dir: &Path, known: impl Fn(&str) -> bool) -> io::Result<usi
 
 /// The game's snapshots at or before `seq`, oldest first (the last one written at a seq wins).
 /// The file is read up to its first torn or corrupt frame.
-pub fn read(dir: &Path, id: &str, seq: u64) -> io::Result<Vec<Snapshot>> {
-    let mut bytes = Vec::new();
-    match File::open(file_of(dir, id)) {
-        Ok(mut f) => f.read_to_end(&mut bytes)?,
+pub fn read(disk: &Disk, dir: &Path, id: &str, seq: u64) -> io::Result<Vec<Snapshot>> {
+    let bytes = match disk.open_read(&file_of(dir, id)) {
+        Ok(f) => {
+            let mut bytes = vec![0; usize::try_from(f.len()?).unwrap_or(0)];
+            f.read_exact_at(&mut bytes, 0)?;
+            bytes
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
@@ -138,10 +142,11 @@ impl EmbeddedStore {
         seq: u64,
         body: Vec<u8>,
     ) -> impl FnOnce() -> Result<(), StoreError> + Send + 'static {
-        let dir = self.shared.dir.clone();
+        let (disk, dir) = (self.shared.disk.clone(), self.shared.dir.clone());
         let id = id.to_string();
         move || {
-            append(&dir, &id, seq, &body).map_err(|e| store_error("put_snapshot", e.to_string()))
+            append_on(&disk, &dir, &id, seq, &body)
+                .map_err(|e| store_error("put_snapshot", e.to_string()))
         }
     }
 
@@ -154,9 +159,9 @@ impl EmbeddedStore {
 
     /// The game's snapshots at or before `seq`, oldest first.
     pub async fn snapshots(&self, id: &str, seq: u64) -> Result<Vec<Snapshot>, StoreError> {
-        let dir = self.shared.dir.clone();
+        let (disk, dir) = (self.shared.disk.clone(), self.shared.dir.clone());
         let id = id.to_string();
-        tokio::task::spawn_blocking(move || read(&dir, &id, seq))
+        tokio::task::spawn_blocking(move || read(&disk, &dir, &id, seq))
             .await
             .map_err(|e| store_error("snapshots", format!("read task failed: {e}")))?
             .map_err(|e| store_error("snapshots", e.to_string()))
@@ -169,6 +174,10 @@ mod tests {
 
     #[test]
     fn frames_read_back_up_to_a_torn_one() {
+        use std::fs;
+        let disk = disk::real();
+        let read = |dir: &Path, id: &str, seq: u64| read(&disk, dir, id, seq);
+        let delete = |dir: &Path, id: &str| delete(&disk, dir, id);
         let dir = std::env::temp_dir().join(format!("sk-snap-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         append(&dir, "g/1", 10, b"ten").unwrap();

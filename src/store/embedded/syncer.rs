@@ -16,10 +16,10 @@
 //!
 //! Must not be called from async code (it blocks on I/O); only the writer thread runs it.
 
-use std::fs::File;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
+use super::disk::DiskFile;
 use super::journal::Rec;
 use super::meters::Meters;
 use super::ops::{NewScript, Op, Phases, Plan};
@@ -34,7 +34,7 @@ pub(super) struct Written {
     pub(super) plans: Vec<Plan>,
     pub(super) new_scripts: Vec<NewScript>,
     /// The journal its frames went to (`None`: the batch wrote nothing).
-    pub(super) journal: Option<Arc<File>>,
+    pub(super) journal: Option<Arc<DiskFile>>,
     /// The end of the journal's data after this batch.
     pub(super) end: u64,
 }

@@ -7,12 +7,12 @@
 //! Must not be called from async code (it blocks on I/O); only [`super::EmbeddedStore`] starts it.
 
 use std::collections::HashMap;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tokio::sync::mpsc;
 
+use super::disk::DiskFile;
 use super::index::{Game, Index, RequestKey, request_key};
 use super::journal::{self, Rec};
 use super::meters::Meters;
@@ -224,18 +224,12 @@ pub(super) fn run_writer(
 }
 
 /// Makes the journal at least `need` bytes long, zeros written and fsynced past its end.
-fn preallocate(journal: &std::fs::File, w: &mut Writer, need: u64) -> std::io::Result<()> {
+fn preallocate(journal: &DiskFile, w: &mut Writer, need: u64) -> std::io::Result<()> {
     if need <= w.alloc_end {
         return Ok(());
     }
     let to = need + PREALLOCATE;
-    let zeros = vec![0u8; 1 << 20];
-    let mut at = w.alloc_end;
-    while at < to {
-        let n = (to - at).min(zeros.len() as u64) as usize;
-        journal.write_all_at(&zeros[..n], at)?;
-        at += n as u64;
-    }
+    journal.write_zeros_at(w.alloc_end, to - w.alloc_end)?;
     journal.sync_data()?;
     w.alloc_end = to;
     Ok(())

@@ -3,15 +3,13 @@
 //! durable end ([`copy_durable_tail`]), the rest on the writer, which then renames the new
 //! journal in ([`swap`]).
 
-use std::fs;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::super::positions::Writer;
 use super::super::syncer::Progress;
-use super::super::{Shared, journal, legacy, retention, sidefile, snapshots};
+use super::super::{Shared, journal, retention, sidefile, snapshots};
 use super::{Built, Done, Snapshot};
 
 /// Swaps a built compaction in, on the writer thread once no commit is in flight (`idle`): the
@@ -25,6 +23,7 @@ pub(super) fn swap(
     progress: &Progress,
 ) -> Result<Done, String> {
     let io = |what: &str, e: io::Error| format!("{what}: {e}");
+    let (disk, dir) = (&shared.disk, &shared.dir);
     idle().ok_or("the durable end is unknown")?;
     if shared.broken.load(Ordering::Acquire) {
         return Err("a commit failed meanwhile".into());
@@ -63,16 +62,14 @@ pub(super) fn swap(
     }
     // The new archive's name is durable before the journal that refers to it.
     if next_archive.is_some() {
-        legacy::sync_dir(&shared.dir).map_err(|e| io("sync the data directory", e))?;
+        disk.sync_dir(dir)
+            .map_err(|e| io("sync the data directory", e))?;
     }
-    fs::rename(&tmp_path, shared.dir.join(journal::JOURNAL))
+    disk.rename(&tmp_path, &dir.join(journal::JOURNAL))
         .map_err(|e| io("rename the new journal", e))?;
     // The new index's positions side file takes the old one's name (derived data: whatever the
     // name, the index holds its handle, and the next open rebuilds it).
-    if let Err(e) = fs::rename(
-        shared.dir.join(sidefile::NEXT),
-        shared.dir.join(sidefile::FILE),
-    ) {
+    if let Err(e) = disk.rename(&dir.join(sidefile::NEXT), &dir.join(sidefile::FILE)) {
         tracing::warn!(store = "embedded", error = %e, "cannot rename the new positions file");
     }
 
@@ -95,23 +92,23 @@ pub(super) fn swap(
     progress.swapped(end);
     if rewrote {
         // The new journal's rename must be durable before the archive's (see `retention`).
-        legacy::sync_dir(&shared.dir)
+        disk.sync_dir(dir)
             .and_then(|()| {
-                fs::rename(
-                    shared.dir.join(retention::ARCHIVE_NEXT),
-                    shared.dir.join(journal::ARCHIVE),
+                disk.rename(
+                    &dir.join(retention::ARCHIVE_NEXT),
+                    &dir.join(journal::ARCHIVE),
                 )
             })
             .map_err(|e| io("rename the new archive", e))?;
     }
     // The rename is durable before any write to the new journal is answered.
-    if let Err(e) = legacy::sync_dir(&shared.dir) {
+    if let Err(e) = disk.sync_dir(dir) {
         tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");
     }
     // 5. The expired games' snapshot files, once the journal without them is in. A snapshot is a
     //    cache: had the rename not lasted, the game would replay its log instead.
     for id in &dropped {
-        if let Err(e) = snapshots::delete(&shared.dir, id) {
+        if let Err(e) = snapshots::delete(disk, dir, id) {
             tracing::warn!(store = "embedded", game = %id, error = %e,
                 "cannot delete the snapshot file of an expired game");
         }
