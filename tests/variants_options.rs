@@ -224,3 +224,40 @@ fn hand_checked_entries_of_the_schema() {
         );
     }
 }
+
+/// A variant with a contribution table describes it as its default pays it (issue 44: the
+/// description said the points were paid "to the bomber" while the default is paid by each other
+/// player): "each other player pays the bomber a / b / c, so the bomber gets 3a / 3b / 3c", read
+/// from the option's default, not from the description.
+#[test]
+fn descriptions_state_the_default_contribution_table() {
+    let mut described = 0;
+    for v in all() {
+        let Some(spec) = v.options().iter().find(|o| o.name == "contribution_each") else {
+            continue;
+        };
+        let OptionValue::IntList(each) = spec.default_value() else {
+            panic!("{}: contribution_each is an int_list", v.id());
+        };
+        let join = |xs: &[i64]| {
+            xs.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let gets: Vec<i64> = each.iter().map(|e| 3 * e).collect();
+        let want = format!(
+            "each other player pays the bomber {}, so the bomber gets {}",
+            join(&each),
+            join(&gets)
+        );
+        let description = &v.meta().description;
+        assert!(
+            description.contains(&want),
+            "{}: {description:?} does not say {want:?}",
+            v.id()
+        );
+        described += 1;
+    }
+    assert!(described >= 3, "baibian, huopin and qianbian: {described}");
+}
