@@ -12,7 +12,8 @@
 //! - [`bot`]: bots that play a seat from its player view only;
 //! - [`shengji`]: the second game family, 升級 (one deck): card order, deal, tricks, levels;
 //! - [`determinism`]: the seeded deal streams and state hashes both families share;
-//! - `accessors`: the read accessors of both families' states, written from a list of fields.
+//! - `accessors`: the read accessors of both families' states, written from a list of fields;
+//! - [`quote`]: client values quoted back in refusals, shortened.
 //!
 //! Adapters around the core:
 //! - [`variants`]: the Rhai host that turns `variants/*.rhai` into rules and hooks;
@@ -31,6 +32,7 @@ pub mod hand;
 pub mod hints;
 pub mod metrics;
 pub mod moves;
+pub mod quote;
 pub mod rules;
 pub mod seat;
 pub mod service;

@@ -29,7 +29,8 @@ pub const GAMES_FINISHED: &str = "shuangkou_games_finished_total";
 pub const DEALS_SETTLED: &str = "shuangkou_deals_settled_total";
 /// Plays by `variant` and `type`.
 pub const PLAYS: &str = "shuangkou_plays_total";
-/// Bombs played by `stars` (`classic` for the classic order).
+/// Bombs played by `variant`, `type` (the bomb's hand type) and `stars` (its star level, or
+/// `none` in a variant whose bomb order counts no stars): one label set for every series.
 pub const BOMBS: &str = "shuangkou_bombs_total";
 /// Rejected requests by `reason`.
 pub const REJECTIONS: &str = "shuangkou_rejections_total";
@@ -106,7 +107,10 @@ const COUNTERS: [(&str, &str); 19] = [
     (GAMES_FINISHED, "Games finished by variant"),
     (DEALS_SETTLED, "Deals settled by variant and outcome"),
     (PLAYS, "Plays by variant and combination type"),
-    (BOMBS, "Bombs played by star level"),
+    (
+        BOMBS,
+        "Bombs played by variant, type and star level (none: no star order)",
+    ),
     (REJECTIONS, "Rejected requests by reason"),
     (SCRIPT_CALLS, "Variant script hook calls"),
     (SCRIPT_ERRORS, "Variant script hook errors"),
@@ -271,8 +275,9 @@ pub fn play(variant: &str, kind: &'static str, stars: Option<u8>, is_bomb: bool)
         variants.with(variant, register, |count| count.increment(1));
     });
     if is_bomb {
-        let stars = stars.map_or_else(|| "classic".to_string(), |s| s.to_string());
-        counter!(BOMBS, "stars" => stars).increment(1);
+        let stars = stars.map_or_else(|| "none".to_string(), |s| s.to_string());
+        counter!(BOMBS, "variant" => variant.to_string(), "type" => kind, "stars" => stars)
+            .increment(1);
     }
 }
 

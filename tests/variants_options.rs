@@ -37,11 +37,14 @@ fn bools_are_exactly_true_or_false() {
             if OptionSchema::of(o).value_type != OptionType::Bool {
                 continue;
             }
-            for good in ["true", "false", " true "] {
+            for good in ["true", "false"] {
                 set(&v, &format!("{}={good}", o.name))
                     .unwrap_or_else(|e| panic!("{} {}={good}: {e}", v.id(), o.name));
             }
-            for bad in ["yes", "no", "1", "0", "on", "off", "True", "FALSE", ""] {
+            // The one option grammar (docs/VARIANTS.md): no whitespace around a value either.
+            for bad in [
+                "yes", "no", "1", "0", "on", "off", "True", "FALSE", "", " true ",
+            ] {
                 let e = set(&v, &format!("{}={bad}", o.name)).expect_err(&format!(
                     "{} {}={bad} accepted",
                     v.id(),
@@ -220,4 +223,41 @@ fn hand_checked_entries_of_the_schema() {
             "{c}"
         );
     }
+}
+
+/// A variant with a contribution table describes it as its default pays it (issue 44: the
+/// description said the points were paid "to the bomber" while the default is paid by each other
+/// player): "each other player pays the bomber a / b / c, so the bomber gets 3a / 3b / 3c", read
+/// from the option's default, not from the description.
+#[test]
+fn descriptions_state_the_default_contribution_table() {
+    let mut described = 0;
+    for v in all() {
+        let Some(spec) = v.options().iter().find(|o| o.name == "contribution_each") else {
+            continue;
+        };
+        let OptionValue::IntList(each) = spec.default_value() else {
+            panic!("{}: contribution_each is an int_list", v.id());
+        };
+        let join = |xs: &[i64]| {
+            xs.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(" / ")
+        };
+        let gets: Vec<i64> = each.iter().map(|e| 3 * e).collect();
+        let want = format!(
+            "each other player pays the bomber {}, so the bomber gets {}",
+            join(&each),
+            join(&gets)
+        );
+        let description = &v.meta().description;
+        assert!(
+            description.contains(&want),
+            "{}: {description:?} does not say {want:?}",
+            v.id()
+        );
+        described += 1;
+    }
+    assert!(described >= 3, "baibian, huopin and qianbian: {described}");
 }

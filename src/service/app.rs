@@ -54,7 +54,7 @@ fn token_key(config: &ServeConfig) -> Result<[u8; 32], String> {
         }
         None => {
             tracing::warn!(
-                "no SHUANGKOU_TOKEN_KEY: a random token key for this process only; after a restart (or on another replica) seat tokens stop verifying and an idempotent CreateGame retry is FAILED_PRECONDITION/TOKEN_KEY_CHANGED. Set a fixed key in production"
+                "no SHUANGKOU_TOKEN_KEY: a random token key for this process only; tokens already issued keep verifying after a restart and on other replicas (the store keeps their digests), but an idempotent CreateGame retry after a restart (or on another replica) cannot re-issue them: FAILED_PRECONDITION/TOKEN_KEY_CHANGED. Set a fixed key in production"
             );
             let mut k = [0u8; 32];
             getrandom::fill(&mut k).map_err(|e| format!("no OS randomness: {e}"))?;

@@ -306,8 +306,8 @@ pub fn seed_hex(given: &str) -> Result<String, ApiError> {
             .map_err(|e| bad(Reason::Unavailable, format!("no OS randomness: {e}")))?;
         return Ok(hex::encode(s));
     }
-    let bytes = hex::decode(given.trim())
-        .map_err(|_| bad(Reason::BadRequest, "seed must be 64 hex digits"))?;
+    let bytes =
+        hex::decode(given).map_err(|_| bad(Reason::BadRequest, "seed must be 64 hex digits"))?;
     if bytes.len() != 32 {
         return Err(bad(
             Reason::BadRequest,
@@ -363,12 +363,36 @@ pub fn player_names(
         ));
     }
     if names.iter().any(|n| n.len() > 128) {
+        return Err(
+            bad(Reason::BadRequest, "player names are at most 128 bytes").with("field", "players"),
+        );
+    }
+    if let Some((i, c)) = names
+        .iter()
+        .enumerate()
+        .find_map(|(i, n)| n.chars().find(|&c| unprintable(c)).map(|c| (i, c)))
+    {
         return Err(bad(
             Reason::BadRequest,
-            "player names are at most 128 bytes",
-        ));
+            format!(
+                "player {i}'s name holds U+{:04X}: names hold no control or bidi characters",
+                u32::from(c)
+            ),
+        )
+        .with("field", "players"));
     }
     Ok(names)
+}
+
+/// A character a display name may not hold: a control character (NUL, BEL, newline…) or a
+/// bidirectional formatting one (a right-to-left override would reorder what a table shows
+/// after the name).
+pub fn unprintable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+        )
 }
 
 fn bad(reason: Reason, msg: impl Into<String>) -> ApiError {
@@ -402,6 +426,13 @@ fn bot_name(name: &str, field: &'static str, what: &str) -> Result<(), ApiError>
         format!("{what}: a bot name is at most {MAX_BOT_NAME_BYTES} bytes, not {n}")
     })
     .map_err(|e| e.with("field", field))?;
+    if name.chars().any(unprintable) {
+        return Err(bad(
+            Reason::BadRequest,
+            format!("{what}: a bot name holds no control or bidi characters"),
+        )
+        .with("field", field));
+    }
     crate::bot::styles::spec(name)
         .map_err(|e| bad(Reason::BadRequest, format!("{what}: {e}")).with("field", field))?;
     Ok(())

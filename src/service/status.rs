@@ -20,6 +20,9 @@ use tonic_types::{ErrorDetails, StatusExt};
 use crate::cards::CardError;
 use crate::game::{EngineError, GameError};
 use crate::hand::PlayError;
+use crate::quote::bounded;
+/// The one shortening of a client's value quoted in a refusal.
+pub use crate::quote::clip;
 use crate::store::StoreError;
 
 /// The ErrorInfo domain of this API.
@@ -276,12 +279,31 @@ impl From<ApiError> for Status {
     }
 }
 
+/// Longest message of a rejection (bytes, before the reason prefix), and of each ErrorInfo
+/// metadata value: a message quotes client values [`clip`]ped, and this cut is the last guard,
+/// so a rejection's trailers stay under 1 KB whatever was sent (`grpc-message` percent-encodes
+/// non-ASCII bytes three for one; `grpc-status-details-bin` is the base64 of the message and the
+/// ErrorInfo once more).
+pub const MAX_MESSAGE_BYTES: usize = 200;
+pub const MAX_METADATA_BYTES: usize = 128;
+
 /// A rejection as a status of an API's ErrorInfo `domain`, with `reason` as its stable reason
-/// (the prefix of the message): the reason's gRPC code, the error's metadata.
+/// (the prefix of the message): the reason's gRPC code, the error's metadata; message and
+/// metadata values cut to their bounds.
 pub fn status_in(e: &ApiError, domain: &str, reason: &str) -> Status {
-    let metadata: HashMap<String, String> = e.metadata.iter().cloned().collect();
+    let metadata: HashMap<String, String> = e
+        .metadata
+        .iter()
+        .map(|(k, v)| {
+            (
+                bounded(k, MAX_METADATA_BYTES),
+                bounded(v, MAX_METADATA_BYTES),
+            )
+        })
+        .collect();
     let details = ErrorDetails::with_error_info(reason, domain, metadata);
-    Status::with_error_details(e.reason.code(), format!("{reason}: {}", e.message), details)
+    let message = bounded(&e.message, MAX_MESSAGE_BYTES);
+    Status::with_error_details(e.reason.code(), format!("{reason}: {message}"), details)
 }
 
 /// Reads the reason back from a status (for clients and tests).

@@ -14,6 +14,7 @@ use rhai::{Dynamic, Map};
 use serde::{Deserialize, Serialize};
 
 use super::engine::describe;
+use crate::quote::clip;
 
 /// One option value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -158,7 +159,8 @@ impl OptionSpec {
                     Ok(OptionValue::Text(s))
                 } else {
                     Err(format!(
-                        "option {name} = {s:?} is not one of {}",
+                        "option {name} = {} is not one of {}",
+                        clip(&s),
                         choices.join(", ")
                     ))
                 }
@@ -187,48 +189,82 @@ impl OptionSpec {
                 Ok(OptionValue::IntList(v))
             }
             (_, v) => Err(format!(
-                "option {name} = {v} has the wrong type; expected {}",
+                "option {name} = {} has the wrong type; expected {}",
+                clip(&v.to_string()),
                 self.range_text()
             )),
         }
     }
 
-    /// Parses `text` (the right side of `key=value`) as a value of this option.
+    /// Parses `text` (the right side of `key=value`) as a value of this option, by the one
+    /// grammar of option values (docs/VARIANTS.md, "Option value grammar"), the same for the CLI
+    /// and CreateGame: no surrounding or inner whitespace; an `int` is `-?[0-9]+`; a `float` is
+    /// `-?[0-9]+(\.[0-9]+)?`; a `bool` is exactly `true` or `false`; a `choice` is one of its
+    /// choices exactly; an `int_list` is `a,b,c` or `[a,b,c]` of `int`s with no empty element
+    /// (`[]` or nothing: the empty list). The value is not echoed whole in a refusal.
     pub fn parse(&self, text: &str) -> Result<OptionValue, String> {
         let name = &self.name;
-        let text = text.trim();
+        let shown = clip(text);
         let value = match &self.kind {
             OptionKind::Int { .. } => OptionValue::Int(
-                text.parse()
-                    .map_err(|_| format!("option {name}: {text:?} is not an integer"))?,
+                int_text(text)
+                    .ok_or_else(|| format!("option {name}: {shown} is not an integer"))?,
             ),
             OptionKind::Float { .. } => OptionValue::Float(
-                text.parse()
-                    .map_err(|_| format!("option {name}: {text:?} is not a number"))?,
+                float_text(text)
+                    .ok_or_else(|| format!("option {name}: {shown} is not a number"))?,
             ),
             // Exactly `true` or `false`, as in JSON and Rhai: `yes`, `1` or `on` would be a
             // second spelling a platform has to learn (and `1` is a number elsewhere).
             OptionKind::Bool { .. } => OptionValue::Bool(match text {
                 "true" => true,
                 "false" => false,
-                _ => return Err(format!("option {name}: {text:?} is not true or false")),
+                _ => return Err(format!("option {name}: {shown} is not true or false")),
             }),
             OptionKind::Choice { .. } => OptionValue::Text(text.to_string()),
             OptionKind::IntList { .. } => {
-                let inner = text.trim_start_matches('[').trim_end_matches(']');
-                let items = inner
-                    .split(|c: char| c == ',' || c.is_whitespace())
-                    .filter(|t| !t.is_empty())
-                    .map(|t| {
-                        t.parse::<i64>()
-                            .map_err(|_| format!("option {name}: {t:?} is not an integer"))
-                    })
-                    .collect::<Result<Vec<_>, _>>()?;
-                OptionValue::IntList(items)
+                OptionValue::IntList(int_list_text(text).ok_or_else(|| {
+                    format!("option {name}: {shown} is not a list of integers like [2,6,10]")
+                })?)
             }
         };
         self.check(value)
     }
+}
+
+/// `-?[0-9]+` as an i64 (None: another spelling, or out of range).
+fn int_text(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+/// `-?[0-9]+(\.[0-9]+)?` as an f64.
+fn float_text(text: &str) -> Option<f64> {
+    let unsigned = text.strip_prefix('-').unwrap_or(text);
+    let (whole, fraction) = match unsigned.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (unsigned, None),
+    };
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || fraction.is_some_and(|f| !digits(f)) {
+        return None;
+    }
+    text.parse().ok().filter(|x: &f64| x.is_finite())
+}
+
+/// `a,b,c` or `[a,b,c]` of [`int_text`]s; `[]` and the empty text are the empty list.
+fn int_list_text(text: &str) -> Option<Vec<i64>> {
+    let inner = match text.strip_prefix('[') {
+        Some(rest) => rest.strip_suffix(']')?,
+        None => text,
+    };
+    if inner.is_empty() {
+        return Some(Vec::new());
+    }
+    inner.split(',').map(int_text).collect()
 }
 
 /// Reads the map returned by a script's `options()`.
@@ -391,7 +427,7 @@ impl OptionValues {
         for (k, v) in overrides {
             let spec = specs.iter().find(|s| s.name == *k).ok_or_else(|| {
                 let known: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-                format!("unknown option {k:?} (known: {})", known.join(", "))
+                format!("unknown option {} (known: {})", clip(k), known.join(", "))
             })?;
             values.insert(k.clone(), spec.check(v.clone())?);
         }
@@ -407,11 +443,10 @@ impl OptionValues {
         for pair in pairs {
             let (k, v) = pair
                 .split_once('=')
-                .ok_or_else(|| format!("option {pair:?} is not key=value"))?;
-            let k = k.trim();
+                .ok_or_else(|| format!("option {} is not key=value", clip(pair)))?;
             let spec = specs.iter().find(|s| s.name == k).ok_or_else(|| {
                 let known: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-                format!("unknown option {k:?} (known: {})", known.join(", "))
+                format!("unknown option {} (known: {})", clip(k), known.join(", "))
             })?;
             out.insert(k.to_string(), spec.parse(v)?);
         }
@@ -500,5 +535,65 @@ mod tests {
             serde_json::from_str(r#"{"rake_percent": 3, "table": [1]}"#).unwrap();
         let v = OptionValues::new(&s, &json).unwrap();
         assert_eq!(v.get("rake_percent"), Some(&OptionValue::Float(3.0)));
+    }
+
+    /// The issue's malformed values, each refused by the one grammar, beside the spellings it
+    /// takes (the oracle is the grammar as docs/VARIANTS.md writes it).
+    #[test]
+    fn one_grammar_refuses_every_malformed_spelling() {
+        let s = specs();
+        let parse = |pair: &str| OptionValues::parse_overrides(&s, &[pair.to_string()]);
+        for bad in [
+            "[2,", "[2", "2,", ",2", "[[2]]", "[2,,3]", "2 3", "[2;3]", " [2]", "[2] ", "[ 2]",
+            "+2", "2.0", "0x2", "[2]]", "[-]", "--2",
+        ] {
+            let e = parse(&format!("table={bad}")).expect_err(bad);
+            assert!(e.contains("table"), "{bad}: {e}");
+        }
+        for (good, want) in [
+            ("[2,6,10]", vec![2, 6, 10]),
+            ("2,6,10", vec![2, 6, 10]),
+            ("[7]", vec![7]),
+            ("-0", vec![0]),
+        ] {
+            let o = parse(&format!("table={good}")).expect(good);
+            assert_eq!(o.get("table"), Some(&OptionValue::IntList(want)), "{good}");
+        }
+        for bad in [" 4", "4 ", "4.", ".5", "1e3", "inf", "NaN", "+4", "4,0", ""] {
+            assert!(parse(&format!("rake_percent={bad}")).is_err(), "{bad:?}");
+        }
+        for (good, want) in [("4", 4.0), ("4.0", 4.0), ("4.25", 4.25)] {
+            let o = parse(&format!("rake_percent={good}")).expect(good);
+            assert_eq!(
+                o.get("rake_percent"),
+                Some(&OptionValue::Float(want)),
+                "{good}"
+            );
+        }
+        assert!(
+            parse(" rake_percent=4").is_err(),
+            "no whitespace around the name"
+        );
+        let long = "9".repeat(10_000);
+        let e = parse(&format!("table={long}")).unwrap_err();
+        assert!(e.len() < 200, "the value is clipped: {} bytes", e.len());
+        assert!(e.contains("(10000 bytes)"), "{e}");
+    }
+
+    #[test]
+    fn an_int_option_takes_integers_only() {
+        let spec = OptionSpec {
+            name: "double_points".into(),
+            kind: OptionKind::Int {
+                default: 4,
+                min: 0,
+                max: 100,
+            },
+            doc: "d".into(),
+        };
+        assert_eq!(spec.parse("4"), Ok(OptionValue::Int(4)));
+        for bad in [" 4", "4 ", "4.0", "+4", "", "4e0"] {
+            assert!(spec.parse(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -87,10 +87,26 @@ pub struct ReloadReport {
     pub activated: Vec<(String, String)>,
     /// Files whose new content was refused (the old version, if any, stays active).
     pub rejected: Vec<VariantError>,
-    /// Ids whose file did not change.
-    pub unchanged: Vec<String>,
+    /// The content hash of each file in `rejected`, by id (none for a file that could not be read).
+    pub rejected_versions: BTreeMap<String, String>,
+    /// Files refused by an earlier reload and unchanged since (not checked again): still refused.
+    pub still_refused: Vec<StillRefused>,
+    /// Files whose content is the active version (id, content hash).
+    pub unchanged: Vec<(String, String)>,
     /// Ids whose file disappeared (deactivated).
     pub removed: Vec<String>,
+}
+
+/// A file refused by an earlier reload whose content has not changed since.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StillRefused {
+    pub id: String,
+    /// Where the file was read from.
+    pub origin: String,
+    /// Its content hash.
+    pub hash: String,
+    /// Why it was refused.
+    pub error: String,
 }
 
 /// Counters since the registry was created (exported as metrics by the service).
@@ -123,9 +139,9 @@ struct State<V> {
     versions: HashMap<(String, String), Arc<V>>,
     /// The last refusal per id (for `variants list` and the admin API).
     last_error: BTreeMap<String, String>,
-    /// Content hashes already refused, per id, so an unchanged broken file is not re-checked on
-    /// every event.
-    refused: HashMap<String, BTreeSet<String>>,
+    /// Content hashes already refused, per id, with the refusal, so an unchanged broken file is
+    /// not re-checked on every event (and is reported as still refused).
+    refused: HashMap<String, BTreeMap<String, String>>,
     /// Files (id, content hash) found to be scripts of another game family.
     foreign: BTreeSet<(String, String)>,
 }
@@ -379,11 +395,20 @@ impl<V: Family> Registry<V> {
                 (
                     st.active.get(&f.id).map(|v| v.hash().to_string()),
                     st.versions.get(&(f.id.clone(), hash.clone())).cloned(),
-                    st.refused.get(&f.id).is_some_and(|s| s.contains(&hash)),
+                    st.refused.get(&f.id).and_then(|s| s.get(&hash)).cloned(),
                 )
             };
-            if current.as_deref() == Some(hash.as_str()) || refused {
-                report.unchanged.push(f.id);
+            if current.as_deref() == Some(hash.as_str()) {
+                report.unchanged.push((f.id, hash));
+                continue;
+            }
+            if let Some(error) = refused {
+                report.still_refused.push(StillRefused {
+                    id: f.id,
+                    origin: f.origin,
+                    hash,
+                    error,
+                });
                 continue;
             }
             if !self.of_this_game(&f.id, &hash, &f.origin, &text) {
@@ -411,7 +436,8 @@ impl<V: Family> Registry<V> {
                         v
                     }
                     Err(e) => {
-                        self.refuse(&f.id, Some(hash), &e);
+                        self.refuse(&f.id, Some(hash.clone()), &e);
+                        report.rejected_versions.insert(f.id.clone(), hash);
                         report.rejected.push(e);
                         continue;
                     }
@@ -467,7 +493,10 @@ impl<V: Family> Registry<V> {
         let mut st = self.write();
         st.last_error.insert(id.to_string(), e.to_string());
         if let Some(h) = hash {
-            st.refused.entry(id.to_string()).or_default().insert(h);
+            st.refused
+                .entry(id.to_string())
+                .or_default()
+                .insert(h, e.to_string());
         }
     }
 

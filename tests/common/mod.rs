@@ -26,6 +26,7 @@ pub mod requests;
 pub mod shengji;
 pub mod store_fixtures;
 pub mod temp;
+pub mod trailers;
 pub use requests::*;
 
 /// A client of the game service.

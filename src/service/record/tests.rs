@@ -53,6 +53,30 @@ fn a_player_name_is_at_most_128_bytes() {
     assert_eq!(e.message, "player names are at most 128 bytes");
 }
 
+#[test]
+fn a_player_name_holds_no_control_or_bidi_character() {
+    for bad in [
+        "a\u{0}b",
+        "bell\u{7}",
+        "line\n",
+        "\u{202E}evil",
+        "x\u{2066}",
+        "\u{200F}",
+    ] {
+        let names = vec![bad.to_string(), "y".to_string()];
+        let e = player_names(&names, 2, "g").unwrap_err();
+        assert_eq!(e.reason, Reason::BadRequest, "{bad:?}");
+        assert!(
+            e.message.starts_with("player 0's name holds U+"),
+            "{}",
+            e.message
+        );
+        assert!(e.metadata.contains(&("field".into(), "players".into())));
+    }
+    let fine = vec!["張三 Zhang".to_string(), "ナナ🂡".to_string()];
+    assert!(player_names(&fine, 2, "g").is_ok());
+}
+
 /// A game in progress as `Record::new` writes it: default names, no platform, no options.
 pub(crate) fn in_progress() -> Record {
     Record {

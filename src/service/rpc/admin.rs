@@ -1,5 +1,5 @@
 //! The `VariantAdmin` service (admin key only): checking a candidate script and reloading the
-//! variants directory. Both compile and check scripts (seconds of CPU), so both run on the
+//! variants directory (both game families' scripts). Both compile and check scripts (seconds of CPU), so both run on the
 //! blocking pool, never on an async worker.
 
 use std::sync::Arc;
@@ -9,6 +9,9 @@ use crate::service::app::App;
 use crate::service::pb;
 use crate::service::status::{ApiError, Reason};
 use crate::service::wire::variant::{reload_report, validated};
+use crate::variants::check::{DEFAULT_RANDOM_DEALS, DEFAULT_SEED};
+use crate::variants::family::game_of;
+use crate::variants::{CompiledVariant, Family, ShengjiVariant};
 
 /// The `VariantAdmin` service.
 pub struct AdminApi {
@@ -49,19 +52,27 @@ async fn validate(
     let source = req.source;
     let hash = crate::variants::content_hash(&source);
     let checked = blocking(move || {
-        let expected = name.strip_suffix(".rhai").map(str::to_string);
-        crate::variants::load::<crate::variants::CompiledVariant>(
-            &name,
-            &source,
-            expected.as_deref(),
-            crate::variants::check::DEFAULT_RANDOM_DEALS,
-            crate::variants::check::DEFAULT_SEED,
-        )
-        .map(|(v, _)| v.id().to_string())
-        .map_err(|e| e.to_string())
+        // The script's game decides which family checks it (a 升級 script as the 升級 registry
+        // would).
+        if game_of(&name, &source) == ShengjiVariant::GAME {
+            check_script::<ShengjiVariant>(&name, &source)
+        } else {
+            check_script::<CompiledVariant>(&name, &source)
+        }
     })
     .await?;
     Ok(validated(checked, hash))
+}
+
+/// Compiles and checks a candidate script as family `V` would on reload: its id once it
+/// compiled (also when a check then fails: `Err((Some(id), why))`), or why not.
+fn check_script<V: Family>(name: &str, source: &str) -> Result<String, (Option<String>, String)> {
+    let expected = name.strip_suffix(".rhai");
+    let compiled = (V::COMPILE)(name, source, expected).map_err(|e| (None, e.to_string()))?;
+    let id = compiled.id().to_string();
+    (V::CHECK)(&Arc::new(compiled), DEFAULT_RANDOM_DEALS, DEFAULT_SEED)
+        .map(|_| id.clone())
+        .map_err(|e| (Some(id), e.to_string()))
 }
 
 async fn reload(
@@ -69,9 +80,14 @@ async fn reload(
     _: pb::ReloadVariantsRequest,
 ) -> Result<pb::ReloadVariantsResponse, ApiError> {
     call.admin()?;
+    // Both game families read the one directory: each registry reports the files of its game.
     let registry = Arc::clone(call.app.registry());
-    match blocking(move || registry.reload()).await? {
-        Err(e) => Err(ApiError::new(Reason::BadRequest, e.to_string())),
-        Ok(report) => Ok(reload_report(&report)),
-    }
+    let shengji = Arc::clone(call.app.shengji().registry());
+    let (shuangkou, shengji) = blocking(move || (registry.reload(), shengji.reload())).await?;
+    let refused =
+        |e: crate::variants::RegistryError| ApiError::new(Reason::BadRequest, e.to_string());
+    Ok(reload_report(&[
+        shuangkou.map_err(refused)?,
+        shengji.map_err(refused)?,
+    ]))
 }

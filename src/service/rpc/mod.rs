@@ -75,6 +75,7 @@ use super::games::{Games, LiveGame, Shared};
 use super::pb;
 use super::record::{Minting, Tokens};
 use super::status::{ApiError, Reason};
+use super::wire::bounds::Bounded;
 use crate::store::Created;
 use crate::variants::{Family, Registry};
 
@@ -182,7 +183,8 @@ fn active_variant<V: Family>(
         ApiError::new(
             Reason::UnknownVariant,
             format!(
-                "no {game}variant {name:?} (known: {})",
+                "no {game}variant {} (known: {})",
+                super::status::clip(name),
                 registry.ids().join(", ")
             ),
         )
@@ -293,14 +295,14 @@ pub async fn unary<Req, T, Fut>(
     handle: impl FnOnce(Caller, Req) -> Fut,
 ) -> Result<Response<T>, Status>
 where
-    Req: Subject,
+    Req: Subject + Bounded,
     Fut: Future<Output = Result<T, ApiError>>,
 {
     unary_in(app, method, request, handle, Status::from).await
 }
 
 /// [`unary`] with the API's own status of a rejection (`status`: `shengji.v1`'s names a 升級
-/// rule).
+/// rule). A request with a field over its bound (`wire::bounds`) is refused before its handler.
 pub async fn unary_in<Req, T, Fut>(
     app: &App,
     method: &'static str,
@@ -309,14 +311,19 @@ pub async fn unary_in<Req, T, Fut>(
     status: fn(ApiError) -> Status,
 ) -> Result<Response<T>, Status>
 where
-    Req: Subject,
+    Req: Subject + Bounded,
     Fut: Future<Output = Result<T, ApiError>>,
 {
     let start = Instant::now();
     let caller = access::caller(app.keys(), request.metadata());
     let req = request.into_inner();
-    let span = tracing::debug_span!("rpc", method, game = %req.game_id());
-    let r = handle(caller, req).instrument(span).await;
+    let r = match req.bounds() {
+        Ok(()) => {
+            let span = tracing::debug_span!("rpc", method, game = %req.game_id());
+            handle(caller, req).instrument(span).await
+        }
+        Err(e) => Err(e),
+    };
     let code = match &r {
         Ok(_) => "OK",
         Err(e) => code_name(e.reason.code()),

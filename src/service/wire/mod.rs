@@ -2,6 +2,7 @@
 //! both directions. Malformed input is rejected here (`INVALID_ARGUMENT`) and goes no further;
 //! nothing past this module sees a `pb` type except the rpc modules that call it.
 //!
+//! - [`bounds`]: the size bound of every string and list field of every request;
 //! - [`request`]: requests in (a play, a create), declared interpretations, hand types;
 //! - [`view`]: what a viewer is sent (plays, events, states, hints, deal and match results);
 //! - [`replay`]: a [`Replay`](super::replay::Replay) to `GetReplayResponse` and back;
@@ -11,6 +12,7 @@
 //! Depends on the core, the variant registry's values (`variant`), `record`, `replay` and
 //! `status`; never on `session`, `games` or `rpc`.
 
+pub mod bounds;
 pub mod replay;
 pub mod request;
 pub mod shengji;

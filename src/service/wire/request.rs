@@ -108,7 +108,8 @@ pub fn hint_query(req: &pb::GetHintsRequest) -> Result<crate::hints::Query, ApiE
                 ApiError::new(
                     Reason::BadRequest,
                     format!(
-                        "unknown type {t:?} (known: {})",
+                        "unknown type {} (known: {})",
+                        crate::service::status::clip(t),
                         HandType::ALL.map(|h| h.name()).join(", ")
                     ),
                 )

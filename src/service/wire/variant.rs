@@ -79,51 +79,70 @@ fn outcome(
     }
 }
 
-/// A reload report, for ReloadVariants.
-pub fn reload_report(r: &ReloadReport) -> pb::ReloadVariantsResponse {
+/// The outcomes of reload reports (one per game family's registry), for ReloadVariants: every
+/// file of the directory once, under the family that reads it; a refused file with its id, the
+/// version (content hash) refused and why, whether refused now or by an earlier reload.
+pub fn reload_report(reports: &[ReloadReport]) -> pb::ReloadVariantsResponse {
     let mut outcomes = Vec::new();
-    for (id, hash) in &r.activated {
-        outcomes.push(outcome(
-            format!("{id}.rhai"),
-            id,
-            hash,
-            "activated",
-            String::new(),
-        ));
-    }
-    for id in &r.unchanged {
-        outcomes.push(outcome(
-            format!("{id}.rhai"),
-            id,
-            "",
-            "unchanged",
-            String::new(),
-        ));
-    }
-    for e in &r.rejected {
-        outcomes.push(outcome(
-            e.origin().to_string(),
-            "",
-            "",
-            "rejected",
-            e.to_string(),
-        ));
-    }
-    for id in &r.removed {
-        outcomes.push(outcome(
-            format!("{id}.rhai"),
-            id,
-            "",
-            "removed",
-            String::new(),
-        ));
+    for r in reports {
+        for (id, hash) in &r.activated {
+            outcomes.push(outcome(
+                format!("{id}.rhai"),
+                id,
+                hash,
+                "activated",
+                String::new(),
+            ));
+        }
+        for (id, hash) in &r.unchanged {
+            outcomes.push(outcome(
+                format!("{id}.rhai"),
+                id,
+                hash,
+                "unchanged",
+                String::new(),
+            ));
+        }
+        for e in &r.rejected {
+            let origin = e.origin().to_string();
+            let id = file_id(&origin);
+            let version = r.rejected_versions.get(&id).cloned().unwrap_or_default();
+            outcomes.push(outcome(origin, &id, &version, "rejected", e.to_string()));
+        }
+        for s in &r.still_refused {
+            outcomes.push(outcome(
+                s.origin.clone(),
+                &s.id,
+                &s.hash,
+                "rejected",
+                format!("unchanged since it was refused: {}", s.error),
+            ));
+        }
+        for id in &r.removed {
+            outcomes.push(outcome(
+                format!("{id}.rhai"),
+                id,
+                "",
+                "removed",
+                String::new(),
+            ));
+        }
     }
     pb::ReloadVariantsResponse { outcomes }
 }
 
-/// The ValidateVariant response of a candidate script: its id when it passed, its content hash,
-/// and the error when it did not.
-pub fn validated(checked: Result<String, String>, version: String) -> pb::ValidateVariantResponse {
+/// The variant id a script file stands for: its file name without `.rhai`.
+fn file_id(origin: &str) -> String {
+    let name = origin.rsplit(['/', '\\']).next().unwrap_or(origin);
+    name.strip_suffix(".rhai").unwrap_or(name).to_string()
+}
+
+/// The ValidateVariant response of a candidate script: its id when it compiled (whether or not
+/// it then passed its checks), its content hash, and the error when it did not pass.
+pub fn validated(
+    checked: Result<String, (Option<String>, String)>,
+    version: String,
+) -> pb::ValidateVariantResponse {
     match checked {
         Ok(id) => pb::ValidateVariantResponse {
             ok: true,
@@ -131,9 +150,9 @@ pub fn validated(checked: Result<String, String>, version: String) -> pb::Valida
             version,
             errors: Vec::new(),
         },
-        Err(e) => pb::ValidateVariantResponse {
+        Err((id, e)) => pb::ValidateVariantResponse {
             ok: false,
-            id: String::new(),
+            id: id.unwrap_or_default(),
             version,
             errors: vec![e],
         },
