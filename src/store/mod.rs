@@ -220,7 +220,8 @@ pub enum Store {
 impl Store {
     /// Opens the store described by `spec` (the `--store` option):
     /// - `memory`: the in-memory store;
-    /// - `redis://host:port/db` (or `rediss://`, `redis+unix://`), with optional query
+    /// - `redis://host:port/db` (or `rediss://`, `redis+unix://`, or
+    ///   `redis+cluster://host:port,host:port` for a Redis Cluster), with optional query
     ///   parameters `retention_secs` (finished games' lifetime, default 7 days, 0 keeps them),
     ///   `timeout_ms` (deadline of each call, default 2000) and `prefix` (default `sk:`);
     /// - anything else: a data directory for the embedded store (created if missing).
@@ -238,9 +239,14 @@ impl Store {
         if spec == "memory" {
             return Ok(Store::Memory(memory::MemoryStore::new()));
         }
-        if ["redis://", "rediss://", "redis+unix://"]
-            .iter()
-            .any(|p| spec.starts_with(p))
+        if [
+            "redis://",
+            "rediss://",
+            "redis+unix://",
+            redis::CLUSTER_SCHEME,
+        ]
+        .iter()
+        .any(|p| spec.starts_with(p))
         {
             return redis::RedisStore::open(spec).map(Store::Redis);
         }
@@ -423,6 +429,22 @@ impl Store {
     pub async fn unfinished(&self) -> Result<Vec<String>, StoreError> {
         on_backend!(self, "unfinished", |s| Ok(s.unfinished()), |s| s
             .unfinished())
+    }
+
+    /// Ids of the games of `shard` not finished (what a replica owning that shard recovers):
+    /// one read on Redis (the shard's own set); the others filter [`Store::unfinished`].
+    pub async fn unfinished_in(&self, shard: shard::Shard) -> Result<Vec<String>, StoreError> {
+        let t = Instant::now();
+        let r = match self {
+            Store::Redis(s) => s.unfinished_in(shard).await,
+            local => local.unfinished().await.map(|ids| {
+                ids.into_iter()
+                    .filter(|id| shard::shard_of(id) == shard)
+                    .collect()
+            }),
+        };
+        self.observe("unfinished_in", t, &r);
+        r
     }
 
     /// Marks a game finished (archived; backends may expire it after a retention period).

@@ -1,15 +1,27 @@
 //! The Redis store, for several replicas sharing one Redis (`redis://host:port/db`).
 //!
 //! # Keys (prefix `sk:` by default)
-//! - `sk:game:<id>`: hash with `body`, `platform`, `request_id` and `script` (the pinned
+//! Every key of one game carries its shard's hash tag (`{sN}`, [`crate::store::shard`]), so one
+//! game's keys share one Redis Cluster slot and every script touches one slot:
+//! - `sk:{sN}:game:<id>`: hash with `body`, `platform`, `request_id` and `script` (the pinned
 //!   script's hash; each when set), and `finished_at` once finished;
-//! - `sk:script:<hash>`: a variant script's text, once per version (the script table; never
-//!   expires: a handful of versions);
-//! - `sk:log:<id>`: list of log entry bodies (entry `n` at index `n - 1`);
-//! - `sk:req:<len>:<platform>:<request id>` (or `sk:req:-:<request id>` without a platform)
-//!   → id, for idempotent creates (the platform's byte length keeps the key unambiguous);
-//! - `sk:unfinished`: set of the ids not finished;
-//! - channel `sk:events:<id>`: the new log length after each append.
+//! - `sk:{sN}:script:<hash>`: a variant script's text, once per version and shard (the script
+//!   table: the create script stores it in its game's slot, so a create stays one atomic script
+//!   call; at most 128 copies of ≈ 17 KB per version, never expiring: a handful of versions);
+//! - `sk:{sN}:log:<id>`: list of log entry bodies (entry `n` at index `n - 1`);
+//! - `sk:{sN}:snap:<id>`: the game's snapshots (`redis::snapshots`);
+//! - `sk:{sN}:req:<len>:<platform>:<request id>` (or `sk:{sN}:req:-:<request id>` without a
+//!   platform) → id, for idempotent creates, in the shard of the id created (the service derives
+//!   the id from the request, so a retry names the same shard);
+//! - `sk:{sN}:unfinished`: set of the shard's ids not finished (a replica reads its own shards';
+//!   [`RedisStore::unfinished`] reads all 128);
+//! - channel `sk:{sN}:events:<id>`: the new log length after each append.
+//!
+//! Keys of the layout before shards (untagged, one `sk:unfinished`) are renamed once at start
+//! (`migrate`).
+//!
+//! The URL `redis+cluster://host:port,host:port` selects a Redis Cluster (`conn`): commands go to
+//! their slot's master; reads of many games (recovery, `unfinished`) are pipelined per shard.
 //!
 //! Creates and appends are Lua scripts, so each is atomic: the append script compares the
 //! list's length with the expected one, pushes and publishes, or returns the current length.
@@ -27,7 +39,7 @@
 //!
 //! Durability is Redis's: configure AOF (`appendfsync always` or `everysec`) on the server.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,8 +47,11 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, Script};
 use tokio::sync::mpsc;
 
+mod compact;
+mod conn;
 mod keys;
 mod log;
+mod migrate;
 mod records;
 mod scripts;
 mod snapshots;
@@ -44,10 +59,13 @@ mod spec;
 mod watch;
 
 use super::{LogEntry, StoreError};
+use crate::store::shard::Shard;
+pub(crate) use conn::Conn;
+use conn::{LazyCluster, cluster_client};
 use keys::Keys;
 use scripts::{APPEND_LUA, CREATE_LUA, FINISH_LUA};
 use spec::redact;
-pub use spec::{RedisOptions, parse_spec};
+pub use spec::{CLUSTER_SCHEME, RedisOptions, cluster_nodes, parse_spec};
 use watch::{Watchers, pubsub_loop};
 
 /// Default retention of finished games.
@@ -62,7 +80,7 @@ const PING_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The Redis store.
 pub struct RedisStore {
-    conn: ConnectionManager,
+    conn: Conn,
     keys: Keys,
     options: RedisOptions,
     label: String,
@@ -74,6 +92,11 @@ pub struct RedisStore {
     /// The script table's entries this process has stored or read (the server has them): a
     /// create then sends the hash alone, a load reads no text.
     scripts: Mutex<HashMap<String, Arc<str>>>,
+    /// The (shard, version) pairs whose copy of the script text this process has stored: a
+    /// create in that shard then sends the hash alone.
+    stored_scripts: Mutex<HashSet<(Shard, String)>>,
+    /// The one-time rename of keys written before shards (single Redis only; see `migrate`).
+    migrated: tokio::sync::OnceCell<()>,
 }
 
 fn store_error(op: &'static str, message: impl Into<String>) -> StoreError {
@@ -92,7 +115,8 @@ impl RedisStore {
         RedisStore::open_with(&url, options)
     }
 
-    /// Opens the store at `url` with explicit options.
+    /// Opens the store at `url` (`redis://…`, or `redis+cluster://host:port,host:port` for a
+    /// Redis Cluster) with explicit options.
     pub fn open_with(url: &str, options: RedisOptions) -> Result<RedisStore, StoreError> {
         let label = redact(url);
         if tokio::runtime::Handle::try_current().is_err() {
@@ -101,15 +125,33 @@ impl RedisStore {
                 "the Redis store must be opened inside a Tokio runtime",
             ));
         }
-        let client = Client::open(url)
-            .map_err(|e| store_error("open", format!("invalid Redis URL {label}: {e}")))?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(options.timeout))
-            .set_response_timeout(Some(options.timeout))
-            .set_number_of_retries(3)
-            .set_max_delay(Duration::from_secs(1));
-        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)
-            .map_err(|e| store_error("open", format!("Redis {label}: {e}")))?;
+        let invalid = |e: &dyn std::fmt::Display| {
+            store_error("open", format!("invalid Redis URL {label}: {e}"))
+        };
+        let (conn, pubsub_clients) = match cluster_nodes(url) {
+            Some(nodes) => {
+                let nodes = nodes.map_err(|e| invalid(&e))?;
+                let client = cluster_client(&nodes, options.timeout).map_err(|e| invalid(&e))?;
+                // Pub/sub on any one node: the cluster propagates PUBLISH to every node.
+                let subscribers = nodes
+                    .iter()
+                    .map(|n| Client::open(n.as_str()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| invalid(&e))?;
+                (Conn::Cluster(LazyCluster::new(client)), subscribers)
+            }
+            None => {
+                let client = Client::open(url).map_err(|e| invalid(&e))?;
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(options.timeout))
+                    .set_response_timeout(Some(options.timeout))
+                    .set_number_of_retries(3)
+                    .set_max_delay(Duration::from_secs(1));
+                let manager = ConnectionManager::new_lazy_with_config(client.clone(), config)
+                    .map_err(|e| store_error("open", format!("Redis {label}: {e}")))?;
+                (Conn::Single(manager), vec![client])
+            }
+        };
         let keys = Keys {
             prefix: options.prefix.clone(),
         };
@@ -119,14 +161,14 @@ impl RedisStore {
             requests,
         });
         let pubsub = tokio::spawn(pubsub_loop(
-            client,
+            pubsub_clients,
             conn.clone(),
             keys.clone(),
             Arc::clone(&watchers),
             rx,
             options.timeout,
         ));
-        tracing::info!(store = "redis", url = %label, "store configured");
+        tracing::info!(store = "redis", url = %label, cluster = conn.is_cluster(), "store configured");
         Ok(RedisStore {
             conn,
             keys,
@@ -138,6 +180,8 @@ impl RedisStore {
             watchers,
             pubsub,
             scripts: Mutex::new(HashMap::new()),
+            stored_scripts: Mutex::new(HashSet::new()),
+            migrated: tokio::sync::OnceCell::new(),
         })
     }
 

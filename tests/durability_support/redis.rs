@@ -17,6 +17,8 @@ pub struct RedisServer {
     child: Option<Child>,
     pub port: u16,
     dir: PathBuf,
+    /// More `redis-server` arguments (a cluster node's).
+    extra: Vec<String>,
 }
 
 fn redis_installed() -> bool {
@@ -32,35 +34,49 @@ fn redis_required() -> bool {
     std::env::var("SHUANGKOU_REQUIRE_REDIS").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
+/// Whether `redis-server` can run here; when not, says the test is skipped (or fails, when
+/// `SHUANGKOU_REQUIRE_REDIS` is set).
+fn available(test: &str) -> bool {
+    if !redis_installed() {
+        assert!(
+            !redis_required(),
+            "redis-server is not installed but SHUANGKOU_REQUIRE_REDIS is set"
+        );
+        // Written to the real stderr, past the test harness's output capture.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: redis-server is not installed (apt-get install redis-server); \
+                 set SHUANGKOU_REQUIRE_REDIS=1 to make this a failure"
+        );
+        return false;
+    }
+    true
+}
+
 impl RedisServer {
     /// Starts one working in `dir` (created), or returns `None` (after saying so) when the test
     /// must be skipped: only when `redis-server` is absent and `SHUANGKOU_REQUIRE_REDIS` is unset.
     pub fn start(test: &str, dir: PathBuf) -> Option<RedisServer> {
-        if !redis_installed() {
-            assert!(
-                !redis_required(),
-                "redis-server is not installed but SHUANGKOU_REQUIRE_REDIS is set"
-            );
-            // Written to the real stderr, past the test harness's output capture.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: redis-server is not installed (apt-get install redis-server); \
-                 set SHUANGKOU_REQUIRE_REDIS=1 to make this a failure"
-            );
+        if !available(test) {
             return None;
         }
-        std::fs::create_dir_all(&dir).expect("redis dir");
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("free port")
             .port();
+        Some(RedisServer::launched(port, dir, Vec::new()))
+    }
+
+    fn launched(port: u16, dir: PathBuf, extra: Vec<String>) -> RedisServer {
+        std::fs::create_dir_all(&dir).expect("redis dir");
         let mut server = RedisServer {
             child: None,
             port,
             dir,
+            extra,
         };
         server.launch();
-        Some(server)
+        server
     }
 
     /// Starts the process (again, after [`RedisServer::stop`]) on the same port and waits (at
@@ -72,6 +88,7 @@ impl RedisServer {
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(&self.dir)
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -114,4 +131,134 @@ impl Drop for RedisServer {
         self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A real Redis Cluster of three masters (no replicas): three `redis-server --cluster-enabled
+/// yes` children on free loopback ports (each port + 10000, the cluster bus, below 65536) joined
+/// by `redis-cli --cluster create`; ready once every node reports `cluster_state:ok` (within
+/// 60 s). Stopped (and its directories removed) when dropped.
+pub struct RedisCluster {
+    pub nodes: Vec<RedisServer>,
+}
+
+/// A free loopback port whose cluster bus port (+ 10000) exists and is free too.
+fn free_cluster_port(taken: &[u16]) -> u16 {
+    for _ in 0..1000 {
+        let Ok(l) = TcpListener::bind("127.0.0.1:0") else {
+            continue;
+        };
+        let Ok(port) = l.local_addr().map(|a| a.port()) else {
+            continue;
+        };
+        if port < 55_000
+            && !taken.contains(&port)
+            && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok()
+        {
+            return port;
+        }
+    }
+    panic!("no free port below 55000 with a free cluster bus port");
+}
+
+/// Runs `cmd` with a deadline (the `timeout` tool), returning its standard output.
+fn run_within(secs: u32, cmd: &str, args: &[String]) -> Result<String, String> {
+    let out = Command::new("timeout")
+        .arg(secs.to_string())
+        .arg(cmd)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {args:?}: {}: {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+impl RedisCluster {
+    /// Starts one working under `dir`, or `None` when the test must be skipped (as
+    /// [`RedisServer::start`]).
+    pub fn start(test: &str, dir: PathBuf) -> Option<RedisCluster> {
+        if !available(test) {
+            return None;
+        }
+        let mut ports = Vec::new();
+        let mut nodes = Vec::new();
+        for i in 0..3 {
+            let port = free_cluster_port(&ports);
+            ports.push(port);
+            let extra = [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                &format!("nodes-{port}.conf"),
+                "--cluster-node-timeout",
+                "5000",
+            ]
+            .map(String::from)
+            .to_vec();
+            nodes.push(RedisServer::launched(
+                port,
+                dir.join(format!("node{i}")),
+                extra,
+            ));
+        }
+        let cluster = RedisCluster { nodes };
+        let mut args: Vec<String> = vec!["--cluster".into(), "create".into()];
+        args.extend(ports.iter().map(|p| format!("127.0.0.1:{p}")));
+        args.extend(["--cluster-replicas", "0", "--cluster-yes"].map(String::from));
+        if let Err(e) = run_within(60, "redis-cli", &args) {
+            panic!("redis-cli --cluster create: {e}");
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        for port in &ports {
+            loop {
+                let info = run_within(5, "redis-cli", &cli_args(*port, &["CLUSTER", "INFO"]));
+                if info.is_ok_and(|i| i.contains("cluster_state:ok")) {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "cluster node {port} not ok within 60 s"
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Some(cluster)
+    }
+
+    /// The store spec of the cluster (`redis+cluster://` and every node).
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        format!("redis+cluster://{}", nodes.join(","))
+    }
+
+    /// The number of keys on each node (`DBSIZE`, node by node).
+    pub fn keys_per_node(&self) -> Vec<u64> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                let out = run_within(5, "redis-cli", &cli_args(n.port, &["DBSIZE"]))
+                    .unwrap_or_else(|e| panic!("DBSIZE: {e}"));
+                out.trim()
+                    .parse()
+                    .unwrap_or_else(|_| panic!("DBSIZE answered {out:?}"))
+            })
+            .collect()
+    }
+}
+
+fn cli_args(port: u16, command: &[&str]) -> Vec<String> {
+    let mut args = vec!["-p".to_string(), port.to_string()];
+    args.extend(command.iter().map(|s| s.to_string()));
+    args
 }

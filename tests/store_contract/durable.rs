@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use shuangkou::store::{Appended, Created, LogEntry};
 
-use crate::store_contract::{Fixture, entry, pinned, record, script};
+use crate::store_contract::{Fixture, entry, pinned, record, same_shard_as, script};
 
 /// A backend whose data outlives the store instance.
 pub trait Durable: Fixture {
@@ -48,7 +48,11 @@ pub async fn everything_survives_reopen<F: Durable>() {
         // The idempotency index survived too.
         assert_eq!(
             store
-                .create(&record("other", Some("p"), Some(&format!("req{g}"))))
+                .create(&record(
+                    &same_shard_as(&id),
+                    Some("p"),
+                    Some(&format!("req{g}"))
+                ))
                 .await,
             Ok(Created::Existing(id.clone()))
         );

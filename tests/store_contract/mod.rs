@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
+use shuangkou::store::shard::shard_of;
 use shuangkou::store::{
     AppendOrRead, Appended, Created, GameRecord, LogEntry, PinnedScript, Store,
 };
@@ -36,6 +37,7 @@ macro_rules! store_contract {
                 #[tokio::test] scripts_are_kept_once_per_version,
                 #[tokio::test] subscribers_see_every_length,
                 #[tokio::test] head_is_the_record_and_the_log_length,
+                #[tokio::test] unfinished_games_by_shard,
             );
         }
     };
@@ -191,9 +193,12 @@ pub async fn create_load_append_finish<F: Fixture>() {
         store.create(&record("g1", Some("acme"), Some("r1"))).await,
         Ok(Created::New)
     );
-    // Same platform and request id: the existing game, whatever the new id.
+    // Same platform and request id: the existing game, whatever the new id (of the same shard:
+    // see `ids_of_one_shard`).
     assert_eq!(
-        store.create(&record("g2", Some("acme"), Some("r1"))).await,
+        store
+            .create(&record(&same_shard_as("g1"), Some("acme"), Some("r1")))
+            .await,
         Ok(Created::Existing("g1".into()))
     );
     // The key keeps platform and request id apart: ("a:b", "c") and ("a", "b:c") differ.
@@ -335,9 +340,66 @@ pub async fn race_for_every_seq(
     winners
 }
 
-/// `tasks` creates (task `i` on `stores[i % stores.len()]`, game `{prefix}{i}`) race with one
-/// platform (`p`) and request id; returns the ids created as new and the ids the others were
-/// answered with.
+/// `n` distinct ids starting with `prefix`, all of one shard. A create's idempotency key is
+/// scoped to the shard of the id it creates (the Redis store keeps it under the game's hash tag):
+/// the service derives the id from the request, so its retries always name one shard.
+pub fn ids_of_one_shard(prefix: &str, n: usize) -> Vec<String> {
+    let shard = shard_of(&format!("{prefix}0"));
+    (0..)
+        .map(|i| format!("{prefix}{i}"))
+        .filter(|id| shard_of(id) == shard)
+        .take(n)
+        .collect()
+}
+
+/// The unfinished games of one shard are those of [`Store::unfinished`] in that shard (by
+/// `shard_of`, the shared partition): 60 games over many shards, a third finished.
+pub async fn unfinished_games_by_shard<F: Fixture>() {
+    let Some(f) = F::start("shards").await else {
+        return;
+    };
+    let store = f.store();
+    let mut open: BTreeMap<u16, HashSet<String>> = BTreeMap::new();
+    for i in 0..60 {
+        let id = format!("s{i}");
+        store.create(&record(&id, None, None)).await.unwrap();
+        if i % 3 == 0 {
+            store.finish(&id).await.unwrap();
+        } else {
+            open.entry(shard_of(&id)).or_default().insert(id);
+        }
+    }
+    assert!(open.len() > 10, "the ids spread over shards: {open:?}");
+    let mut all = HashSet::new();
+    for shard in shuangkou::store::shard::all_shards() {
+        let ids: HashSet<String> = store
+            .unfinished_in(shard)
+            .await
+            .unwrap()
+            .into_iter()
+            .collect();
+        assert_eq!(
+            ids,
+            open.get(&shard).cloned().unwrap_or_default(),
+            "shard {shard}"
+        );
+        all.extend(ids);
+    }
+    assert_eq!(all, unfinished(store).await);
+    assert_eq!(all.len(), 40);
+}
+
+/// Another id of `id`'s shard.
+pub fn same_shard_as(id: &str) -> String {
+    (0..)
+        .map(|i| format!("{id}-{i}"))
+        .find(|other| shard_of(other) == shard_of(id))
+        .unwrap_or_default()
+}
+
+/// `tasks` creates (task `i` on `stores[i % stores.len()]`, the `i`th id of
+/// [`ids_of_one_shard`]) race with one platform (`p`) and request id; returns the ids created as
+/// new and the ids the others were answered with.
 pub async fn race_creates(
     stores: &[Arc<Store>],
     tasks: usize,
@@ -345,10 +407,9 @@ pub async fn race_creates(
     request_id: &'static str,
 ) -> (Vec<String>, HashSet<String>) {
     let mut handles = Vec::new();
-    for i in 0..tasks {
+    for (i, id) in ids_of_one_shard(prefix, tasks).into_iter().enumerate() {
         let store = Arc::clone(&stores[i % stores.len()]);
         handles.push(tokio::spawn(async move {
-            let id = format!("{prefix}{i}");
             let created = store
                 .create(&record(&id, Some("p"), Some(request_id)))
                 .await;

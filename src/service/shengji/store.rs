@@ -10,9 +10,14 @@ pub fn store_spec(spec: &str) -> String {
     if spec == "memory" {
         return spec.to_string();
     }
-    if ["redis://", "rediss://", "redis+unix://"]
-        .iter()
-        .any(|p| spec.starts_with(p))
+    if [
+        "redis://",
+        "rediss://",
+        "redis+unix://",
+        crate::store::redis::CLUSTER_SCHEME,
+    ]
+    .iter()
+    .any(|p| spec.starts_with(p))
     {
         return match spec.find("prefix=") {
             // A configured prefix gets a 升級 sub-prefix.

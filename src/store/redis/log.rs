@@ -1,5 +1,7 @@
 //! A game's log: compare-and-append (one EVALSHA per play) and range reads.
 
+use super::compact;
+use super::records::COMPACT_FRAME;
 use super::{RedisStore, numbered, store_error};
 use crate::store::{AppendOrRead, Appended, LogEntry, LogPage, StoreError};
 
@@ -17,11 +19,33 @@ impl RedisStore {
             .ok()
             .and_then(|n| start.checked_add(n - 1))
             .unwrap_or(-1);
+        // One round trip: the range, and a compacted (finished) game's frame (nil for a game in
+        // progress). The log only grows until the game is compacted, so in either order the
+        // frame, when there, holds every entry the range could have.
         let mut conn = self.conn.clone();
-        let mut cmd = redis::cmd("LRANGE");
-        cmd.arg(self.keys.log(id)).arg(start).arg(end);
-        let bodies: Vec<Vec<u8>> = self.call("entries", cmd.query_async(&mut conn)).await?;
-        Ok(numbered(bodies, page.after))
+        let mut pipe = redis::pipe();
+        pipe.cmd("LRANGE")
+            .arg(self.keys.log(id))
+            .arg(start)
+            .arg(end)
+            .cmd("HGET")
+            .arg(self.keys.game(id))
+            .arg(COMPACT_FRAME);
+        let (bodies, frame): (Vec<Vec<u8>>, Option<Vec<u8>>) =
+            self.call("entries", pipe.query_async(&mut conn)).await?;
+        match frame {
+            Some(frame) => {
+                let all = compact::decode(id, &frame).map_err(|e| store_error("entries", e))?;
+                let page_of: Vec<Vec<u8>> = all
+                    .entries
+                    .into_iter()
+                    .skip(usize::try_from(page.after).unwrap_or(usize::MAX))
+                    .take(page.limit)
+                    .collect();
+                Ok(numbered(page_of, page.after))
+            }
+            None => Ok(numbered(bodies, page.after)),
+        }
     }
 
     pub async fn append(&self, id: &str, entry: &LogEntry) -> Result<Appended, StoreError> {
@@ -70,6 +94,26 @@ impl RedisStore {
                         entries: numbered(bodies, u64::try_from(expected).unwrap_or(0)),
                     }),
                     2 => Err(store_error("append", format!("no game {id}"))),
+                    3 if n == u64::try_from(expected).unwrap_or(u64::MAX) => Err(store_error(
+                        "append",
+                        format!("game {id} is finished: its log is closed"),
+                    )),
+                    3 => {
+                        let after = u64::try_from(expected).unwrap_or(0);
+                        let entries = match bodies.first() {
+                            Some(frame) if read_back => {
+                                let all = compact::decode(id, frame)
+                                    .map_err(|e| store_error("append", e))?;
+                                let skip = usize::try_from(after).unwrap_or(usize::MAX);
+                                all.entries.into_iter().skip(skip).collect()
+                            }
+                            _ => Vec::new(),
+                        };
+                        Ok(AppendOrRead::Behind {
+                            current: n,
+                            entries: numbered(entries, after),
+                        })
+                    }
                     c => Err(store_error(
                         "append",
                         format!("unexpected script reply {c}"),

@@ -1,5 +1,5 @@
 //! The Redis store's snapshots (`store::snapshots`): a sorted set per game,
-//! `{prefix}snap:{id}`, scored by seq, each member the seq (8 bytes, big-endian) then the body.
+//! `<prefix>{sN}:snap:<id>`, scored by seq, each member the seq (8 bytes, big-endian) then the body.
 //! A write replaces the member at its seq and renews the set's expiry to the finished games'
 //! retention (a game idle longer loses its snapshots, which only makes its rebuild replay more).
 
@@ -9,10 +9,6 @@ use super::{RedisStore, store_error};
 use crate::store::{Snapshot, StoreError};
 
 impl RedisStore {
-    fn snapshot_key(&self, id: &str) -> String {
-        format!("{}snap:{id}", self.keys.prefix)
-    }
-
     /// The write of one snapshot, a future that borrows nothing (to run on its own task).
     pub fn snapshot_writer(
         &self,
@@ -21,7 +17,7 @@ impl RedisStore {
         body: Vec<u8>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send + 'static {
         let mut conn = self.conn.clone();
-        let key = self.snapshot_key(id);
+        let key = self.keys.snapshots(id);
         let ttl = self.options.retention.map(|r| r.as_secs().max(1));
         let deadline = self.options.timeout;
         let label = self.label.clone();
@@ -63,7 +59,7 @@ impl RedisStore {
     pub async fn snapshots(&self, id: &str, seq: u64) -> Result<Vec<Snapshot>, StoreError> {
         let mut conn = self.conn.clone();
         let mut cmd = redis::cmd("ZRANGEBYSCORE");
-        cmd.arg(self.snapshot_key(id)).arg("-inf").arg(seq);
+        cmd.arg(self.keys.snapshots(id)).arg("-inf").arg(seq);
         let members: Vec<Vec<u8>> = self.call("snapshots", cmd.query_async(&mut conn)).await?;
         Ok(members
             .into_iter()

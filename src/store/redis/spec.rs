@@ -52,7 +52,16 @@ pub fn parse_spec(spec: &str) -> Result<(String, RedisOptions), String> {
                 }
                 options.timeout = Duration::from_millis(ms);
             }
-            "prefix" => options.prefix = v.to_string(),
+            "prefix" => {
+                if v.contains(['{', '}']) {
+                    return Err(format!(
+                        "store option prefix {v:?} must not contain braces: every key's hash \
+                         tag is its game's shard (a braced prefix would put every key in one \
+                         Redis Cluster slot)"
+                    ));
+                }
+                options.prefix = v.to_string()
+            }
             _ => rest.push(pair),
         }
     }
@@ -62,6 +71,45 @@ pub fn parse_spec(spec: &str) -> Result<(String, RedisOptions), String> {
         format!("{base}?{}", rest.join("&"))
     };
     Ok((url, options))
+}
+
+/// The scheme of a Redis Cluster spec.
+pub const CLUSTER_SCHEME: &str = "redis+cluster://";
+
+/// The node URLs of a cluster URL (`redis+cluster://[user:password@]host:port,host:port[/0][?…]`,
+/// after [`parse_spec`] took the store's own options out): `redis://[user:password@]host:port`
+/// each, with the remaining query parameters. `None`: not a cluster URL.
+pub fn cluster_nodes(url: &str) -> Option<Result<Vec<String>, String>> {
+    let rest = url.strip_prefix(CLUSTER_SCHEME)?;
+    let (rest, query) = match rest.split_once('?') {
+        Some((r, q)) => (r, format!("?{q}")),
+        None => (rest, String::new()),
+    };
+    let (auth, hosts) = match rest.rsplit_once('@') {
+        Some((a, h)) => (format!("{a}@"), h),
+        None => (String::new(), rest),
+    };
+    let hosts = match hosts.split_once('/') {
+        Some((h, "" | "0")) => h,
+        Some((_, db)) => {
+            return Some(Err(format!(
+                "a Redis Cluster has database 0 only, not {db:?}"
+            )));
+        }
+        None => hosts,
+    };
+    let nodes: Vec<String> = hosts
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|h| format!("redis://{auth}{h}{query}"))
+        .collect();
+    if nodes.is_empty() {
+        return Some(Err(format!(
+            "{CLUSTER_SCHEME} needs at least one node (host:port,host:port)"
+        )));
+    }
+    Some(Ok(nodes))
 }
 
 /// The URL without credentials, for logs and errors.

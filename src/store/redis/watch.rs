@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use redis::Client;
-use redis::aio::ConnectionManager;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::StreamExt;
 
 use super::RedisStore;
+use super::conn::{Conn, each_key};
 use super::keys::Keys;
 
 /// Buffered notifications per game before a slow watcher lags.
@@ -75,22 +75,12 @@ impl RedisStore {
 }
 
 /// Sends the current log length of each id to its local watchers (after a (re)subscribe).
-async fn resync(
-    conn: &ConnectionManager,
-    keys: &Keys,
-    watchers: &Watchers,
-    ids: &[String],
-    timeout: Duration,
-) {
+async fn resync(conn: &Conn, keys: &Keys, watchers: &Watchers, ids: &[String], timeout: Duration) {
     if ids.is_empty() {
         return;
     }
-    let mut conn = conn.clone();
-    let mut pipe = redis::pipe();
-    for id in ids {
-        pipe.cmd("LLEN").arg(keys.log(id));
-    }
-    match tokio::time::timeout(timeout, pipe.query_async::<Vec<u64>>(&mut conn)).await {
+    let lens = ids.iter().map(|id| keys.log(id)).collect();
+    match tokio::time::timeout(timeout, each_key::<u64>(conn, "LLEN", lens, &[])).await {
         Ok(Ok(lens)) => {
             for (id, len) in ids.iter().zip(lens) {
                 if len > 0 {
@@ -104,18 +94,22 @@ async fn resync(
 }
 
 /// The pub/sub connection: subscribes lazily, fans messages out, reconnects and resubscribes.
+/// `clients` are the nodes to subscribe on (one Redis, or each node of a cluster, which
+/// propagates every PUBLISH to all its nodes): the next one is tried after a failure.
 pub(super) async fn pubsub_loop(
-    client: Client,
-    conn: ConnectionManager,
+    clients: Vec<Client>,
+    conn: Conn,
     keys: Keys,
     watchers: Arc<Watchers>,
     mut requests: mpsc::UnboundedReceiver<String>,
     timeout: Duration,
 ) {
-    let events = keys.events_prefix();
+    let mut next = 0;
     let mut backoff = Duration::from_millis(100);
     let mut warned = false;
     loop {
+        let client = &clients[next % clients.len()];
+        next += 1;
         let pubsub = match tokio::time::timeout(timeout, client.get_async_pubsub()).await {
             Ok(Ok(p)) => p,
             failed => {
@@ -162,7 +156,7 @@ pub(super) async fn pubsub_loop(
                         tracing::warn!(store = "redis", "pub/sub connection lost; reconnecting");
                         break;
                     };
-                    let Some(id) = msg.get_channel_name().strip_prefix(events.as_str()) else {
+                    let Some(id) = keys.events_of(msg.get_channel_name()) else {
                         continue;
                     };
                     if let Ok(len) = msg.get_payload::<u64>() {
