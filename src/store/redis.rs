@@ -36,6 +36,7 @@ use redis::{Client, Script};
 use tokio::sync::mpsc;
 
 mod keys;
+mod lease;
 mod log;
 mod records;
 mod scripts;
