@@ -161,9 +161,43 @@ pub struct ServeConfig {
     /// bot name of docs/BOTS.md (`search:N` for a smaller search budget).
     #[arg(long, env = "SHUANGKOU_AUTO_POLICY", default_value = "heuristic")]
     pub auto_policy: String,
+    /// Replicas on a shared (Redis) store: how long a shard lease lasts without renewal, e.g.
+    /// `10s` (renewed every third of it). A replica that dies hands its games over after at most
+    /// this long; one that stops (SIGTERM) at once. At least 1s.
+    #[arg(long, env = "SHUANGKOU_LEASE_TTL", default_value = "10s", value_parser = parse_lease_ttl)]
+    pub lease_ttl: std::time::Duration,
+    /// Replicas on a shared store: the `host:port` other replicas reach this one's gRPC
+    /// service at, to forward the rpcs of the games it owns (in Kubernetes, the pod IP with
+    /// the gRPC port). Default: the listen address, with 127.0.0.1 for an unspecified IP.
+    #[arg(long, env = "SHUANGKOU_ADVERTISE_ADDR")]
+    pub advertise_addr: Option<String>,
+}
+
+/// Parses `--lease-ttl` (a period as `crate::store::parse_retention` reads it, at least 1 s).
+fn parse_lease_ttl(s: &str) -> Result<std::time::Duration, String> {
+    let ttl = crate::store::parse_retention(s)?;
+    if ttl < std::time::Duration::from_secs(1) {
+        return Err(format!("{s:?}: a lease lasts at least 1s"));
+    }
+    Ok(ttl)
 }
 
 impl ServeConfig {
+    /// The address other replicas forward to (`--advertise-addr`, else the listen address, with
+    /// 127.0.0.1 for an unspecified IP).
+    pub fn advertised_addr(&self) -> String {
+        match &self.advertise_addr {
+            Some(a) if !a.trim().is_empty() => a.trim().to_string(),
+            _ => {
+                let mut addr = self.listen;
+                if addr.ip().is_unspecified() {
+                    addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
+                }
+                addr.to_string()
+            }
+        }
+    }
+
     /// The store settings these flags give (beyond `--store`).
     pub fn store_settings(&self) -> crate::store::Settings {
         crate::store::Settings {

@@ -495,8 +495,26 @@ async fn two_replicas_on_one_redis_decide_the_expiry_once() {
         return;
     };
     let seed = test_seed(1406);
-    let a = server(|c| c.store = redis.url()).await;
-    let b = server(|c| c.store = redis.url()).await;
+    let lease = |c: &mut shuangkou::config::ServeConfig| {
+        c.store = redis.url();
+        c.lease_ttl = Duration::from_secs(3);
+    };
+    let a = server(lease).await;
+    let b = server(lease).await;
+    // The two split the shards (64 each) before the game is made, so it does not move mid-test
+    // (a move ends the game's streams on the former owner).
+    let owned = |s: &TestServer| {
+        s.app
+            .as_ref()
+            .map_or(0, |a| a.ownership().owned_shards().len())
+    };
+    poll_until(
+        Duration::from_secs(20),
+        Duration::from_millis(100),
+        "the two replicas to split the shards",
+        async || (owned(&a) == 64 && owned(&b) == 64).then_some(()),
+    )
+    .await;
     let mut ca = a.client().await;
     let mut cb = b.client().await;
     let g = game(&mut ca, "erren", seed).await;

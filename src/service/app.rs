@@ -17,11 +17,13 @@ use tokio::sync::watch;
 use super::auth::Keys;
 use super::games::{Games, GamesConfig};
 use super::heap::give_back_free_heap;
+use super::ownership::{Identity, LeaseSettings, Ownership, leases};
 use super::presence::{Presence, PresenceConfig};
 use super::shengji::family::{self as shengji_family, Tables};
 use super::shengji::store::store_spec;
 use super::timers;
 use crate::config::{DisconnectedTurns, ServeConfig};
+use crate::store::shard::Shard;
 use crate::store::{Store, StoreKind};
 use crate::variants::{DirWatcher, Registry, RegistryConfig};
 
@@ -41,6 +43,10 @@ pub struct App {
     close_streams: watch::Sender<bool>,
     /// The WatchGame catch-up pages replayed at once by all streams: one per core.
     catch_up_replays: tokio::sync::Semaphore,
+    /// The games this replica owns (all of them but on a shared store), for both families.
+    ownership: Arc<Ownership>,
+    /// The lease loop (a shared store), stopped at shutdown before the leases are released.
+    lease_loop: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 /// The token key of the configuration (64 hex digits), or 256 random bits when none is set.
@@ -105,7 +111,17 @@ impl App {
             max_games: config.max_games,
             disconnected_turns_immediate: config.disconnected_turns == DisconnectedTurns::Immediate,
         };
-        let games = Games::new(games_config, registry, store);
+        let ownership = if store.is_shared() {
+            let identity = Identity::new(config.advertised_addr())?;
+            tracing::info!(replica = %identity.replica, addr = %identity.addr, ttl = ?config.lease_ttl, "shared store: games are divided between replicas by shard leases");
+            let settings = LeaseSettings {
+                ttl: config.lease_ttl,
+            };
+            Ownership::leased(identity, settings)
+        } else {
+            Ownership::all()
+        };
+        let games = Games::new(games_config, registry, store).owned_by(Arc::clone(&ownership));
         let presence_config = PresenceConfig {
             grace_ms: config.presence_grace_ms,
             max_streams_per_token: config.max_watch_streams_per_token.max(1),
@@ -113,7 +129,9 @@ impl App {
         let presence = Presence::new(presence_config);
         let (shengji, shengji_watcher) = open_shengji(&config, games_config).await?;
         // One task runs both schedules: a 升級 bot turn wakes it too.
-        let shengji = shengji.waking(games.wake());
+        let shengji = shengji
+            .waking(games.wake())
+            .owned_by(Arc::clone(&ownership));
         let (close_streams, _) = watch::channel(false);
         let app = Arc::new(App {
             config,
@@ -130,9 +148,19 @@ impl App {
             catch_up_replays: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
             ),
+            ownership,
+            lease_loop: std::sync::Mutex::new(None),
         });
-        app.games.recover().await?;
-        app.shengji.recover().await?;
+        if app.ownership.divided() {
+            // The first round takes this replica's share and recovers its games.
+            let handle = leases::start(&app).await;
+            if let Ok(mut slot) = app.lease_loop.lock() {
+                *slot = Some(handle);
+            }
+        } else {
+            app.games.recover().await?;
+            app.shengji.recover().await?;
+        }
         // The replay's temporaries (the records and logs read, the replayed states' scratch)
         // are freed by now, but the allocator keeps their pages until it is asked.
         if give_back_free_heap() {
@@ -228,8 +256,20 @@ impl App {
         self.close_streams.subscribe()
     }
 
-    /// Final step of a shutdown: flush the store.
+    /// The games this replica owns.
+    pub fn ownership(&self) -> &Arc<Ownership> {
+        &self.ownership
+    }
+
+    /// Final step of a shutdown: hand the shards over (a shared store: the lease loop stops,
+    /// every lease is released at once), then flush the store.
     pub async fn finish(&self) {
+        let lease_loop = self.lease_loop.lock().ok().and_then(|mut l| l.take());
+        if let Some(handle) = lease_loop {
+            handle.abort();
+            let _ = handle.await;
+            leases::stop(self).await;
+        }
         if let Err(e) = self.games.store().flush().await {
             tracing::error!(error = %e, "store flush at shutdown failed");
         }
@@ -266,6 +306,39 @@ impl timers::Host for App {
 
     fn next_other_due(&self) -> Option<u64> {
         self.shengji.next_due()
+    }
+}
+
+/// The lease loop serves the service: what it gains is recovered for both families (with every
+/// seated player's presence from the takeover), what it loses is dropped from both.
+impl leases::Host for App {
+    fn lease_store(&self) -> &Store {
+        self.games.store()
+    }
+
+    fn ownership(&self) -> &Ownership {
+        &self.ownership
+    }
+
+    fn draining(&self) -> bool {
+        App::draining(self)
+    }
+
+    async fn gained(&self, shards: Vec<Shard>) {
+        for (id, players) in self.games.recover_shards(&shards).await {
+            self.presence.taken_over(&id, &players);
+        }
+        for (id, players) in self.shengji.recover_shards(&shards).await {
+            self.shengji_presence.taken_over(&id, &players);
+        }
+        if give_back_free_heap() {
+            tracing::debug!("recovery's freed heap given back to the OS");
+        }
+    }
+
+    async fn lost(&self, shards: Vec<Shard>) {
+        self.games.drop_shards(&shards).await;
+        self.shengji.drop_shards(&shards).await;
     }
 }
 

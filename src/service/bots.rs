@@ -50,8 +50,12 @@ pub async fn play_due(games: &Games, turn: DueTurn) {
             (id, r)
         }
     };
-    if let Err(e) = result {
-        tracing::warn!(game = %id, error = %e, "automatic action failed");
+    match result {
+        Err(e) if games.expected_race(&id, &e) => {
+            tracing::debug!(game = %id, error = %e, "automatic action not needed: lost an expected race")
+        }
+        Err(e) => tracing::warn!(game = %id, error = %e, "automatic action failed"),
+        Ok(()) => {}
     }
 }
 

@@ -149,6 +149,16 @@ impl<T> LiveCache<T> {
         }
     }
 
+    /// Drops the games whose id `drop` picks from the cache (the store still has them), and
+    /// hands them back.
+    pub fn remove_where(&self, drop: impl Fn(&str) -> bool) -> Vec<Arc<AsyncMutex<T>>> {
+        let Ok(mut games) = self.games.lock() else {
+            return Vec::new();
+        };
+        let ids: Vec<String> = games.keys().filter(|id| drop(id)).cloned().collect();
+        ids.iter().filter_map(|id| games.remove(id)).collect()
+    }
+
     /// Drops game `id` from the cache (the store still has it).
     pub fn remove(&self, id: &str) {
         if let Ok(mut games) = self.games.lock() {

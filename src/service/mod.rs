@@ -38,6 +38,7 @@ pub mod heap;
 pub mod history;
 pub mod live_games;
 pub mod log_pages;
+pub mod ownership;
 pub mod pb;
 pub mod presence;
 pub mod record;

@@ -10,6 +10,10 @@
 //! and the 托管 of a disconnected seat's turns are scheduled by `games` from the log, so they
 //! are decided once across replicas and keep their deadlines across restarts.
 //!
+//! A replica that takes a game over from another (`ownership`) starts every seated player's
+//! grace at the takeover ([`Presence::taken_over`]): streams lost with a dead replica become
+//! disconnects here unless their clients come back.
+//!
 //! Streams are counted per process: a replica whose watcher learns of a disconnect of a player
 //! that still holds a stream on it logs the reconnect (WatchGame calls [`reconnect`] after every
 //! batch). The number of streams per token is bounded here too.
@@ -116,6 +120,21 @@ impl Presence {
         {
             let at = now_ms().saturating_add(self.config.grace_ms);
             q.push(Reverse((at, Arc::clone(&holder.0), p)));
+        }
+    }
+
+    /// Game `id` was taken over by this replica (its shard's former owner died or handed it
+    /// over): `players` hold no stream here yet, so each is treated as if its last stream closed
+    /// now. Unless it comes back (a stream here, forwarded or not) within the grace, its
+    /// disconnect is logged, and the reconnect window and the escape follow as on one replica.
+    pub fn taken_over(&self, id: &str, players: &[Player]) {
+        let Ok(mut q) = self.dropped.lock() else {
+            return;
+        };
+        let at = now_ms().saturating_add(self.config.grace_ms);
+        let id: Arc<str> = Arc::from(id);
+        for &p in players {
+            q.push(Reverse((at, Arc::clone(&id), p)));
         }
     }
 

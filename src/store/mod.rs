@@ -22,6 +22,7 @@
 //!   watch notifications across replicas.
 
 pub mod embedded;
+pub mod lease;
 pub mod memory;
 pub mod redis;
 pub mod shard;

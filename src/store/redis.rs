@@ -50,6 +50,7 @@ use tokio::sync::mpsc;
 mod compact;
 mod conn;
 mod keys;
+mod lease;
 mod log;
 mod migrate;
 mod records;

@@ -96,11 +96,15 @@ impl TestServer {
             .expect("server starts")
     }
 
-    pub async fn try_start(config: ServeConfig) -> Result<TestServer, String> {
+    pub async fn try_start(mut config: ServeConfig) -> Result<TestServer, String> {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| e.to_string())?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // Replicas on a shared store forward to the port actually bound.
+        config
+            .advertise_addr
+            .get_or_insert_with(|| addr.to_string());
         let app = App::open(config).await?;
         let (tx, rx) = oneshot::channel::<()>();
         let handle = tokio::spawn(shuangkou::service::server::serve(

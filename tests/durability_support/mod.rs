@@ -166,7 +166,8 @@ impl Server {
             .args(["--admin-key", ADMIN_KEY])
             .arg("--variants-dir")
             .arg(&self.variants)
-            .args(["--no-metrics", "--no-turn-timers", "--log-format", "json"])
+            .args(self.default_flags())
+            .args(["--log-format", "json"])
             .args(["--drain-delay-seconds", "0", "--drain-seconds", "1"])
             .env("SHUANGKOU_TOKEN_KEY", TOKEN_KEY)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
@@ -178,6 +179,31 @@ impl Server {
             .expect("spawn the shuangkou binary");
         self.child = Some(child);
         self.wait_serving(Duration::from_secs(60)).await;
+    }
+
+    /// `--no-metrics` and `--no-turn-timers`, each unless the start's environment sets it
+    /// (`SHUANGKOU_METRICS_LISTEN`, `SHUANGKOU_NO_TURN_TIMERS`).
+    fn default_flags(&self) -> Vec<&'static str> {
+        let set = |k: &str| self.env.iter().any(|(key, _)| key == k);
+        let mut flags = Vec::new();
+        if !set("SHUANGKOU_METRICS_LISTEN") {
+            flags.push("--no-metrics");
+        }
+        if !set("SHUANGKOU_NO_TURN_TIMERS") {
+            flags.push("--no-turn-timers");
+        }
+        flags
+    }
+
+    /// SIGTERM (a graceful stop: drain, then exit); `wait` waits for the exit.
+    pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
+        let child = self.child.as_mut()?;
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let status = child.wait().ok();
+        self.child = None;
+        status
     }
 
     async fn wait_serving(&mut self, within: Duration) {

@@ -39,7 +39,8 @@ pub enum Hints {
 #[derive(Debug, Parser)]
 #[command(name = "shuangkou-load", version, about)]
 pub struct Args {
-    /// Server address (host:port).
+    /// Server address (host:port), or several replicas' (`a:p,b:p,c:p`): every request goes
+    /// to one of them (balanced per request, no stickiness), as through a Kubernetes Service.
     #[arg(long, default_value = "127.0.0.1:50051")]
     pub target: String,
     /// The game family.

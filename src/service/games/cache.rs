@@ -58,6 +58,11 @@ impl<G: LiveGame> Games<G> {
     /// rebuilt it meanwhile) and counts it if in progress.
     pub(super) fn adopt(&self, id: &str, mut live: G) -> Result<Shared<G>, ApiError> {
         live.keep_actions(self.config.backlog_actions);
+        if !self.ownership.owns_game(id) {
+            // Another replica's game (read for one request, or its shard lost meanwhile): not
+            // kept, scheduled nor counted here.
+            return Ok(std::sync::Arc::new(tokio::sync::Mutex::new(live)));
+        }
         let finished = live.finished();
         let variant = live.variant().to_string();
         // Scheduled before it is shared (a duplicate entry, if another task loads it too, is
@@ -83,7 +88,7 @@ impl<G: LiveGame> Games<G> {
         live.keep_actions(self.config.backlog_actions);
         let stored = G::stored_record(record, request_id)?;
         let created = self.store.create(&stored).await?;
-        if created == Created::New {
+        if created == Created::New && self.ownership.owns_game(&stored.id) {
             let variant = live.variant().to_string();
             self.schedule_next(&live);
             self.cache.insert(&stored.id, live);

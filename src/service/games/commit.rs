@@ -8,7 +8,7 @@ use tokio::sync::MutexGuard;
 
 use super::{Games, LiveGame, Shared};
 use crate::service::live_games;
-use crate::service::status::ApiError;
+use crate::service::status::{ApiError, Reason};
 use crate::store::{AppendOrRead, LogEntry};
 
 impl<G: LiveGame> Games<G> {
@@ -51,7 +51,7 @@ impl<G: LiveGame> Games<G> {
         live: &mut G,
         prepare: impl FnMut(&G) -> Result<G::Prepared, ApiError>,
     ) -> Result<G::Submitted, ApiError> {
-        let behind = self.store.is_shared();
+        let behind = !self.single_writer(live.id());
         self.commit_with(live, prepare, behind).await
     }
 
@@ -61,6 +61,14 @@ impl<G: LiveGame> Games<G> {
         mut prepare: impl FnMut(&G) -> Result<G::Prepared, ApiError>,
         mut may_be_behind: bool,
     ) -> Result<G::Submitted, ApiError> {
+        if !self.ownership.owns_game(live.id()) {
+            // Another replica owns it (its shard moved, or a read-only copy): only the owner
+            // writes, or its cached copy would fall behind.
+            return Err(ApiError::new(
+                Reason::Unavailable,
+                "another replica owns this game now; retry",
+            ));
+        }
         let prepared = loop {
             let prepared = match prepare(live) {
                 Ok(p) => p,
@@ -110,10 +118,10 @@ impl<G: LiveGame> Games<G> {
         Ok(submitted)
     }
 
-    /// Applies the log entries another replica appended since this copy's seq (shared stores;
-    /// with an unshared store this process is the only writer and the copy is current).
+    /// Applies the log entries another replica appended since this copy's seq (a shared store's
+    /// game this replica does not own; its only writer's copy is current).
     pub async fn catch_up(&self, live: &mut G) -> Result<(), ApiError> {
-        if !self.store.is_shared() {
+        if self.single_writer(live.id()) {
             return Ok(());
         }
         self.refresh(live).await.map(drop)

@@ -155,6 +155,10 @@ pub trait LiveGame: Send + Sized + 'static {
 
     /// The bot seat that may act now, if any (人機).
     fn bot_to_act(&self) -> Option<Player>;
+    /// The players seated by people, not by the server's bots: those presence tracks.
+    fn human_players(&self) -> Vec<Player> {
+        Vec::new()
+    }
     /// Milliseconds a bot seat waits before it acts.
     fn bot_delay_ms(&self) -> u64 {
         0

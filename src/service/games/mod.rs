@@ -10,7 +10,8 @@
 //! - [`shuangkou`]: Shuangkou's family (a `Session`); 升級's is `shengji::family`;
 //! - [`cache`]: the cache of games, one rebuild per game at a time, creation, recovery;
 //! - [`schedule`]: turn deadlines, bot turns, reconnect windows and evictions, earliest first;
-//! - [`commit`]: the commit protocol (one store read per play).
+//! - [`commit`]: the commit protocol (one store call per play);
+//! - [`shards`]: the games of the shards this replica gains and loses (`ownership`).
 //!
 //! Depends on `session` (Shuangkou's family), `record`, `status`, the store and the variant
 //! registry; never on the wire types or the rpc modules.
@@ -21,6 +22,7 @@ pub mod family;
 pub mod rebuild;
 pub mod recovery;
 mod schedule;
+mod shards;
 mod shuangkou;
 #[cfg(test)]
 mod tests;
@@ -32,6 +34,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{Mutex as AsyncMutex, OnceCell};
 
 use super::live_games::{InProgress, LiveCache};
+use super::ownership::Ownership;
 use super::session::Session;
 use crate::bot::BotSpec;
 use crate::store::Store;
@@ -98,6 +101,9 @@ pub struct Games<G: LiveGame = Session> {
     loading: Mutex<HashMap<String, Arc<OnceCell<Shared<G>>>>>,
     /// Games rebuilt from the store so far.
     rebuilds: AtomicU64,
+    /// Which games are this replica's (all of them but on a shared store): only those are
+    /// cached past one request, scheduled and counted.
+    ownership: Arc<Ownership>,
 }
 
 impl<G: LiveGame> Games<G> {
@@ -112,7 +118,26 @@ impl<G: LiveGame> Games<G> {
             wake: Arc::new(tokio::sync::Notify::new()),
             loading: Mutex::new(HashMap::new()),
             rebuilds: AtomicU64::new(0),
+            ownership: Ownership::all(),
         }
+    }
+
+    /// These games are owned as `ownership` says (replicas on a shared store divide them).
+    pub fn owned_by(self, ownership: Arc<Ownership>) -> Games<G> {
+        Games { ownership, ..self }
+    }
+
+    /// Which games are this replica's.
+    pub fn ownership(&self) -> &Arc<Ownership> {
+        &self.ownership
+    }
+
+    /// True when this process is the only writer of game `id`: the store is not shared, or this
+    /// replica holds the game's shard lease. Its cached copy is then current: no catch-up read
+    /// before an action or a read (a former owner's late append is refused by the log's
+    /// compare-and-append, or brought in by the next append's conflict).
+    pub fn single_writer(&self, id: &str) -> bool {
+        !self.store.is_shared() || (self.ownership.divided() && self.ownership.owns_game(id))
     }
 
     /// These games wake the schedule's task through `wake` (another family's, so one task

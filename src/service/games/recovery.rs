@@ -65,6 +65,16 @@ impl<G: LiveGame> Games<G> {
             .unfinished()
             .await
             .map_err(|e| format!("cannot list unfinished {}games: {e}", G::LOG_NAME))?;
+        self.recover_ids(ids, whole_max).await.map(drop)
+    }
+
+    /// Rebuilds the games `ids` (unfinished in the store) and caches them: the ids of those
+    /// recovered.
+    pub(super) async fn recover_ids(
+        &self,
+        ids: Vec<String>,
+        whole_max: u64,
+    ) -> Result<Vec<String>, String> {
         // Read [`BATCH_GAMES`] at a time: one Redis pipeline stays well within a call's deadline.
         let mut lengths = Vec::with_capacity(ids.len());
         for chunk in ids.chunks(BATCH_GAMES) {
@@ -75,10 +85,12 @@ impl<G: LiveGame> Games<G> {
             lengths.extend(part);
         }
         let plan = plan(ids, &lengths, whole_max);
-        let mut ok = 0usize;
+        let mut recovered = Vec::new();
         for batch in &plan.batches {
             for (id, live) in self.replay_batch(batch).await {
-                ok += usize::from(self.adopt_recovered(&id, live).await);
+                if self.adopt_recovered(&id, live).await {
+                    recovered.push(id);
+                }
             }
         }
         let (keep, no_timers) = (self.config.backlog_actions, self.config.no_turn_timers);
@@ -86,17 +98,19 @@ impl<G: LiveGame> Games<G> {
             let live = rebuild::rebuild::<G>(&self.store, &self.registry, id, keep, no_timers)
                 .await
                 .and_then(|g| g.ok_or_else(|| not_in_store(id)));
-            ok += usize::from(self.adopt_recovered(id, live).await);
+            if self.adopt_recovered(id, live).await {
+                recovered.push(id.clone());
+            }
         }
-        if ok > 0 {
+        if !recovered.is_empty() {
             tracing::info!(
-                games = ok,
+                games = recovered.len(),
                 long = plan.long.len(),
                 family = G::LOG_NAME,
                 "recovered unfinished games"
             );
         }
-        Ok(())
+        Ok(recovered)
     }
 
     /// The games of `batch`, each read whole and replayed, on every core.

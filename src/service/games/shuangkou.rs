@@ -111,6 +111,13 @@ impl LiveGame for Session {
         Session::bot_to_act(self)
     }
 
+    fn human_players(&self) -> Vec<Player> {
+        (0..self.record.players.len())
+            .filter_map(|i| u8::try_from(i).ok().map(Player::new))
+            .filter(|&p| self.bot(p).is_none())
+            .collect()
+    }
+
     fn bot_delay_ms(&self) -> u64 {
         u64::from(self.record.bot_delay_ms)
     }

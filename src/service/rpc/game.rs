@@ -37,7 +37,7 @@ impl GameApi {
 }
 
 rpcs! {
-    pb::game_engine_server::GameEngine => GameApi {
+    pb::game_engine_server::GameEngine => GameApi, status = tonic::Status::from, client = [game_engine_client::GameEngineClient], {
         type WatchGameStream = EventStream;
     }
     list_variants(ListVariantsRequest) -> ListVariantsResponse = "ListVariants" => list;

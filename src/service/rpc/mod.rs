@@ -24,7 +24,10 @@ macro_rules! rpcs {
     ($tr:path => $ty:ty { $($extra:tt)* } $($rest:tt)*) => {
         rpcs!($tr => $ty, status = tonic::Status::from, { $($extra)* } $($rest)*);
     };
-    ($tr:path => $ty:ty, status = $status:expr, { $($extra:tt)* }
+    ($tr:path => $ty:ty, status = $status:expr, { $($extra:tt)* } $($rest:tt)*) => {
+        rpcs!($tr => $ty, status = $status, client = [none], { $($extra)* } $($rest)*);
+    };
+    ($tr:path => $ty:ty, status = $status:expr, client = $client:tt, { $($extra:tt)* }
      $($rpc:ident($req:ident) -> $resp:ident = $method:literal => $handler:ident;)*) => {
         #[tonic::async_trait]
         impl $tr for $ty {
@@ -34,6 +37,7 @@ macro_rules! rpcs {
                     &self,
                     request: tonic::Request<pb::$req>,
                 ) -> Result<tonic::Response<rpcs!(@resp $resp)>, tonic::Status> {
+                    rpcs!(@forward $client, self, request, $rpc, $resp, $status);
                     crate::service::rpc::unary_in(
                         &self.app,
                         $method,
@@ -50,10 +54,37 @@ macro_rules! rpcs {
     };
     (@resp WatchGameStream) => { Self::WatchGameStream };
     (@resp $resp:ident) => { pb::$resp };
+    // A service whose rpcs are never forwarded (the admin service).
+    (@forward [none], $self:ident, $request:ident, $rpc:ident, $resp:ident, $status:expr) => {};
+    // Forwarded to the game's owner when another replica owns it (`forward`).
+    (@forward [$($client:tt)*], $self:ident, $request:ident, $rpc:ident, $resp:ident, $status:expr) => {
+        let $request = match crate::service::rpc::forward::route(&$self.app, $request) {
+            Ok(crate::service::rpc::forward::Routed::Here(r)) => r,
+            Ok(crate::service::rpc::forward::Routed::There(channel, r)) => {
+                let limit = $self.app.config().max_message_bytes;
+                let mut client = pb::$($client)*::new(channel)
+                    .max_decoding_message_size(limit)
+                    .max_encoding_message_size(limit);
+                let answer = crate::service::rpc::forward::answer(client.$rpc(r).await, $status);
+                return rpcs!(@forwarded $resp, $self, answer, $status);
+            }
+            Err(e) => {
+                crate::metrics::rejection(e.reason.name());
+                return Err(($status)(e));
+            }
+        };
+    };
+    (@forwarded WatchGameStream, $self:ident, $answer:ident, $status:expr) => {
+        $answer.map(|r| {
+            r.map(|s| crate::service::rpc::forward::stream(&$self.app, s, $status))
+        })
+    };
+    (@forwarded $resp:ident, $self:ident, $answer:ident, $status:expr) => { $answer };
 }
 
 pub mod admin;
 pub mod digest;
+pub mod forward;
 pub mod game;
 pub mod limit;
 pub mod retry;
@@ -125,10 +156,16 @@ impl Call<'_> {
     }
 }
 
-/// The game a request is about, for its tracing span ("" when none).
+/// The game a request is about, for its tracing span and its routing to the game's owner (""
+/// when none).
 pub trait Subject {
     fn game_id(&self) -> &str {
         ""
+    }
+    /// A CreateGame's request id and its family's id scope (`new_game_id`): an idempotent
+    /// create goes to the owner of the id it derives.
+    fn idempotent_create(&self) -> Option<(&str, &'static str)> {
+        None
     }
 }
 
@@ -145,7 +182,11 @@ about_a_game!(
     pb::AbortGameRequest
 );
 impl Subject for pb::ListVariantsRequest {}
-impl Subject for pb::CreateGameRequest {}
+impl Subject for pb::CreateGameRequest {
+    fn idempotent_create(&self) -> Option<(&str, &'static str)> {
+        Some((&self.request_id, ""))
+    }
+}
 impl Subject for pb::ListGamesRequest {}
 impl Subject for pb::ValidateVariantRequest {}
 impl Subject for pb::ReloadVariantsRequest {}
@@ -212,13 +253,35 @@ fn new_game_id(
     scope: &str,
 ) -> Result<String, ApiError> {
     if request_id.is_empty() {
-        return super::auth::random_id();
+        return random_owned_id(app);
     }
     Ok(super::auth::derived_id(
         app.token_key(),
         platform,
         &format!("{scope}{request_id}"),
     ))
+}
+
+/// A fresh random game id, in a shard this replica owns when it owns any (always, but on a
+/// shared store): the new game is then this replica's. A replica that owns no shard yet (just
+/// started, or cut off from the store) stores the game under any id without keeping it: its
+/// owner loads it at its first request.
+fn random_owned_id(app: &App) -> Result<String, ApiError> {
+    let own = app.ownership();
+    // One shard of 128 owned: 128 draws on average; 8,192 miss with probability e^-64.
+    let draws = if own.owned_shards().is_empty() {
+        1
+    } else {
+        8192
+    };
+    let mut id = super::auth::random_id()?;
+    for _ in 1..draws {
+        if own.owns_game(&id) {
+            break;
+        }
+        id = super::auth::random_id()?;
+    }
+    Ok(id)
 }
 
 /// A CreateGame's outcome: a new game (its record and tokens), or the game the same

@@ -60,7 +60,11 @@ about_a_game!(
     pb::LeaveGameRequest,
     pb::GetReplayRequest
 );
-impl Subject for pb::CreateGameRequest {}
+impl Subject for pb::CreateGameRequest {
+    fn idempotent_create(&self) -> Option<(&str, &'static str)> {
+        Some((&self.request_id, "shengji:"))
+    }
+}
 
 /// A rejection as a `shengji.v1` status: the shared reason's code; the reason in ErrorInfo is the
 /// 升級 rule's name when there is one.
@@ -98,7 +102,7 @@ async fn seat(
 }
 
 rpcs! {
-    pb::shengji_engine_server::ShengjiEngine => ShengjiApi, status = status, {
+    pb::shengji_engine_server::ShengjiEngine => ShengjiApi, status = status, client = [shengji_engine_client::ShengjiEngineClient], {
         type WatchGameStream = EventStream;
     }
     create_game(CreateGameRequest) -> CreateGameResponse = "shengji.CreateGame" => create;
@@ -263,7 +267,8 @@ async fn watch(call: Call<'_>, req: pb::WatchGameRequest) -> Result<EventStream,
         app.shengji().store(),
         &req.game_id,
         app.streams_closing(),
-    );
+    )
+    .moving(app.ownership(), &req.game_id);
     let mut next = (req.from_seq > 0).then_some(req.from_seq);
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<pb::GameEvent, Status>>(64);
     let counted = Counted::new();

@@ -5,6 +5,7 @@
 //! around a batch: the stream counted in its gauge ([`Counted`]), a batch sent in order
 //! ([`send_all`]), and after it the holder's presence and the end of the match ([`settle`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -14,6 +15,7 @@ use tonic::Status;
 
 use crate::game::Viewer;
 use crate::service::games::{Games, LiveGame, Shared};
+use crate::service::ownership::Ownership;
 use crate::service::presence;
 use crate::service::status::{ApiError, Reason};
 use crate::store::Store;
@@ -30,6 +32,9 @@ enum Woken {
     Closing,
     /// The client went away: end the stream.
     Gone,
+    /// The game's shard moved to another replica: tell the client to resume there (through any
+    /// replica) and end the stream.
+    Moved,
 }
 
 /// The wake-ups of one stream.
@@ -40,6 +45,30 @@ pub struct Wakeups {
     store_open: bool,
     shared: bool,
     closing: watch::Receiver<bool>,
+    /// The game's moves between replicas, when replicas divide the games.
+    moves: Option<Moves>,
+}
+
+/// What tells a stream its game moved away: the ownership's moves, the game.
+struct Moves {
+    changed: watch::Receiver<u64>,
+    ownership: Arc<Ownership>,
+    id: String,
+}
+
+/// Resolves once the game of `moves` is no longer owned here (never without `moves`).
+async fn moved_away(moves: &mut Option<Moves>) {
+    let Some(m) = moves else {
+        return std::future::pending().await;
+    };
+    loop {
+        if m.changed.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+        if !m.ownership.owns_game(&m.id) {
+            return;
+        }
+    }
 }
 
 impl Wakeups {
@@ -57,6 +86,24 @@ impl Wakeups {
             store_open: true,
             shared: store.is_shared(),
             closing,
+            moves: None,
+        }
+    }
+
+    /// The stream also ends (UNAVAILABLE: resume elsewhere) once game `id` moves to another
+    /// replica (replicas dividing the games).
+    pub fn moving(self, ownership: &Arc<Ownership>, id: &str) -> Wakeups {
+        if !ownership.divided() {
+            return self;
+        }
+        let moves = Moves {
+            changed: ownership.moves(),
+            ownership: Arc::clone(ownership),
+            id: id.to_string(),
+        };
+        Wakeups {
+            moves: Some(moves),
+            ..self
         }
     }
 
@@ -86,6 +133,16 @@ impl Wakeups {
                 let _ = tx.send(drained(e)).await;
                 false
             }
+            Woken::Moved => {
+                let e = ApiError::new(
+                    Reason::Unavailable,
+                    format!(
+                        "the game moved to another replica; resume from your last {resume_from}"
+                    ),
+                );
+                let _ = tx.send(drained(e)).await;
+                false
+            }
             Woken::Gone => false,
         }
     }
@@ -106,6 +163,7 @@ impl Wakeups {
             // Without the store's feed, plays made on other replicas are polled for.
             _ = tokio::time::sleep(WATCH_POLL), if self.shared && !self.store_open => Woken::News,
             _ = self.closing.changed() => Woken::Closing,
+            _ = moved_away(&mut self.moves) => Woken::Moved,
             _ = tx.closed() => Woken::Gone,
         }
     }

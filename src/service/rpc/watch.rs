@@ -182,7 +182,8 @@ pub async fn watch(
         app.games().store(),
         &req.game_id,
         app.streams_closing(),
-    );
+    )
+    .moving(app.ownership(), &req.game_id);
     let (tx, rx) = mpsc::channel::<Item>(BUFFER);
     let counted = Counted::new();
     tokio::spawn(async move {

@@ -99,6 +99,13 @@ impl LiveGame for Table {
         Table::keep_actions(self, actions)
     }
 
+    fn human_players(&self) -> Vec<Player> {
+        (0..4u8)
+            .filter(|s| !self.record.bot_seats.contains(s))
+            .map(Player::new)
+            .collect()
+    }
+
     fn deadline(&self) -> Option<u64> {
         Table::deadline(self)
     }
@@ -163,8 +170,12 @@ pub async fn play_due(tables: &Tables, turn: DueTurn) {
             (id, r)
         }
     };
-    if let Err(e) = result {
-        tracing::warn!(game = %id, error = %e, "automatic 升級 action failed");
+    match result {
+        Err(e) if tables.expected_race(&id, &e) => {
+            tracing::debug!(game = %id, error = %e, "automatic 升級 action not needed: lost an expected race")
+        }
+        Err(e) => tracing::warn!(game = %id, error = %e, "automatic 升級 action failed"),
+        Ok(()) => {}
     }
 }
 
