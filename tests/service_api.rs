@@ -749,6 +749,7 @@ async fn a_repeated_request_id_returns_the_original_result_without_acting_again(
             pb::LeaveGameRequest {
                 game_id: g.game_id.clone(),
                 request_id: "same-key".into(),
+                ..Default::default()
             },
             token,
         ))
@@ -1141,6 +1142,7 @@ async fn request_ids_are_at_most_128_bytes() {
             pb::LeaveGameRequest {
                 game_id: g.game_id.clone(),
                 request_id: long,
+                ..Default::default()
             },
             t,
         ))
@@ -1194,6 +1196,7 @@ async fn a_retried_leave_returns_the_first_result() {
     let req = pb::LeaveGameRequest {
         game_id: g.game_id.clone(),
         request_id: "leave-1".into(),
+        ..Default::default()
     };
     let first = c
         .leave_game(authed(req.clone(), &g.seat_tokens[2]))

@@ -20,6 +20,20 @@ pub const NAMES: [&str; 10] = [
     "douqi",
 ];
 
+/// The seed's name of a player style (docs/BOTS.md: 平凡型, 灑脫型, 傳統型, 專門型, 老手型, 鬥氣型);
+/// `None` for the plain policies and unknown names.
+pub fn seed_name(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "pingfan" => "平凡型",
+        "sasa" => "灑脫型",
+        "chuantong" => "傳統型",
+        "zhuanmen" => "專門型",
+        "laoshou" => "老手型",
+        "douqi" => "鬥氣型",
+        _ => return None,
+    })
+}
+
 /// The default search budget: playouts per decision and the wall-clock cap.
 pub const SEARCH_BUDGET: Budget = Budget {
     playouts: 400,

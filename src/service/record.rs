@@ -189,6 +189,33 @@ fn are_default_names(names: &[String]) -> bool {
     !names.is_empty() && names.iter().enumerate().all(|(i, n)| *n == default_name(i))
 }
 
+/// The name of bot seat `p` sent without one (an empty name in `players`): its style's seed
+/// name (平凡型 …, `bot::styles::seed_name`) or its policy, and the player index, so no two
+/// seats read alike ("平凡型 #1", "heuristic #2").
+fn default_bot_name(bot: &str, p: u8) -> String {
+    let label = crate::bot::styles::seed_name(bot).unwrap_or(bot);
+    format!("{label} #{p}")
+}
+
+/// A request's `deals` and its option `deals_per_match` must not disagree (both set to
+/// different counts): BAD_OPTION naming `deals`, instead of one silently winning.
+fn deals_agree(deals: u32, options: &BTreeMap<String, String>) -> Result<(), ApiError> {
+    let Some(option) = options.get("deals_per_match") else {
+        return Ok(());
+    };
+    // The option passed the schema (an integer); compared as the schema parsed it.
+    let per_match = option.trim().parse::<i64>().ok();
+    if deals == 0 || per_match == Some(i64::from(deals)) {
+        return Ok(());
+    }
+    let shown = per_match.map_or_else(|| "?".to_string(), |n| n.to_string());
+    Err(bad(
+        Reason::BadOption,
+        format!("deals ({deals}) and the option deals_per_match ({shown}) disagree: set one"),
+    )
+    .with("field", "deals"))
+}
+
 /// Most milliseconds a bot may wait before it plays.
 pub const MAX_BOT_DELAY_MS: u32 = 10_000;
 
@@ -477,13 +504,14 @@ impl Record {
         minting: Minting<'_>,
     ) -> Result<(Record, Tokens), ApiError> {
         let players = compiled.meta().players as usize;
-        let names = player_names(&req.base.players, players, compiled.id())?;
+        let mut names = player_names(&req.base.players, players, compiled.id())?;
         // Options are checked against the variant's schema (and configure() evaluates rules()).
         crate::variants::registry::configure(compiled, &req.base.options)
             .map_err(|e| bad(Reason::BadOption, e.to_string()))?;
         if req.deals > 1000 {
             return Err(bad(Reason::BadRequest, "at most 1000 deals per match"));
         }
+        deals_agree(req.deals, &req.base.options)?;
         let seed = seed_hex(&req.base.seed)?;
         let preset_hands = match &req.preset_hands {
             None => None,
@@ -509,6 +537,12 @@ impl Record {
             }
         };
         let bots = bot_seats(&req.bots, players)?;
+        for (&p, bot) in &bots {
+            let name = &mut names[usize::from(p)];
+            if name.is_empty() {
+                *name = default_bot_name(bot, p);
+            }
+        }
         if req.bot_delay_ms > MAX_BOT_DELAY_MS {
             return Err(bad(
                 Reason::BadRequest,

@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 
 use crate::cards::CardSet;
+use crate::game::hooks::VariantHooks;
 use crate::game::{Entry, Game, GameConfig};
+use crate::seat::Player;
 use crate::variants::{OptionValue, ScriptVariant};
 
 /// A match's replay.
@@ -105,4 +107,59 @@ pub fn verify(replay: &Replay) -> Result<Verified, String> {
         ));
     }
     Ok(Verified { hooks, game })
+}
+
+/// The hands one deal started with (after any seat swap, before the first play).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dealt {
+    pub deal_number: u32,
+    /// The seq after which the deal was dealt: 0 for the first deal, else the action that
+    /// settled the previous one.
+    pub from_seq: u64,
+    /// The hand at each seat.
+    pub hands: Vec<CardSet>,
+    /// The player at each seat.
+    pub players: Vec<u8>,
+}
+
+fn dealt_now(game: &Game, from_seq: u64) -> Dealt {
+    let n = game.players();
+    let mut players = vec![0u8; n as usize];
+    for p in 0..n {
+        if let Some(seat) = game.seat_of(Player::new(p)) {
+            players[seat.index()] = p;
+        }
+    }
+    Dealt {
+        deal_number: game.deal_number(),
+        from_seq,
+        hands: (0..n)
+            .map(|s| game.hand(crate::seat::Seat::new(s)))
+            .collect(),
+        players,
+    }
+}
+
+/// Every deal's starting hands, re-executed from the revealed seed and the log with `hooks`
+/// (the game's own): what a replay viewer steps through, every seat's hand at every step being
+/// these less the cards that seat played since.
+pub fn dealt_hands(replay: &Replay, hooks: &dyn VariantHooks) -> Result<Vec<Dealt>, String> {
+    let (mut game, _) = Game::new(
+        replay.config.clone(),
+        hooks,
+        replay.seed,
+        replay.preset()?,
+        replay.created_at,
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = vec![dealt_now(&game, 0)];
+    for (i, entry) in replay.entries.iter().enumerate() {
+        game.apply(hooks, *entry)
+            .map_err(|e| format!("action {}: {e}", i + 1))?;
+        let last = out.last().map_or(0, |d| d.deal_number);
+        if game.deal_number() != last && game.phase() != crate::game::Phase::Finished {
+            out.push(dealt_now(&game, i as u64 + 1));
+        }
+    }
+    Ok(out)
 }

@@ -155,6 +155,14 @@ async fn leave(
     let refusal = "leaving needs a seat token";
     let (game, p) = seat_action(&call, &req.game_id, &req.request_id, refusal).await?;
     let mut live = games.current(&game).await?;
+    if req.dry_run {
+        // What leaving would score now, on the prepared (never committed) entry.
+        let prepared = live.prepare_leave(p, now_ms(), None)?;
+        let (after, events) = prepared.outcome();
+        let seq = live.game().seq();
+        let preview = wire::submit_response(after, seq, now_ms(), events, p);
+        return Ok(wire::leave_response(preview));
+    }
     let body = Body::sha256(request_digest(&[b"leave"]));
     let asked = Asked::new(p, &req.request_id, &body, "LeaveGame");
     if let Some(resp) = original(games, &live, asked, Past::Remembered).await? {
@@ -196,12 +204,14 @@ async fn replay(
     // Half the message limit for the actions: the header (options, preset hands, scores)
     // and the framing stay far below the other half.
     let budget = call.app.config().max_message_bytes / 2;
-    Ok(wire::replay::page(
-        &replay,
-        first,
-        req.max_actions as usize,
-        budget,
-    ))
+    let mut page = wire::replay::page(&replay, first, req.max_actions as usize, budget);
+    if first == 0 {
+        // Re-executed with the game's own hooks: every deal's hands, for a replay viewer.
+        let dealt = crate::service::replay::dealt_hands(&replay, live.hooks().as_ref())
+            .map_err(|e| ApiError::new(Reason::Unavailable, e))?;
+        page.dealt = wire::replay::dealt(&dealt);
+    }
+    Ok(page)
 }
 
 /// ListGames: the unfinished games (the store's list, in id order) of the caller's

@@ -33,6 +33,11 @@ impl Prepared {
         self.game.phase() == Phase::Finished
     }
 
+    /// The state and events the action would lead to (a dry run shows them uncommitted).
+    pub fn outcome(&self) -> (&Game, &[Event]) {
+        (&self.game, &self.events)
+    }
+
     /// The player and request id of the action, if it came with one.
     pub fn request(&self) -> Option<(Player, &str)> {
         let rid = self.stored.request_id.as_deref()?;

@@ -293,4 +293,101 @@ mod tests {
             assert!(tables.load("s1").await.unwrap().lock().await.finished());
         });
     }
+
+    /// Issue 41: with turn timers on (30 s a turn) and the schedule run at the real clock, so
+    /// no deadline can pass, a table with three bot seats reaches its first trick whoever the
+    /// seed makes the dealing seat: a bot that is to deal deals at once (the rest, then the
+    /// close), bots declare and bury at once; seat 0 (a person) deals, closes or buries only
+    /// when the game waits for it. Bounded: at most 200 rounds of the schedule per seed.
+    #[test]
+    fn three_bot_seats_deal_declare_and_bury_without_waiting_for_a_deadline() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let registry = Registry::<ShengjiVariant>::embedded_family().unwrap();
+            let config = GamesConfig {
+                no_turn_timers: false,
+                ..GamesConfig::for_tests(16, 0)
+            };
+            let tables: Tables = Games::new(
+                config,
+                Arc::new(registry),
+                Store::open("memory").await.unwrap(),
+            );
+            let compiled = tables.registry().active("shengji").unwrap();
+            let mut bot_dealt = 0;
+            for n in 1..=8u8 {
+                let id = format!("d{n}");
+                let new = NewShengji {
+                    base: CreateBase {
+                        seed: format!("{n:02x}").repeat(32),
+                        ..CreateBase::of("shengji")
+                    },
+                    bot_seats: vec![1, 2, 3],
+                    ..NewShengji::default()
+                };
+                let (record, _) =
+                    ShengjiRecord::new(&compiled, &new, Minting::local(&id, &[7; 32], now_ms()))
+                        .unwrap();
+                tables.create(record, None).await.unwrap();
+                let table = tables.cached(&id).unwrap();
+                let first_seat = tables.current(&table).await.unwrap().game().first_seat();
+                let started = now_ms();
+                let mut reached = false;
+                for _ in 0..200 {
+                    for turn in tables.run_due(now_ms()).await {
+                        assert!(
+                            matches!(turn, DueTurn::Bot(..)),
+                            "seed {n}: only bot turns come due (no deadline): {turn:?}"
+                        );
+                        play_due(&tables, turn).await;
+                    }
+                    let mut live = tables.current(&table).await.unwrap();
+                    let g = live.game();
+                    if g.phase() == Phase::Playing {
+                        reached = true;
+                        break;
+                    }
+                    if live.bot_to_act().is_some() {
+                        continue;
+                    }
+                    // The game waits for seat 0: it deals (when it is the dealing seat, or to
+                    // close while it could declare) or buries as the dealer.
+                    let waits_for_0 = match g.phase() {
+                        Phase::Dealing => {
+                            g.first_seat() == Seat::new(0)
+                                || (g.stock().len() == 6 && g.declaration().is_none())
+                        }
+                        _ => g.turn() == Some(Seat::new(0)),
+                    };
+                    assert!(
+                        waits_for_0,
+                        "seed {n}: the bots stalled in {:?} (dealing seat {:?}, stock {}, {:?})",
+                        g.phase(),
+                        g.first_seat(),
+                        g.stock().len(),
+                        live.bot_action()
+                    );
+                    let command = seat0_command(&live);
+                    let now = now_ms();
+                    tables
+                        .commit(&mut live, |t| t.prepare(0, command, now, None))
+                        .await
+                        .unwrap();
+                }
+                assert!(reached, "seed {n}: the first trick is reached");
+                let deadline = tables.current(&table).await.unwrap().deadline().unwrap();
+                assert!(
+                    deadline > started,
+                    "seed {n}: reached before any deadline passed"
+                );
+                if first_seat != Seat::new(0) {
+                    bot_dealt += 1;
+                }
+            }
+            assert!(bot_dealt > 0, "some seed makes a bot the dealing seat");
+        });
+    }
 }

@@ -7,6 +7,7 @@ use crate::cards::CardSet;
 use crate::game::{EngineError, Viewer};
 use crate::seat::{Player, Seat};
 use crate::service::status::ApiError;
+use crate::shengji::order::BOTTOM_SIZE;
 use crate::shengji::{Action, Phase, ShengjiHooks};
 
 /// What a seat may do now (GetHints).
@@ -60,7 +61,13 @@ impl Table {
 
 impl Table {
     /// The next action of a bot seat, if one may act now: while dealing, a bot that wants to
-    /// declare; in the exchange and play, the bot whose turn it is. Decided from its view only.
+    /// declare, else the dealing seat when it is a bot (it deals at once, as a bot plays at once:
+    /// the rest of the cards in one step, then the close); in the exchange and play, the bot
+    /// whose turn it is. Decided from its view only.
+    ///
+    /// The close (the step after the 48th card, which ends the declarations) waits while a
+    /// connected person seat could still declare: that seat declares or deals the close itself,
+    /// or the dealing seat's turn deadline closes it (托管).
     pub fn bot_action(&self) -> Result<Option<(u8, Command)>, ApiError> {
         if self.finished() || self.record.bot_seats.is_empty() {
             return Ok(None);
@@ -71,15 +78,14 @@ impl Table {
             Ok(bot.decide(&self.game().view(Viewer::Player(Player::new(seat)))))
         };
         if self.game().phase() == Phase::Dealing {
-            if self.game().declaration().is_some() {
-                return Ok(None);
-            }
-            for &seat in &self.record.bot_seats {
-                if let Some(Action::Declare { card, .. }) = decide(seat)? {
-                    return Ok(Some((seat, Command::Declare(card))));
+            if self.game().declaration().is_none() {
+                for &seat in &self.record.bot_seats {
+                    if let Some(Action::Declare { card, .. }) = decide(seat)? {
+                        return Ok(Some((seat, Command::Declare(card))));
+                    }
                 }
             }
-            return Ok(None);
+            return self.bot_deal();
         }
         let turn = self.game().turn().map(Seat::number);
         let Some(seat) = turn.filter(|&s| self.record.is_bot(s)) else {
@@ -90,5 +96,25 @@ impl Table {
             Some(Action::Play { card, .. }) => Some((seat, Command::Play(card))),
             _ => None,
         })
+    }
+
+    /// The dealing seat's step when that seat is a bot (see [`Table::bot_action`]).
+    fn bot_deal(&self) -> Result<Option<(u8, Command)>, ApiError> {
+        let game = self.game();
+        let dealing = game.first_seat().number();
+        if !self.record.is_bot(dealing) {
+            return Ok(None);
+        }
+        let stock = game.stock().len();
+        if stock > BOTTOM_SIZE {
+            return Ok(Some((dealing, Command::Deal((stock - BOTTOM_SIZE) as u32))));
+        }
+        let person_may_declare = game.declaration().is_none()
+            && (0..4u8).any(|seat| {
+                !self.record.is_bot(seat)
+                    && !self.is_disconnected(Player::new(seat))
+                    && self.hints(seat).is_ok_and(|h| !h.declarable.is_empty())
+            });
+        Ok((!person_may_declare).then_some((dealing, Command::Deal(1))))
     }
 }

@@ -136,7 +136,25 @@ pub fn page(
             false => String::new(),
         },
         total_actions: r.entries.len() as u64,
+        dealt: Vec::new(),
     }
+}
+
+/// Every deal's starting hands (`replay::dealt_hands`) as GetReplayResponse.dealt.
+pub fn dealt(deals: &[crate::service::replay::Dealt]) -> Vec<pb::DealtHands> {
+    deals
+        .iter()
+        .map(|d| pb::DealtHands {
+            deal_number: d.deal_number,
+            from_seq: d.from_seq,
+            hands: d
+                .hands
+                .iter()
+                .map(|h| pb::CardList { cards: h.ids() })
+                .collect(),
+            players: d.players.iter().map(|&p| u32::from(p)).collect(),
+        })
+        .collect()
 }
 
 /// The whole replay as one response (every action in one page; for tests and tools, not the
@@ -162,6 +180,7 @@ pub fn assemble(pages: &[pb::GetReplayResponse]) -> Result<Replay, String> {
             let mut h = r.clone();
             h.actions.clear();
             h.next_page_token.clear();
+            h.dealt.clear();
             h
         };
         if header(p) != header(first) {
