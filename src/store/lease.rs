@@ -80,14 +80,4 @@ impl Store {
             _ => Err(unshared("heartbeat")),
         }
     }
-
-    /// The ids of the unfinished games of `shard` (what its new owner recovers).
-    ///
-    /// Filters [`Store::unfinished`] by shard; the Redis store's per-shard unfinished sets
-    /// (issue 39's cluster half) replace this with one read of the shard's set.
-    pub async fn unfinished_in(&self, shard: Shard) -> Result<Vec<String>, StoreError> {
-        let mut ids = self.unfinished().await?;
-        ids.retain(|id| super::shard::shard_of(id) == shard);
-        Ok(ids)
-    }
 }
