@@ -129,6 +129,10 @@ struct Shared {
     state: RwLock<State>,
     /// Set after a failed commit until the journal is truncated back to its durable end.
     broken: AtomicBool,
+    /// Set by a compaction's swap just before it renames the new journal in, cleared once the
+    /// data directory is fsynced after it: the next commit fsyncs the directory before it
+    /// answers (its writes are in the renamed file), so the swap itself does not wait for it.
+    dir_unsynced: AtomicBool,
     watchers: Mutex<Watchers>,
     faults: Option<Faults>,
     /// How long finished games are kept (`None`: for ever).

@@ -134,6 +134,7 @@ impl EmbeddedStore {
                 archive: Arc::new(archive),
             }),
             broken: AtomicBool::new(false),
+            dir_unsynced: AtomicBool::new(false),
             watchers: Mutex::new(Watchers {
                 map: HashMap::new(),
                 prune_at: 1024,
