@@ -380,6 +380,13 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
         .fault(IoStep::Compact)
         .map_err(|e| io("compaction", e))?;
     retention::finish_rewrite(&shared.disk, &shared.dir)?;
+    // The directory's changes of the last swap (which left its fsync to the next commit, and
+    // an archive rewrite's rename) are durable before this compaction's new journal exists:
+    // at open, a new journal beside a new archive means the rewrite did not commit.
+    shared
+        .disk
+        .sync_dir(&shared.dir)
+        .map_err(|e| io("sync the data directory", e))?;
 
     // 0. The new journal's file exists (durably) before a new archive does: at open, a new
     //    archive without it means the journal that refers to it was renamed in.
