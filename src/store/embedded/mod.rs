@@ -497,7 +497,7 @@ impl EmbeddedStore {
         }
         let journal = Arc::clone(&self.shared.state("ping")?.journal);
         journal
-            .len()
+            .size()
             .map(drop)
             .map_err(|e| store_error("ping", format!("{}: {e}", self.shared.label)))
     }
@@ -511,7 +511,7 @@ impl EmbeddedStore {
     /// Bytes of the journal file (including the zeros written ahead) and of the archive.
     pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
         let st = self.shared.state("disk_usage")?;
-        let len = |f: &DiskFile| f.len().unwrap_or(0);
+        let len = |f: &DiskFile| f.size().unwrap_or(0);
         Ok((len(&st.journal), len(&st.archive)))
     }
 
