@@ -21,10 +21,11 @@
 //! are deterministic; a compaction thread and group commit make the interleaving, hence the
 //! numbering of steps inside a compaction, vary a little from run to run).
 //!
-//! The legacy redb conversion does not run here: redb reads and writes its file with its own
-//! I/O. Its writes of the journal and archive go through the store's disk; its crash safety
-//! (old file kept until the converted journal is renamed in) is covered by
-//! `store_journal::a_redb_directory_is_converted_once`.
+//! The legacy redb conversion does not run here: redb reads its file with its own I/O, so a
+//! redb file cannot be on the simulated disk (the conversion's writes of the journal and the
+//! archive do go through the store's disk). The conversion itself is tested on the real disk by
+//! `store_journal::a_redb_layout_directory_is_converted_once`; a power loss during it is not
+//! simulated.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -15,11 +15,13 @@
 //!    written after `E` is synced: bytes before it never change), applying them to the new
 //!    index, and fsyncs again, a few rounds while the writer goes on; then wakes the writer.
 //!
-//! The writer, between batches and once no commit is in flight, swaps it in (its only pause):
+//! The writer, between batches and once no commit is in flight, swaps it in (its only pause,
+//! about one batch's write and sync):
 //! 4. copies the old journal's frames the thread did not (the last batches) to the new
-//!    journal's end, applying them to the new index, fsyncs it and renames it over the old one
-//!    (the commit point), swaps the index and the file handle, then fsyncs the directory before
-//!    any later write is answered;
+//!    journal's end (the thread wrote zeros ahead of it), applying them to the new index,
+//!    fsyncs it and renames it over the old one (the commit point), swaps the index and the file
+//!    handle; the next commit fsyncs the directory before it answers (a write to the new
+//!    journal is never acknowledged before its rename is durable);
 //! 5. deletes the snapshot files of the games that expired.
 //!
 //! A crash before the rename leaves the old journal (and unreferenced bytes at the archive's end);
@@ -52,7 +54,7 @@ use super::syncer::Progress;
 use super::{IoStep, Shared, open_rw};
 
 mod swap;
-use swap::{copy_durable_tail, swap};
+use swap::{copy_durable_tail, swap, write_ahead};
 
 /// A compaction running on its own thread, and the `compact_now` callers waiting for it.
 pub(super) struct Running {
@@ -208,6 +210,7 @@ fn start(
         .spawn(move || {
             let built = build(&shared, &snapshot, &plan)
                 .and_then(|b| copy_durable_tail(b, &snapshot, &progress))
+                .and_then(write_ahead)
                 .and_then(|b| {
                     // Once more before the writer is woken (tests hold it here: what is
                     // written meanwhile is the writer's to copy).
@@ -351,6 +354,8 @@ pub(super) struct Built {
     tmp: DiskFile,
     tmp_path: std::path::PathBuf,
     end: u64,
+    /// The new journal's length: zeros are written ahead from `end` ([`swap::write_ahead`]).
+    alloc_end: u64,
     /// The index of the new journal up to `end`.
     index: Index,
     /// The old journal and where its frames copied so far end (its tail from there is copied).
@@ -375,6 +380,13 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
         .fault(IoStep::Compact)
         .map_err(|e| io("compaction", e))?;
     retention::finish_rewrite(&shared.disk, &shared.dir)?;
+    // The directory's changes of the last swap (which left its fsync to the next commit, and
+    // an archive rewrite's rename) are durable before this compaction's new journal exists:
+    // at open, a new journal beside a new archive means the rewrite did not commit.
+    shared
+        .disk
+        .sync_dir(&shared.dir)
+        .map_err(|e| io("sync the data directory", e))?;
 
     // 0. The new journal's file exists (durably) before a new archive does: at open, a new
     //    archive without it means the journal that refers to it was renamed in.
@@ -520,6 +532,7 @@ fn build(shared: &Shared, snap: &Snapshot, plan: &Plan) -> Result<Built, String>
         tmp,
         tmp_path,
         end,
+        alloc_end: end,
         index,
         old: Arc::clone(journal),
         from: snap.end,

@@ -37,8 +37,8 @@ pub trait FileIo: Send + Sync {
     }
     /// Truncates or extends (with zeros) the file to `len` bytes.
     fn set_len(&self, len: u64) -> io::Result<()>;
-    /// The file's length.
-    fn len(&self) -> io::Result<u64>;
+    /// The file's length in bytes.
+    fn size(&self) -> io::Result<u64>;
 }
 
 /// How a file is opened for reading and writing.
@@ -130,8 +130,8 @@ impl DiskFile {
         self.0.set_len(len)
     }
 
-    pub fn len(&self) -> io::Result<u64> {
-        self.0.len()
+    pub fn size(&self) -> io::Result<u64> {
+        self.0.size()
     }
 }
 
@@ -194,7 +194,7 @@ impl FileIo for RealFile {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.0.set_len(len)
     }
-    fn len(&self) -> io::Result<u64> {
+    fn size(&self) -> io::Result<u64> {
         self.0.metadata().map(|m| m.len())
     }
 }

@@ -266,7 +266,7 @@ pub fn read_frame(file: &DiskFile, span: Span) -> Result<Vec<u8>, String> {
 /// an older binary refuses the file instead of cutting off frames it does not know. `Err` names
 /// what is wrong.
 pub fn check_magic(file: &DiskFile, magic: &[u8; 16]) -> Result<(), String> {
-    let len = file.len().map_err(|e| e.to_string())?;
+    let len = file.size().map_err(|e| e.to_string())?;
     if len == 0 {
         file.write_all_at(magic, 0).map_err(|e| e.to_string())?;
         return file.sync_data().map_err(|e| e.to_string());

@@ -129,6 +129,10 @@ struct Shared {
     state: RwLock<State>,
     /// Set after a failed commit until the journal is truncated back to its durable end.
     broken: AtomicBool,
+    /// Set by a compaction's swap just before it renames the new journal in, cleared once the
+    /// data directory is fsynced after it: the next commit fsyncs the directory before it
+    /// answers (its writes are in the renamed file), so the swap itself does not wait for it.
+    dir_unsynced: AtomicBool,
     watchers: Mutex<Watchers>,
     faults: Option<Faults>,
     /// How long finished games are kept (`None`: for ever).
@@ -493,7 +497,7 @@ impl EmbeddedStore {
         }
         let journal = Arc::clone(&self.shared.state("ping")?.journal);
         journal
-            .len()
+            .size()
             .map(drop)
             .map_err(|e| store_error("ping", format!("{}: {e}", self.shared.label)))
     }
@@ -507,7 +511,7 @@ impl EmbeddedStore {
     /// Bytes of the journal file (including the zeros written ahead) and of the archive.
     pub fn disk_usage(&self) -> Result<(u64, u64), StoreError> {
         let st = self.shared.state("disk_usage")?;
-        let len = |f: &DiskFile| f.len().unwrap_or(0);
+        let len = |f: &DiskFile| f.size().unwrap_or(0);
         Ok((len(&st.journal), len(&st.archive)))
     }
 

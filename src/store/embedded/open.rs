@@ -40,7 +40,7 @@ fn open_journal(
         .map_err(|e| format!("cannot create {}: {e}", side_path.display()))?;
     let (index, end, stop) =
         Index::replay(&file, side).map_err(|e| format!("cannot read {label}: {e}"))?;
-    let len = file.len().map_err(|e| e.to_string())?;
+    let len = file.size().map_err(|e| e.to_string())?;
     if end < len {
         let tail = journal::read_raw_range(&file, end, len)
             .map_err(|e| format!("cannot read {label}: {e}"))?;
@@ -108,7 +108,7 @@ impl EmbeddedStore {
             .map_err(|e| fail(format!("cannot open {}: {e}", archive_path.display())))?;
         journal::check_magic(&archive, journal::ARCHIVE_MAGIC)
             .map_err(|m| fail(format!("{}: {m}", archive_path.display())))?;
-        let archive_end = archive.len().map_err(|e| fail(e.to_string()))?;
+        let archive_end = archive.size().map_err(|e| fail(e.to_string()))?;
         disk.sync_dir(dir)
             .map_err(|e| fail(format!("cannot sync {}: {e}", dir.display())))?;
         let games = index.games.len();
@@ -134,6 +134,7 @@ impl EmbeddedStore {
                 archive: Arc::new(archive),
             }),
             broken: AtomicBool::new(false),
+            dir_unsynced: AtomicBool::new(false),
             watchers: Mutex::new(Watchers {
                 map: HashMap::new(),
                 prune_at: 1024,

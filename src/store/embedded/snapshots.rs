@@ -99,7 +99,7 @@ pub fn sweep_orphans(disk: &Disk, dir: &Path, known: impl Fn(&str) -> bool) -> i
 pub fn read(disk: &Disk, dir: &Path, id: &str, seq: u64) -> io::Result<Vec<Snapshot>> {
     let bytes = match disk.open_read(&file_of(dir, id)) {
         Ok(f) => {
-            let mut bytes = vec![0; usize::try_from(f.len()?).unwrap_or(0)];
+            let mut bytes = vec![0; usize::try_from(f.size()?).unwrap_or(0)];
             f.read_exact_at(&mut bytes, 0)?;
             bytes
         }

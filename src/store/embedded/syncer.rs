@@ -119,6 +119,7 @@ impl Syncer {
             let synced = shared
                 .fault(IoStep::Sync)
                 .and_then(|()| journal.sync_data())
+                .and_then(|()| sync_dir_if_renamed(shared))
                 .map_err(|e| format!("{}: {e}", shared.label));
             phase.end(&self.meters.sync);
             synced
@@ -129,6 +130,18 @@ impl Syncer {
         let done = finish(shared, outcome, batch, done, &mut phase, &self.meters);
         *self.progress.lock() = done;
     }
+}
+
+/// After a compaction's rename, fsyncs the data directory (once): a batch written to the renamed
+/// journal is answered only once the rename is durable (else a power loss could bring the old
+/// journal back, without the batch).
+fn sync_dir_if_renamed(shared: &Shared) -> std::io::Result<()> {
+    if !shared.dir_unsynced.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    shared.disk.sync_dir(&shared.dir)?;
+    shared.dir_unsynced.store(false, Ordering::Release);
+    Ok(())
 }
 
 /// Finishes a batch after its sync: applies and answers it if the sync succeeded, else fails it

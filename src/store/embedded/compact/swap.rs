@@ -1,7 +1,11 @@
 //! The end of a compaction: the old journal's tail (the frames written after the snapshot it was
 //! built from) copied into the new journal, most of it on the compaction thread up to the
-//! durable end ([`copy_durable_tail`]), the rest on the writer, which then renames the new
-//! journal in ([`swap`]).
+//! durable end ([`copy_durable_tail`]), and the new journal's zeros written ahead there too
+//! ([`write_ahead`]); the rest of the tail (about one batch) on the writer, which then renames
+//! the new journal in ([`swap`]). The writer's pause is that one write, its `fdatasync` and the
+//! rename: the directory's fsync after the rename is left to the next commit, which does it
+//! before it answers (`syncer`), as a write to the renamed journal must not be acknowledged
+//! before the rename is durable.
 
 use std::io;
 use std::sync::Arc;
@@ -9,6 +13,7 @@ use std::sync::atomic::Ordering;
 
 use super::super::positions::Writer;
 use super::super::syncer::Progress;
+use super::super::writer::PREALLOCATE;
 use super::super::{Shared, journal, retention, sidefile, snapshots};
 use super::{Built, Done, Snapshot};
 
@@ -32,6 +37,7 @@ pub(super) fn swap(
         tmp,
         tmp_path,
         end: base,
+        alloc_end,
         mut index,
         old,
         from,
@@ -60,6 +66,8 @@ pub(super) fn swap(
             .and_then(|()| tmp.sync_data())
             .map_err(|e| io("write the tail to the new journal", e))?;
     }
+    // From here on, a commit fsyncs the directory before it answers (the rename below).
+    shared.dir_unsynced.store(true, Ordering::Release);
     // The new archive's name is durable before the journal that refers to it.
     if next_archive.is_some() {
         disk.sync_dir(dir)
@@ -86,12 +94,15 @@ pub(super) fn swap(
         Err(mut poisoned) => swap(poisoned.get_mut()),
     }
     w.end = end;
-    w.alloc_end = end;
+    w.alloc_end = alloc_end.max(end);
     w.archive_end = archive_end;
     // Everything up to `end` is fsynced in the new journal, and no batch is in flight.
     progress.swapped(end);
     if rewrote {
-        // The new journal's rename must be durable before the archive's (see `retention`).
+        // The new journal's rename must be durable before the archive's (see `retention`): an
+        // archive rewrite (rare) fsyncs the directory in the swap. The archive's own rename
+        // needs no fsync before a commit is answered (at open, a new archive left alone is
+        // renamed in), the next commit's covers it.
         disk.sync_dir(dir)
             .and_then(|()| {
                 disk.rename(
@@ -100,10 +111,6 @@ pub(super) fn swap(
                 )
             })
             .map_err(|e| io("rename the new archive", e))?;
-    }
-    // The rename is durable before any write to the new journal is answered.
-    if let Err(e) = disk.sync_dir(dir) {
-        tracing::warn!(store = "embedded", error = %e, "cannot sync the data directory after compaction");
     }
     // 5. The expired games' snapshot files, once the journal without them is in. A snapshot is a
     //    cache: had the rename not lasted, the game would replay its log instead.
@@ -163,5 +170,17 @@ pub(super) fn copy_durable_tail(
             break;
         }
     }
+    Ok(b)
+}
+
+/// On the compaction thread, last: the new journal's zeros written ahead of its end (and
+/// fsynced), so that the first commit after the swap need not write them (the writer's tail
+/// copy overwrites the first of them).
+pub(super) fn write_ahead(mut b: Built) -> Result<Built, String> {
+    b.tmp
+        .write_zeros_at(b.end, PREALLOCATE)
+        .and_then(|()| b.tmp.sync_data())
+        .map_err(|e| format!("write ahead in the new journal: {e}"))?;
+    b.alloc_end = b.end + PREALLOCATE;
     Ok(b)
 }

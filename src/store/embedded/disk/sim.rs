@@ -428,7 +428,7 @@ impl FileIo for SimFile {
         Ok(())
     }
 
-    fn len(&self) -> io::Result<u64> {
+    fn size(&self) -> io::Result<u64> {
         let st = self.disk.state();
         st.check()?;
         Ok(st.inodes[self.ino].live.len)
@@ -480,7 +480,7 @@ impl Fs for SimDisk {
 
     fn append(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let file = self.open(path, Mode::Open)?;
-        let len = file.len()?;
+        let len = file.size()?;
         file.write_all_at(bytes, len)
     }
 
@@ -620,7 +620,7 @@ mod tests {
         assert!(f.write_all_at(b"x", 0).is_err());
         assert!(sim.crashed());
         assert!(f.sync_data().is_err());
-        assert!(f.len().is_err());
+        assert!(f.size().is_err());
         assert_eq!(sim.ops(), 3);
     }
 }
