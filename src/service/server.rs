@@ -95,26 +95,6 @@ async fn wait_signal() {
     }
 }
 
-/// The descriptors of `google/rpc/error_details.proto` (and `google/rpc/status.proto`), as
-/// tonic-types ships them, under their googleapis paths: reflection serves them so a generic
-/// client (grpcurl) decodes the `google.rpc.ErrorInfo` detail of every rejection.
-fn error_details_descriptors() -> Result<prost_types::FileDescriptorSet, String> {
-    use prost::Message;
-    let mut fds = prost_types::FileDescriptorSet::decode(tonic_types::pb::FILE_DESCRIPTOR_SET)
-        .map_err(|e| format!("reflection: the error details descriptors: {e}"))?;
-    let googleapis = |name: &str| match name {
-        "error_details.proto" | "status.proto" => format!("google/rpc/{name}"),
-        other => other.to_string(),
-    };
-    for file in &mut fds.file {
-        file.name = file.name.as_deref().map(googleapis);
-        for dep in &mut file.dependency {
-            *dep = googleapis(dep);
-        }
-    }
-    Ok(fds)
-}
-
 /// Serves on `listener` until `shutdown` resolves, then drains.
 pub async fn serve(
     app: Arc<App>,
@@ -128,7 +108,7 @@ pub async fn serve(
             .set_service_status(name, ServingStatus::Serving)
             .await;
     }
-    let error_details = error_details_descriptors()?;
+    let error_details = super::status::error_details_descriptors()?;
     let reflection_v1 = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(rpc::FILE_DESCRIPTOR_SET)
         .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)

@@ -279,13 +279,37 @@ impl From<ApiError> for Status {
     }
 }
 
-/// Longest message of a rejection (bytes, before the reason prefix), and of each ErrorInfo
-/// metadata value: a message quotes client values [`clip`]ped, and this cut is the last guard,
-/// so a rejection's trailers stay under 1 KB whatever was sent (`grpc-message` percent-encodes
-/// non-ASCII bytes three for one; `grpc-status-details-bin` is the base64 of the message and the
-/// ErrorInfo once more).
-pub const MAX_MESSAGE_BYTES: usize = 200;
+/// Longest message of a rejection as `grpc-message` carries it (percent-encoded: a byte outside
+/// printable ASCII, or `%`, takes three; before the reason prefix), and longest ErrorInfo
+/// metadata value (bytes). A message quotes client values [`clip`]ped; this cut is the last
+/// guard, so a rejection's trailers stay under 1 KB whatever was sent (`grpc-status-details-bin`
+/// is the base64 of the message and the ErrorInfo once more).
+pub const MAX_MESSAGE_BYTES: usize = 240;
 pub const MAX_METADATA_BYTES: usize = 128;
+
+/// `message` cut (at a character, with an ellipsis) so that percent-encoded it takes at most
+/// [`MAX_MESSAGE_BYTES`].
+fn message_within_budget(message: &str) -> String {
+    let cost = |c: char| match c {
+        ' '..='~' if c != '%' => 1,
+        _ => 3 * c.len_utf8(),
+    };
+    if message.chars().map(cost).sum::<usize>() <= MAX_MESSAGE_BYTES {
+        return message.to_string();
+    }
+    // Room for the ellipsis (3 bytes, 9 encoded).
+    let mut spent = 9;
+    let mut out = String::new();
+    for c in message.chars() {
+        spent += cost(c);
+        if spent > MAX_MESSAGE_BYTES {
+            break;
+        }
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
 
 /// A rejection as a status of an API's ErrorInfo `domain`, with `reason` as its stable reason
 /// (the prefix of the message): the reason's gRPC code, the error's metadata; message and
@@ -302,8 +326,28 @@ pub fn status_in(e: &ApiError, domain: &str, reason: &str) -> Status {
         })
         .collect();
     let details = ErrorDetails::with_error_info(reason, domain, metadata);
-    let message = bounded(&e.message, MAX_MESSAGE_BYTES);
+    let message = message_within_budget(&e.message);
     Status::with_error_details(e.reason.code(), format!("{reason}: {message}"), details)
+}
+
+/// The descriptors of `google/rpc/error_details.proto` (and `google/rpc/status.proto`), as
+/// tonic-types ships them, under their googleapis paths: reflection serves them so a generic
+/// client (grpcurl) decodes the `google.rpc.ErrorInfo` detail of every rejection.
+pub fn error_details_descriptors() -> Result<prost_types::FileDescriptorSet, String> {
+    use prost::Message;
+    let mut fds = prost_types::FileDescriptorSet::decode(tonic_types::pb::FILE_DESCRIPTOR_SET)
+        .map_err(|e| format!("reflection: the error details descriptors: {e}"))?;
+    let googleapis = |name: &str| match name {
+        "error_details.proto" | "status.proto" => format!("google/rpc/{name}"),
+        other => other.to_string(),
+    };
+    for file in &mut fds.file {
+        file.name = file.name.as_deref().map(googleapis);
+        for dep in &mut file.dependency {
+            *dep = googleapis(dep);
+        }
+    }
+    Ok(fds)
 }
 
 /// Reads the reason back from a status (for clients and tests).
@@ -333,6 +377,25 @@ mod tests {
             Some("7")
         );
         assert_eq!(reason_of(&s).as_deref(), Some("STALE_SEQ"));
+    }
+
+    #[test]
+    fn a_long_message_is_cut_to_its_encoded_budget() {
+        let ascii = "a".repeat(1000);
+        let s: Status = ApiError::new(Reason::BadRequest, ascii)
+            .with("v", "b".repeat(1000))
+            .into();
+        // 240 encoded bytes: 231 ASCII ones and the ellipsis (three bytes, nine encoded).
+        assert_eq!(s.message().len(), "BAD_REQUEST: ".len() + 231 + "…".len());
+        let info = s.get_details_error_info().unwrap();
+        assert_eq!(info.metadata["v"].len(), MAX_METADATA_BYTES + "…".len());
+        // Three-byte characters cost nine encoded bytes each: 25 of them fit 240 with the
+        // ellipsis.
+        let wide: Status = ApiError::new(Reason::BadRequest, "\u{2066}".repeat(1000)).into();
+        let kept = wide.message().trim_start_matches("BAD_REQUEST: ");
+        assert_eq!(kept.chars().count(), 25 + 1, "{kept:?}");
+        let short: Status = ApiError::new(Reason::BadRequest, "升級 needs 4 players").into();
+        assert_eq!(short.message(), "BAD_REQUEST: 升級 needs 4 players");
     }
 
     #[test]

@@ -104,14 +104,14 @@ pub fn reload_report(reports: &[ReloadReport]) -> pb::ReloadVariantsResponse {
             ));
         }
         for e in &r.rejected {
-            let origin = e.origin().to_string();
-            let id = file_id(&origin);
+            let file = file_name(e.origin());
+            let id = file.strip_suffix(".rhai").unwrap_or(&file).to_string();
             let version = r.rejected_versions.get(&id).cloned().unwrap_or_default();
-            outcomes.push(outcome(origin, &id, &version, "rejected", e.to_string()));
+            outcomes.push(outcome(file, &id, &version, "rejected", e.to_string()));
         }
         for s in &r.still_refused {
             outcomes.push(outcome(
-                s.origin.clone(),
+                file_name(&s.origin),
                 &s.id,
                 &s.hash,
                 "rejected",
@@ -131,10 +131,14 @@ pub fn reload_report(reports: &[ReloadReport]) -> pb::ReloadVariantsResponse {
     pb::ReloadVariantsResponse { outcomes }
 }
 
-/// The variant id a script file stands for: its file name without `.rhai`.
-fn file_id(origin: &str) -> String {
-    let name = origin.rsplit(['/', '\\']).next().unwrap_or(origin);
-    name.strip_suffix(".rhai").unwrap_or(name).to_string()
+/// The file name of a script's origin (its path in the directory), as the other outcomes name
+/// their files.
+fn file_name(origin: &str) -> String {
+    origin
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or(origin)
+        .to_string()
 }
 
 /// The ValidateVariant response of a candidate script: its id when it compiled (whether or not
