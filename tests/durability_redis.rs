@@ -32,6 +32,7 @@ pub mod durability_support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use durability_support::leases::settled;
 use durability_support::race::race_every_turn;
 use durability_support::*;
 use rand::Rng;
@@ -64,30 +65,55 @@ macro_rules! on_replicas {
     }};
 }
 
-/// Starts `n` replicas on the Redis store.
+/// The replicas' lease TTL: a killed replica's games move after at most this long.
+const LEASE_TTL: &str = "3s";
+
+/// Starts `n` replicas on the Redis store, and waits until they have divided the shards (so no
+/// game moves between replicas during the test).
 async fn replicas(n: usize, redis: &RedisServer, root: &std::path::Path) -> Vec<Server> {
     let mut out = Vec::new();
     for i in 0..n {
-        out.push(Server::start(&format!("replica{i}"), &redis.url(), root).await);
+        let env = [("SHUANGKOU_LEASE_TTL", LEASE_TTL)];
+        out.push(Server::start_with(&format!("replica{i}"), &redis.url(), root, &env).await);
     }
+    settled(
+        redis,
+        &out.iter().collect::<Vec<_>>(),
+        Duration::from_secs(30),
+    )
+    .await;
     out
 }
 
-/// A WatchGame stream from seq 0, collected until the server ends it (the match is over).
+/// A WatchGame stream from seq 0, collected until the server ends it (the match is over). A
+/// stream ended with a retryable error (its game's owner died or handed the game over) is
+/// resumed after the last event received (its cursor), as clients do, for at most 60 s.
 fn watch(mut c: Client, game_id: String, token: String) -> JoinHandle<Vec<pb::GameEvent>> {
     tokio::spawn(async move {
-        let req = authed(watch_req(&game_id, 0), &token);
-        let mut stream = match c.watch_game(req).await {
-            Ok(s) => s.into_inner(),
-            Err(s) => panic!("WatchGame {game_id}: {s:?}"),
-        };
-        let mut out = Vec::new();
-        loop {
-            match tokio::time::timeout(Duration::from_secs(60), stream.message()).await {
-                Ok(Ok(Some(ev))) => out.push(ev),
-                Ok(Ok(None)) => return out,
-                Ok(Err(s)) => panic!("WatchGame {game_id} failed: {s:?}"),
-                Err(_) => panic!("WatchGame {game_id}: no event for 60 s"),
+        let mut out: Vec<pb::GameEvent> = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        'resume: loop {
+            let cursor = out.last().map(|ev| ev.cursor.clone()).unwrap_or_default();
+            let req = pb::WatchGameRequest {
+                cursor,
+                ..watch_req(&game_id, 0)
+            };
+            let mut stream = match c.watch_game(authed(req, &token)).await {
+                Ok(s) => s.into_inner(),
+                Err(s) if transient(&s) && Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue 'resume;
+                }
+                Err(s) => panic!("WatchGame {game_id}: {s:?}"),
+            };
+            loop {
+                match tokio::time::timeout(Duration::from_secs(60), stream.message()).await {
+                    Ok(Ok(Some(ev))) => out.push(ev),
+                    Ok(Ok(None)) => return out,
+                    Ok(Err(s)) if transient(&s) && Instant::now() < deadline => continue 'resume,
+                    Ok(Err(s)) => panic!("WatchGame {game_id} failed: {s:?}"),
+                    Err(_) => panic!("WatchGame {game_id}: no event for 60 s"),
+                }
             }
         }
     })
@@ -314,7 +340,7 @@ async fn concurrent_plays_on_replicas_exactly_one_wins() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_replica_mid_game() {
-    let (seed, _root, _redis, mut servers, clients) =
+    let (seed, _root, redis, mut servers, clients) =
         on_replicas!("killed_replica_mid_game", "failover", 2);
     let mut rng = rng(seed, 2);
     let what = |m: &str| format!("seed {seed}: {m}");
@@ -369,8 +395,15 @@ async fn killed_replica_mid_game() {
         &what("watcher on the surviving replica"),
     );
 
-    // The killed replica, restarted, serves the same game.
+    // The killed replica, restarted, serves the same game (once the two have divided the
+    // shards again).
     servers[0].restart().await;
+    settled(
+        &redis,
+        &servers.iter().collect::<Vec<_>>(),
+        Duration::from_secs(30),
+    )
+    .await;
     let mut c0 = servers[0].client();
     assert_eq!(
         get_replay(&mut c0, &t.game_id, ADMIN_KEY).await,

@@ -14,9 +14,9 @@
 //!   turn whose deadline passed (托管), logs the disconnect of every player (their streams died
 //!   with the replica), and once the window ends the escape ends the match. The replay (verified
 //!   by the server's replay of every state hash) has every seq once.
-//! - `sigterm_hands_the_shards_over_at_once`: with a 60 s TTL, a replica stopped with SIGTERM
-//!   releases its leases: the other replicas hold every shard within a few seconds (far inside
-//!   the TTL) and its games are played through them.
+//! - `sigterm_hands_the_shards_over_at_once`: with a 12 s TTL, a replica stopped with SIGTERM
+//!   releases its leases: the other replica holds every shard within 10 s of the stop (inside the
+//!   TTL: one round of its lease loop) and the game is played through it.
 //!
 //! Skipped (with a message) only when `redis-server` is absent and `SHUANGKOU_REQUIRE_REDIS` is
 //! unset. Waits are bounded polls; `SHUANGKOU_TEST_SEED` replays a seed's choices.
@@ -28,63 +28,12 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use durability_support::leases::{balanced, held, lease_addrs, settled};
 use durability_support::*;
 use rand::Rng;
 use shuangkou::service::pb;
 use shuangkou::store::shard::{SHARDS, shard_of};
 use tonic::Code;
-
-/// The lease holders' addresses per shard, read from Redis (`None`: free).
-fn lease_addrs(redis: &RedisServer) -> Vec<Option<String>> {
-    let client = ::redis::Client::open(redis.url()).expect("redis url");
-    let mut conn = client.get_connection().expect("redis connection");
-    (0..SHARDS)
-        .map(|s| {
-            let v: Option<String> = ::redis::cmd("GET")
-                .arg(format!("sk:{{s{s}}}:lease"))
-                .query(&mut conn)
-                .expect("GET lease");
-            v.and_then(|v| v.split_once(' ').map(|(_, addr)| addr.to_string()))
-        })
-        .collect()
-}
-
-/// Shards held per address.
-fn held(leases: &[Option<String>]) -> HashMap<String, usize> {
-    let mut n = HashMap::new();
-    for a in leases.iter().flatten() {
-        *n.entry(a.clone()).or_insert(0) += 1;
-    }
-    n
-}
-
-/// Waits (at most `limit`) until every shard is held and the `servers` hold a fair share each
-/// (`ceil` or `floor` of 128 / their number); returns the leases.
-async fn balanced(
-    redis: &RedisServer,
-    servers: &[&Server],
-    limit: Duration,
-) -> Vec<Option<String>> {
-    let deadline = Instant::now() + limit;
-    let n = servers.len();
-    let (lo, hi) = (usize::from(SHARDS) / n, usize::from(SHARDS).div_ceil(n));
-    loop {
-        let leases = lease_addrs(redis);
-        let counts = held(&leases);
-        let fair = servers.iter().all(|s| {
-            let c = counts.get(&s.addr.to_string()).copied().unwrap_or(0);
-            (lo..=hi).contains(&c)
-        });
-        if fair && leases.iter().all(Option::is_some) {
-            return leases;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the shards were not divided fairly within {limit:?}: {counts:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
 
 /// The sum of a server's `shuangkou_games_active` gauges (its games in progress).
 fn games_active(metrics: SocketAddr) -> f64 {
@@ -195,7 +144,7 @@ async fn three_replicas_divide_the_games() {
     let (b, mb) = replica("b", &redis, &root, "3s", &[]).await;
     let (c, mc) = replica("c", &redis, &root, "3s", &[]).await;
     let servers = [&a, &b, &c];
-    balanced(&redis, &servers, Duration::from_secs(30)).await;
+    settled(&redis, &servers, Duration::from_secs(30)).await;
     let clients: Vec<Client> = servers.iter().map(|s| s.client()).collect();
 
     // Games created through every replica, some idempotent (routed to the derived id's owner).
@@ -283,7 +232,7 @@ async fn a_killed_replicas_games_go_on_elsewhere() {
     let (b, _) = replica("b", &redis, &root, "3s", &timed).await;
     let (c, _) = replica("c", &redis, &root, "3s", &timed).await;
     let mut servers = [a, b, c];
-    let leases = balanced(
+    let leases = settled(
         &redis,
         &servers.iter().collect::<Vec<_>>(),
         Duration::from_secs(30),
@@ -387,8 +336,8 @@ async fn sigterm_hands_the_shards_over_at_once() {
     let Some(redis) = RedisServer::start(test, root.join("redis")) else {
         return;
     };
-    let (a, _) = replica("a", &redis, &root, "60s", &[]).await;
-    let (b, _) = replica("b", &redis, &root, "60s", &[]).await;
+    let (a, _) = replica("a", &redis, &root, "12s", &[]).await;
+    let (b, _) = replica("b", &redis, &root, "12s", &[]).await;
     let mut servers = [a, b];
     balanced(
         &redis,
@@ -414,8 +363,9 @@ async fn sigterm_hands_the_shards_over_at_once() {
         "a clean exit: {status:?}"
     );
     let left = owner;
-    // Far inside the 60 s TTL: the leases were released, the survivor takes them all.
-    let deadline = stopped + Duration::from_secs(20);
+    // Inside the 12 s TTL: the leases were released, and the survivor takes them all at its
+    // next round (every 4 s). Leases left to lapse would take 12 s, plus a round.
+    let deadline = stopped + Duration::from_secs(10);
     loop {
         let leases = lease_addrs(&redis);
         let counts = held(&leases);

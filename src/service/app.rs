@@ -262,7 +262,8 @@ impl App {
     }
 
     /// Final step of a shutdown: hand the shards over (a shared store: the lease loop stops,
-    /// every lease is released at once), then flush the store.
+    /// and any lease it has not released at the drain's start is released now), then flush the
+    /// store.
     pub async fn finish(&self) {
         let lease_loop = self.lease_loop.lock().ok().and_then(|mut l| l.take());
         if let Some(handle) = lease_loop {

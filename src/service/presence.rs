@@ -3,7 +3,8 @@
 //!
 //! A player is connected while it holds at least one WatchGame stream with its seat token. Only
 //! a drop after a stream makes a player disconnected: a player that never opened one (clients
-//! that only poll, the load generator, grpcurl) never is. When a player's last stream on this
+//! that only poll, the load generator, grpcurl) never is, but at a takeover by another replica
+//! (below), where its next call with its seat token logs its reconnect. When a player's last stream on this
 //! process closes, [`Presence::run_due`] waits the grace (a network blip) and then logs the
 //! engine's `Disconnect`; a new stream, or any other call with the seat token, while the player
 //! is disconnected logs `Reconnect` ([`reconnect`]). The end of the window (`ReconnectExpired`)

@@ -5,6 +5,7 @@
 //! The server binary is `env!("CARGO_BIN_EXE_shuangkou")` (the profile the tests are built with:
 //! `cargo test --release` tests the release server), or `SHUANGKOU_TEST_BIN` when set.
 
+pub mod leases;
 pub mod race;
 pub mod redis;
 #[path = "../common/requests.rs"]

@@ -60,11 +60,25 @@ impl RedisServer {
         if !available(test) {
             return None;
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        Some(RedisServer::launched(port, dir, Vec::new()))
+        std::fs::create_dir_all(&dir).expect("redis dir");
+        // A port found free may be handed to a test running beside this one too: then this
+        // redis-server cannot bind it, and the ping answered is the other test's server. The
+        // server that answers must be this child (its `process_id`), else another port is tried.
+        for _ in 0..10 {
+            let port = TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("free port")
+                .port();
+            let server = RedisServer::launched(port, dir.clone(), Vec::new());
+            if server.answering_pid() == server.child.as_ref().map(Child::id) {
+                return Some(server);
+            }
+            let mut server = server;
+            server.stop();
+            // Not dropped: its drop would remove the directory the next try uses.
+            std::mem::forget(server);
+        }
+        panic!("no free port for redis-server after 10 tries");
     }
 
     fn launched(port: u16, dir: PathBuf, extra: Vec<String>) -> RedisServer {
@@ -77,6 +91,24 @@ impl RedisServer {
         };
         server.launch();
         server
+    }
+
+    /// The `process_id` of the redis-server answering on this port.
+    fn answering_pid(&self) -> Option<u32> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+        s.write_all(b"INFO server\r\n").ok()?;
+        let mut text = String::new();
+        let mut buf = [0u8; 4096];
+        while !text.contains("process_id:") || !text[text.find("process_id:")?..].contains('\n') {
+            let n = s.read(&mut buf).ok()?;
+            if n == 0 {
+                break;
+            }
+            text.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+        let at = text.find("process_id:")? + "process_id:".len();
+        text[at..].lines().next()?.trim().parse().ok()
     }
 
     /// Starts the process (again, after [`RedisServer::stop`]) on the same port and waits (at

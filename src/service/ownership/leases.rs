@@ -9,8 +9,8 @@
 //!
 //! A replica that cannot reach the store keeps its shards only while its last successful renewal
 //! is younger than the TTL (by the monotonic clock, less a margin): then it drops them all, before
-//! Redis lets another replica take them. Shards are not taken while the service drains, and a
-//! stop ([`stop`]) releases every lease and leaves the membership at once.
+//! Redis lets another replica take them. Once the service drains (SIGTERM), the next round hands
+//! every shard over and leaves the membership ([`stop`], also run at the end of the drain).
 
 use std::future::Future;
 use std::sync::{Arc, Weak};
@@ -25,7 +25,7 @@ pub trait Host: Send + Sync + 'static {
     /// The store holding the leases.
     fn lease_store(&self) -> &Store;
     fn ownership(&self) -> &Ownership;
-    /// True while the service drains: no shard is taken.
+    /// True once the service drains: its shards are handed over, none is taken.
     fn draining(&self) -> bool;
     /// Shards newly owned here: recover their unfinished games.
     fn gained(&self, shards: Vec<Shard>) -> impl Future<Output = ()> + Send;
@@ -75,6 +75,8 @@ struct Round {
     valid_until: Option<Instant>,
     /// A store failure was logged (not again until it recovers).
     failing: bool,
+    /// The replica left at the drain's start (its shards handed over).
+    left: bool,
 }
 
 /// Runs one round (see the module's steps). Returns how long to wait before the next.
@@ -85,6 +87,16 @@ async fn round<H: Host>(host: &H, state: &mut Round) -> Duration {
     };
     let store = host.lease_store();
     let every = settings.renew_every();
+    if host.draining() {
+        // SIGTERM: hand every shard over now, not at the drain's end, and leave the membership
+        // (the others' share then covers these shards too): moves are refused here while the
+        // service drains, and the new owners take them at their next round.
+        if !state.left {
+            stop(host).await;
+            state.left = true;
+        }
+        return every;
+    }
     let sent = Instant::now();
     let read = async {
         let members = store.heartbeat(&me.replica, Some(settings.ttl)).await?;
@@ -139,10 +151,7 @@ async fn round<H: Host>(host: &H, state: &mut Round) -> Duration {
     let kept: Vec<Shard> = own.owned_shards();
     let free: Vec<bool> = holders.iter().map(Option::is_none).collect();
     let rank = members.iter().position(|m| *m == me.replica).unwrap_or(0);
-    let mut plan = plan(&kept, &free, rank, members.len());
-    if host.draining() {
-        plan.take.clear();
-    }
+    let plan = plan(&kept, &free, rank, members.len());
     if !plan.release.is_empty() {
         own.set(&plan.release, false);
         host.lost(plan.release.clone()).await;
@@ -208,6 +217,7 @@ pub async fn start<H: Host>(host: &Arc<H>) -> tokio::task::JoinHandle<()> {
     let mut state = Round {
         valid_until: None,
         failing: false,
+        left: false,
     };
     let mut wait = round(host.as_ref(), &mut state).await;
     let weak: Weak<H> = Arc::downgrade(host);
@@ -282,7 +292,7 @@ mod tests {
     #[test]
     fn a_replica_over_its_share_releases_its_last_shards() {
         let owned: Vec<Shard> = (0..SHARDS).collect();
-        let p = plan(&owned, &vec![false; 128], 0, 3);
+        let p = plan(&owned, &[false; 128], 0, 3);
         assert!(p.take.is_empty());
         assert_eq!(p.release, (43..128).collect::<Vec<Shard>>());
         assert_eq!(plan(&owned, &[], 0, 1), Plan::default(), "alone: keeps all");
