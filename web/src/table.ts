@@ -9,7 +9,7 @@ import { api, auth, rejection, type Interpretation } from "./api";
 import { cardElement, cardRow, sortHand, wildOf, type Wild } from "./cards";
 import { absolute, button, countdown, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
 import { Feed, LiveTable, coalesced } from "./live";
-import { botWords, dealWords, ordinal, outcomeWords, t, typeWords } from "./i18n";
+import { botWords, dealWords, ordinal, outcomeWords, t, teamWords, typeWords } from "./i18n";
 import { againButton } from "./lobby";
 import { points, renderResults } from "./results";
 import { named, relation, relationMarker } from "./seats";
@@ -306,7 +306,7 @@ export class Table extends LiveTable<GameEvent> {
         { class: "seat-info" },
         h("span", { class: "count", "data-count": String(s.cardCount) }, `${s.cardCount} ${t("cards")}`),
         s.place > 0 ? h("span", { class: "place" }, ordinal(s.place)) : null,
-        h("span", { class: "team" }, `${t("team")} ${s.team + 1}`),
+        h("span", { class: "team" }, teamWords(s.team)),
       ),
       markers,
       action,

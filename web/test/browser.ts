@@ -5,12 +5,20 @@
 //
 //  1. a person's deal of `classic` against three bots, every turn of seat 0 through clicks
 //     (hint, then play or pass) until the deal ends; the result panel equals GetState's scores;
+//     the lobby's one deal-count control; distinct bot names; partner / left / right opponent
+//     marked where drawn, checked against GetState's teams at 1280×900 and 390×844, and in the
+//     totals; the countdown says what it waits for; a new match with the same seats;
 //  2. a spectator page, opened from the table's link, sees the plays live and its DOM holds no
 //     card id of any seat's hand;
-//  3. the replay of the finished game, stepped to its end;
+//  3. the replay of the finished game, stepped to its end: every seat's hand at every step (the
+//     deck less the cards played; seat 0's equal to what GetState gave it live), SVG icons, the
+//     scrubber;
 //  4. 千變 (qianbian) with a preset hand: five cards that read as two straights, the UI asks
-//     which; a non-combination is rejected with its reason in words;
-//  5. a whole 升級 deal by a person against three rule-bot seats (web/test/shengji.ts);
+//     which; a non-combination is rejected in words only (English and Chinese), the server's
+//     text behind a closed details toggle; then Leave (離開) at 390×844 in Chinese: its cost
+//     (LeaveGame's dry run), stay, confirm, the escape shown as GetState settled it;
+//  5. a whole 升級 deal by a person against three rule-bot seats on a set seed and deck: the
+//     bot dealing seat deals at once, the person declares and buries (web/test/shengji.ts);
 //  6. no console errors; screenshots (desktop and phone width) under web/artifacts/; the first
 //     load's compressed size and the interaction latencies written to web/artifacts/metrics.json.
 //
