@@ -1255,7 +1255,8 @@ async fn deal_results_carry_by_player_scores_and_places() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_state_carries_the_games_options() {
     let mut c = shared_client().await;
-    let mut req = create_req("classic", 1, None);
+    // The deal count given once, by the option (with `deals` too they must agree: issue 41).
+    let mut req = create_req("classic", 0, None);
     req.options.insert("deals_per_match".into(), "3".into());
     let g = create(&mut c, ADMIN_KEY, req.clone()).await;
     let st = state(&mut c, &g.game_id, &g.spectator_token).await;
@@ -1309,7 +1310,8 @@ async fn list_variants_gives_a_structured_option_schema() {
                 ),
                 other => panic!("{what}: type {other:?}"),
             }
-            let mut req = create_req(&v.id, 1, None);
+            // `deals` left to the option: given twice, the counts must agree (issue 41).
+            let mut req = create_req(&v.id, 0, None);
             req.options.insert(o.name.clone(), o.default_value.clone());
             c.create_game(authed(req, ADMIN_KEY))
                 .await

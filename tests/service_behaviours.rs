@@ -53,11 +53,14 @@ async fn deals_zero_means_the_variants_deals_per_match() {
     req.options.insert("deals_per_match".into(), "3".into());
     let g = create(&mut c, ADMIN_KEY, req).await;
     assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.deals, 3);
-    // An explicit count wins over the option.
+    // An explicit count and the option that disagree are refused (issue 41), not one picked.
     let mut req = create_req("classic", 2, Some(3));
     req.options.insert("deals_per_match".into(), "3".into());
-    let g = create(&mut c, ADMIN_KEY, req).await;
-    assert_eq!(state(&mut c, &g.game_id, ADMIN_KEY).await.deals, 2);
+    expect_reject(
+        c.create_game(authed(req, ADMIN_KEY)).await,
+        tonic::Code::InvalidArgument,
+        "BAD_OPTION",
+    );
 }
 
 /// The player to act plays while another player leaves, at the same time, on two connections.

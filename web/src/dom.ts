@@ -27,7 +27,7 @@ export type Route =
   | { view: "lobby" }
   | { view: "play"; game: string; token: string; player: number; family: Family }
   | { view: "watch"; game: string; token: string; family: Family }
-  | { view: "replay"; game: string; token: string };
+  | { view: "replay"; game: string; token: string; player?: number };
 
 export function currentRoute(): Route {
   const q = new URLSearchParams(location.hash.replace(/^#\/?/, "").replace(/^[a-z]+\?/, ""));
@@ -39,7 +39,10 @@ export function currentRoute(): Route {
     return { view, game, token, player: Number(q.get("p") ?? "0"), family };
   }
   if (view === "watch" && game && token) return { view, game, token, family };
-  if (view === "replay" && game) return { view, game, token };
+  if (view === "replay" && game) {
+    const p = q.get("p");
+    return { view, game, token, player: p === null ? undefined : Number(p) };
+  }
   return { view: "lobby" };
 }
 
@@ -53,7 +56,7 @@ export function routeHref(r: Route): string {
     case "watch":
       return `#watch?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}${k}`;
     case "replay":
-      return `#replay?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}`;
+      return `#replay?g=${encodeURIComponent(r.game)}&t=${encodeURIComponent(r.token)}${r.player === undefined ? "" : `&p=${r.player}`}`;
   }
 }
 
@@ -68,6 +71,19 @@ export interface Created {
   spectatorToken: string;
   names: string[];
   options: Record<string, string>;
+  /** What a new match with the same seats needs (absent in tabs of older pages). */
+  again?: Again;
+}
+
+/** A game's creation as the lobby sent it: the same seats, options and bots once more. */
+export interface Again {
+  family: Family;
+  variant: string;
+  players: string[];
+  options: Record<string, string>;
+  /** Shuangkou: player index → bot; 升級: the bot seats (value "rule"). */
+  bots: Record<number, string>;
+  botDelayMs: number;
 }
 
 export function rememberGame(game: string, c: Created): void {
@@ -138,7 +154,7 @@ export function shareLinks(
 /** Writes a countdown's seconds left (rounded up, never below 0) from its `data-deadline`. */
 export function tick(el: HTMLElement): void {
   const left = Math.max(0, Math.ceil((Number(el.dataset.deadline) - Date.now()) / 1000));
-  el.textContent = `${left} s`;
+  el.textContent = `${el.dataset.label ?? ""} ${left} s`.trim();
 }
 
 /**
@@ -146,9 +162,10 @@ export function tick(el: HTMLElement): void {
  * second (`LiveTable.start`): the turn deadline of the seat to act, a disconnected seat's
  * reconnect window.
  */
-export function countdown(deadline: bigint, cls: string, title: string): HTMLElement | null {
+export function countdown(deadline: bigint, cls: string, title: string, waitsFor: string): HTMLElement | null {
   if (deadline <= 0n) return null;
-  const el = h("span", { class: `marker countdown ${cls}`, title, "data-deadline": deadline.toString() });
+  // What the clock waits for is written on it ("to play 27 s"), not only in its tooltip.
+  const el = h("span", { class: `marker countdown ${cls}`, title, "data-deadline": deadline.toString(), "data-label": waitsFor });
   tick(el);
   return el;
 }

@@ -7,16 +7,16 @@ const LABELS = {
   title: ["Shuangkou table", "雙扣牌桌"],
   variant: ["Variant", "玩法"],
   players: ["players", "人"],
-  deals: ["Deals (0 = default)", "局數 (0 = 預設)"],
+  deals: ["Deals in the match", "本場局數"],
   yourName: ["Your name", "你的名字"],
   seat: ["Seat", "座位"],
-  human: ["person (share the seat link)", "真人 (分享座位連結)"],
+  human: ["a person (share the seat link)", "真人 (分享座位連結)"],
   start: ["Start game", "開始"],
   options: ["Options", "選項"],
   play: ["Play", "出牌"],
   pass: ["Pass", "過"],
   hint: ["Hint", "提示"],
-  suggest: ["Bot's suggestion", "機器人建議"],
+  suggest: ["Bot's suggestion", "電腦建議"],
   noSuggestion: ["No suggestion now.", "現在沒有建議。"],
   clear: ["Clear", "清除"],
   yourTurn: ["Your turn", "輪到你"],
@@ -27,11 +27,11 @@ const LABELS = {
   score: ["score", "分"],
   auto: ["托管 auto-play", "托管"],
   disconnected: ["disconnected", "斷線"],
-  turnClock: ["seconds left to act", "剩餘出牌秒數"],
-  reconnectClock: ["seconds left to reconnect", "剩餘重連秒數"],
-  bot: ["bot", "機器人"],
-  bots: ["Bots for the other seats", "其他座位的機器人"],
-  botDelay: ["Bot pause before each play (ms)", "機器人出牌前停頓 (毫秒)"],
+  turnClock: ["seconds left to play", "出牌剩餘秒數"],
+  reconnectClock: ["seconds left to reconnect", "重連剩餘秒數"],
+  bot: ["bot", "電腦"],
+  bots: ["Bots for the other seats", "其他座位的電腦玩家"],
+  botDelay: ["Bot pause before each play (ms)", "電腦出牌前停頓 (毫秒)"],
   turn: ["to act", "出牌中"],
   trick: ["Trick", "本輪"],
   top: ["on top", "最大"],
@@ -39,8 +39,7 @@ const LABELS = {
   passed: ["pass", "過"],
   shownCard: ["Shown card 明牌", "明牌"],
   partnerHand: ["Partner's hand (雙明)", "隊友的牌 (雙明)"],
-  deal: ["Deal", "第幾局"],
-  of: ["of", "/"],
+  deal: ["Deal", "局"],
   results: ["Results", "結算"],
   outcome: ["Outcome", "結果"],
   lines: ["Score lines", "計分明細"],
@@ -52,10 +51,10 @@ const LABELS = {
   replay: ["Replay", "回放"],
   replayLink: ["Replay link", "回放連結"],
   step: ["Action", "步"],
-  first: ["⏮ Start", "⏮ 開始"],
-  prev: ["◀ Back", "◀ 上一步"],
-  next: ["Next ▶", "下一步 ▶"],
-  last: ["End ⏭", "結束 ⏭"],
+  first: ["Start", "開頭"],
+  prev: ["Back", "上一步"],
+  next: ["Next", "下一步"],
+  last: ["End", "結尾"],
   interpretation: ["These cards can be read several ways. Play them as:", "這手牌有多種理解，請選擇："],
   spectating: ["Watching as a spectator", "觀戰中"],
   lobby: ["New game", "新牌局"],
@@ -68,7 +67,7 @@ const LABELS = {
   game: ["Game", "遊戲"],
   shuangkou: ["Shuangkou 雙扣", "雙扣"],
   shengji: ["Shengji 升級 (one deck)", "升級 (一副牌)"],
-  ruleBot: ["rule bot", "規則機器人"],
+  ruleBot: ["rule bot", "規則電腦"],
   level: ["Level 級", "級"],
   levels: ["Levels 等級", "等級"],
   trump: ["Trump 主", "主"],
@@ -80,6 +79,7 @@ const LABELS = {
   finished: ["Over 結束", "結束"],
   stock: ["cards to deal", "張未發"],
   dealOne: ["Deal a card", "發一張"],
+  closeDeal: ["Close the deal", "收底"],
   dealAll: ["Deal the rest", "發完"],
   declare: ["Declare 亮主", "亮主"],
   declared: ["declares", "亮主"],
@@ -97,6 +97,32 @@ const LABELS = {
   opponentsSide: ["閑家 side", "閑家"],
   nextDealer: ["next dealer", "下一莊"],
   winner: ["Winner", "勝方"],
+  leave: ["Leave", "離開"],
+  leaveAsk: ["Leave this table?", "要離開這桌嗎？"],
+  leaveFree: ["Leaving now costs nothing: no deal is scored for it.", "現在離開不扣分：不會因此結算任何一局。"],
+  leaveEscape: ["Leaving now ends this deal as an escape (逃跑). The variant scores it:", "現在離開，本局按逃跑結算。依本玩法的規則："],
+  leaveShengji: ["Leaving ends the match at once, and your team loses it (升級's rule for a seat that leaves).", "離開會立刻結束比賽，你的隊伍判負（升級的離座規則）。"],
+  leaveConfirm: ["Leave and take the escape", "確定離開"],
+  leaveStay: ["Stay", "留下"],
+  leftTable: ["You left the table.", "你已離開牌桌。"],
+  leftScored: ["The deal was scored as an escape:", "本局按逃跑結算："],
+  details: ["Details", "詳細"],
+  partner: ["partner", "隊友"],
+  rightOpp: ["right opponent", "下家"],
+  leftOpp: ["left opponent", "上家"],
+  opponent: ["opponent", "對手"],
+  waitsPlay: ["to play", "等出牌"],
+  waitsDeal: ["to deal or declare", "等發牌或亮主"],
+  waitsClose: ["to declare or close the deal", "等亮主或收底"],
+  waitsBury: ["to bury", "等扣底"],
+  waitsReconnect: ["to reconnect", "等重連"],
+  newMatch: ["New match with the same seats", "同樣座位再開一場"],
+  hands: ["Hands", "手牌"],
+  scrubber: ["Step", "步數"],
+  refused: ["The server refused this request.", "伺服器拒絕了這個請求。"],
+  lineLabel: ["rule", "項目"],
+  seed: ["seed", "種子"],
+  engine: ["engine", "引擎"],
 } as const;
 
 export type LabelKey = keyof typeof LABELS;
@@ -138,6 +164,13 @@ const REASONS: Record<string, [string, string]> = {
   BURY_COUNT: ["Bury exactly six cards.", "必須扣六張牌。"],
   POINTS_BURIED: ["This table does not allow burying point cards.", "這桌不能扣分牌。"],
   MUST_FOLLOW: ["You must follow the led suit.", "必須跟出首家的花色。"],
+  IDEMPOTENCY_CONFLICT: ["This request was already sent with other content.", "這個請求已用不同內容送出過。"],
+  TOKEN_KEY_CHANGED: ["This link no longer works on this server.", "這個連結在此伺服器已失效。"],
+  CURSOR_OUT_OF_RANGE: ["The table moved on; look again.", "牌局已更新，請再看一次。"],
+  PERMISSION_DENIED: ["This link may not do that.", "這個連結沒有權限。"],
+  UNAUTHENTICATED: ["This link's token is not known.", "連結的憑證無效。"],
+  DeadlineExceeded: ["The server took too long; try again.", "伺服器回應逾時，請重試。"],
+  Unavailable: ["The server is unavailable; try again.", "伺服器暫時無法使用。"],
 };
 
 const TYPES: Record<string, [string, string]> = {
@@ -161,6 +194,22 @@ const KINDS: Record<string, [string, string]> = {
   auto: ["托管 auto-play", "托管"],
   disconnect: ["disconnects", "斷線"],
   reconnect: ["reconnects", "重連"],
+  reconnect_expired: ["did not come back in time", "未及時重連"],
+  abort: ["match ended by an operator", "管理員結束比賽"],
+};
+
+/** The six player styles of seed 000 by their seed names (docs/BOTS.md); the policies by kind. */
+const BOT_NAMES: Record<string, [string, string]> = {
+  pingfan: ["平凡型 steady", "平凡型"],
+  sasa: ["灑脫型 carefree", "灑脫型"],
+  chuantong: ["傳統型 traditional", "傳統型"],
+  zhuanmen: ["專門型 expert", "專門型"],
+  laoshou: ["老手型 veteran", "老手型"],
+  douqi: ["鬥氣型 spiteful", "鬥氣型"],
+  heuristic: ["heuristic", "經驗法則"],
+  basic: ["basic", "基本"],
+  greedy: ["greedy", "貪心"],
+  search: ["search", "搜尋"],
 };
 
 let lang: Lang = pickLang();
@@ -193,8 +242,21 @@ export function outcomeWords(outcome: number): string {
   return OUTCOMES[outcome] ? pick(OUTCOMES[outcome]) : "—";
 }
 
+/** A rejection's reason in words; an unknown one in plain words too (never the code). */
 export function reasonWords(reason: string): string {
-  return REASONS[reason] ? pick(REASONS[reason]) : reason;
+  return pick(REASONS[reason] ?? LABELS.refused);
+}
+
+/** A bot (CreateGame `bots` name, `search:N` included) in words. */
+export function botWords(bot: string): string {
+  const base = bot.split(":")[0];
+  return BOT_NAMES[base] ? pick(BOT_NAMES[base]) : bot;
+}
+
+/** "Deal 1 of 8" / "第 1 局 / 共 8 局"; without `of`: "Deal 1" / "第 1 局". */
+export function dealWords(n: number, of?: number): string {
+  if (lang === "zh") return of === undefined ? `第 ${n} 局` : `第 ${n} 局 / 共 ${of} 局`;
+  return of === undefined ? `Deal ${n}` : `Deal ${n} of ${of}`;
 }
 
 export function typeWords(typeName: string): string {
@@ -207,11 +269,11 @@ export function kindWords(kind: string): string {
 }
 
 export function ordinal(place: number): string {
-  if (lang === "zh") return `第${place}名`;
+  if (lang === "zh") return `第 ${place} 名`;
   return ["", "1st", "2nd", "3rd", "4th"][place] ?? `${place}th`;
 }
 
 /** A team's name: 1 for seats 0 and 2, 2 for seats 1 and 3. */
 export function teamWords(team: number): string {
-  return `${t("team")} ${team + 1}`;
+  return lang === "zh" ? `第 ${team + 1} 隊` : `${t("team")} ${team + 1}`;
 }

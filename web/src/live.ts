@@ -84,6 +84,10 @@ export abstract class LiveTable<E extends { seq: bigint }> {
   protected readonly abort = new AbortController();
   /** The line under the table: the last rejection in words, or a hint. */
   protected message = "";
+  /** The server's own text of the last rejection, shown only in the message's details toggle. */
+  protected details = "";
+  /** The Leave button's dialog: asking (with the cost) or done (with the result). */
+  protected leaving?: { step: "ask" | "done"; lines: string[] };
   private busy = false;
   private readonly keys = (ev: KeyboardEvent) => this.onKey(ev);
   private ticker?: ReturnType<typeof setInterval>;
@@ -136,14 +140,88 @@ export abstract class LiveTable<E extends { seq: bigint }> {
       await call(this.viewer.player, seq);
       done();
       this.message = "";
+      this.details = "";
     } catch (e) {
       const r = rejection(e);
-      if (!rejected?.(r)) this.message = `${r.words} (${r.message})`;
+      if (!rejected?.(r)) this.say(r);
     } finally {
       this.busy = false;
     }
     await this.refresh();
     measured(started, what);
+  }
+
+  /** A rejection: its words on the message line, the server's text behind "Details". */
+  protected say(r: Rejection): void {
+    this.message = r.words;
+    this.details = r.message.startsWith(`${r.reason}:`) ? r.message : `${r.reason}: ${r.message}`;
+  }
+
+  /** The message line, with the last rejection's details in a toggle (closed). */
+  protected messageLine(): HTMLElement {
+    return h(
+      "div",
+      { class: "message-line" },
+      h("p", { class: "message", id: "message", role: "status" }, this.message),
+      this.details && this.message
+        ? h("details", { class: "raw", id: "message-details" }, h("summary", {}, t("details")), h("code", {}, this.details))
+        : null,
+    );
+  }
+
+  /** What leaving costs now, in lines of words (empty: nothing). */
+  protected abstract leaveCost(): Promise<string[]>;
+  /** Leaves; the result in lines of words. */
+  protected abstract leaveNow(): Promise<string[]>;
+  /** Shows the page again (after the leave dialog changed). */
+  protected abstract redraw(): void;
+
+  /** The Leave button (a live table, a seat of one's own) and its dialog. */
+  protected leaveControls(live: boolean): HTMLElement | null {
+    if (this.spectator) return null;
+    const box = h("div", { class: "leave", id: "leave-box" });
+    if (live && !this.leaving) {
+      const b = h("button", { type: "button", id: "leave", class: "leave-button" }, t("leave"));
+      b.addEventListener("click", () => void this.askLeave());
+      box.append(b);
+    }
+    const l = this.leaving;
+    if (l?.step === "ask") {
+      const go = h("button", { type: "button", id: "leave-confirm", class: "danger" }, t("leaveConfirm"));
+      go.addEventListener("click", () => void this.confirmLeave());
+      const stay = h("button", { type: "button", id: "leave-cancel" }, t("leaveStay"));
+      stay.addEventListener("click", () => {
+        this.leaving = undefined;
+        this.redraw();
+      });
+      box.append(
+        h("div", { class: "dialog", id: "leave-dialog", role: "dialog" }, h("p", {}, h("b", {}, t("leaveAsk"))), ...l.lines.map((x) => h("p", { class: "cost" }, x)), h("div", { class: "controls" }, go, stay)),
+      );
+    } else if (l?.step === "done") {
+      box.append(h("div", { class: "dialog done", id: "leave-result", role: "status" }, ...l.lines.map((x) => h("p", {}, x))));
+    }
+    return box;
+  }
+
+  private async askLeave(): Promise<void> {
+    const started = performance.now();
+    try {
+      this.leaving = { step: "ask", lines: await this.leaveCost() };
+    } catch (e) {
+      this.say(rejection(e));
+    }
+    this.redraw();
+    measured(started, "leave-ask");
+  }
+
+  private async confirmLeave(): Promise<void> {
+    try {
+      this.leaving = { step: "done", lines: await this.leaveNow() };
+    } catch (e) {
+      this.leaving = undefined;
+      this.say(rejection(e));
+    }
+    await this.refresh();
   }
 
   /**

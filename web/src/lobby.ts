@@ -4,8 +4,8 @@
 
 import type { Variant, VariantOption } from "./gen/shuangkou/v1/shuangkou_pb";
 import { api, rejection, shengjiApi } from "./api";
-import { h, rememberGame, routeHref, type Family } from "./dom";
-import { t } from "./i18n";
+import { h, rememberGame, routeHref, type Again, type Created } from "./dom";
+import { botWords, t } from "./i18n";
 
 /** The bot policies and styles of the bot service (docs/BOTS.md). */
 export const BOT_POLICIES = [
@@ -22,6 +22,12 @@ export const BOT_POLICIES = [
 ];
 
 const HUMAN = "";
+
+/** The bots the lobby offers by default, seat by seat: three different styles of seed 000. */
+const DEFAULT_BOTS = ["pingfan", "sasa", "douqi"];
+
+/** The match length: the variant's option, the lobby's one deal-count control. */
+const DEALS_OPTION = "deals_per_match";
 
 function optionField(o: VariantOption): HTMLElement {
   let input: HTMLInputElement | HTMLSelectElement;
@@ -45,10 +51,11 @@ function optionField(o: VariantOption): HTMLElement {
   }
   input.dataset.default = o.defaultValue;
   input.dataset.type = o.type;
+  if (o.name === DEALS_OPTION) input.id = "deals";
   return h(
     "label",
     { class: "option", title: o.description },
-    h("span", { class: "option-name" }, o.name),
+    h("span", { class: "option-name" }, o.name === DEALS_OPTION ? `${t("deals")} (${o.name})` : o.name),
     input,
     h("small", {}, o.description),
   );
@@ -86,7 +93,6 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
   const details = h("div", { id: "variant-details" });
   const name = h("input", { id: "name", name: "name", value: localStorage.getItem("name") ?? "" });
   name.placeholder = t("you");
-  const deals = h("input", { id: "deals", type: "number", min: "0", max: "1000", value: "1" });
   const delay = h("input", { id: "bot-delay", type: "number", min: "0", max: "10000", step: "100", value: "600" });
   const game = h("select", { id: "game", name: "game" });
   for (const f of ["shuangkou", "shengji"] as const) game.append(h("option", { value: f }, t(f)));
@@ -113,7 +119,6 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
   shuangkouOnly.append(
     h("label", {}, h("span", {}, t("variant")), select),
     details,
-    h("label", {}, h("span", {}, t("deals")), deals),
     h("fieldset", { class: "bots" }),
     h("label", {}, h("span", {}, t("botDelay")), delay),
   );
@@ -132,8 +137,9 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
     bots.replaceChildren(h("legend", {}, t("bots")));
     for (let p = 1; p < v.players; p++) {
       const s = h("select", { name: `bot${p}`, "data-player": String(p) });
-      for (const b of BOT_POLICIES) s.append(h("option", { value: b }, b));
+      for (const b of BOT_POLICIES) s.append(h("option", { value: b }, botWords(b)));
       s.append(h("option", { value: HUMAN }, t("human")));
+      s.value = DEFAULT_BOTS[(p - 1) % DEFAULT_BOTS.length];
       bots.append(h("label", {}, h("span", {}, `${t("seat")} ${p}`), s));
     }
   };
@@ -147,13 +153,11 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
       const botSeats: number[] = [];
       for (const s of shengjiSeats.querySelectorAll<HTMLSelectElement>("select")) {
         const seat = Number(s.dataset.seat);
-        players[seat] = s.value === HUMAN ? `Player ${seat + 1}` : `${t("ruleBot")} ${seat}`;
+        players[seat] = s.value === HUMAN ? `Player ${seat + 1}` : `${t("ruleBot")} #${seat}`;
         if (s.value !== HUMAN) botSeats.push(seat);
       }
-      const c = await shengjiApi.createGame({ players, requestId: crypto.randomUUID(), botSeats });
-      // A bot seat's token is the server's: no link to share for it.
-      const seatTokens = c.seatTokens.map((tok, seat) => (botSeats.includes(seat) ? "" : tok));
-      return { family: "shengji" as Family, created: { ...c, seatTokens }, players, options: {} };
+      const bots = Object.fromEntries(botSeats.map((s) => [s, "rule"]));
+      return create_({ family: "shengji", variant: "shengji", players, options: {}, bots, botDelayMs: 0 });
     }
     const v = variants.find((x) => x.id === select.value);
     if (!v) throw new Error("no variant");
@@ -161,20 +165,13 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
     const bots: Record<number, string> = {};
     for (const s of form.querySelectorAll<HTMLSelectElement>("fieldset.bots select")) {
       const p = Number(s.dataset.player);
-      players[p] = s.value === HUMAN ? `Player ${p + 1}` : `${s.value} bot`;
+      // A bot seat's name is the server's: its style and index ("平凡型 #1"), never two alike.
+      players[p] = s.value === HUMAN ? `Player ${p + 1}` : "";
       if (s.value !== HUMAN) bots[p] = s.value;
     }
     const options = chosenOptions(form);
-    const c = await api.createGame({
-      variant: v.id,
-      options,
-      deals: Number(deals.value) || 0,
-      players,
-      requestId: crypto.randomUUID(),
-      bots,
-      botDelayMs: Math.max(0, Math.min(10_000, Number(delay.value) || 0)),
-    });
-    return { family: "shuangkou" as Family, created: c, players, options };
+    const botDelayMs = Math.max(0, Math.min(10_000, Number(delay.value) || 0));
+    return create_({ family: "shuangkou", variant: v.id, players, options, bots, botDelayMs });
   };
 
   form.addEventListener("submit", async (ev) => {
@@ -184,25 +181,62 @@ export async function renderLobby(root: HTMLElement): Promise<void> {
     const me = name.value.trim() || "Player 1";
     localStorage.setItem("name", name.value.trim());
     try {
-      const { family, created, players, options } = await create(me);
-      rememberGame(created.gameId, {
-        seatTokens: created.seatTokens,
-        spectatorToken: created.spectatorToken,
-        names: players,
-        options,
-      });
-      location.hash = routeHref({
-        view: "play",
-        game: created.gameId,
-        token: created.seatTokens[0],
-        player: 0,
-        family,
-      });
+      await create(me);
     } catch (e) {
       const r = rejection(e);
-      error.textContent = `${r.words} (${r.message})`;
+      error.replaceChildren(r.words, h("details", { class: "raw" }, h("summary", {}, t("details")), h("code", {}, r.message.startsWith(`${r.reason}:`) ? r.message : `${r.reason}: ${r.message}`)));
       start.disabled = false;
     }
   });
   root.replaceChildren(form);
+}
+
+/**
+ * Creates a game as `again` says (the lobby's choice, or a finished match's seats once more),
+ * remembers its links in this tab and opens seat 0's table.
+ */
+async function create_(again: Again): Promise<void> {
+  let created: { gameId: string; seatTokens: string[]; spectatorToken: string };
+  if (again.family === "shengji") {
+    const botSeats = Object.keys(again.bots).map(Number);
+    const c = await shengjiApi.createGame({ players: again.players, requestId: crypto.randomUUID(), botSeats });
+    // A bot seat's token is the server's: no link to share for it.
+    created = { ...c, seatTokens: c.seatTokens.map((tok, seat) => (botSeats.includes(seat) ? "" : tok)) };
+  } else {
+    created = await api.createGame({
+      variant: again.variant,
+      options: again.options,
+      players: again.players,
+      requestId: crypto.randomUUID(),
+      bots: again.bots,
+      botDelayMs: again.botDelayMs,
+    });
+  }
+  const remembered: Created = {
+    seatTokens: created.seatTokens,
+    spectatorToken: created.spectatorToken,
+    names: again.players,
+    options: again.options,
+    again,
+  };
+  rememberGame(created.gameId, remembered);
+  location.hash = routeHref({ view: "play", game: created.gameId, token: created.seatTokens[0], player: 0, family: again.family });
+}
+
+/** "New match with the same seats" at the end of a match (the creator's tab only). */
+export function againButton(created: Created | undefined): HTMLElement | null {
+  const again = created?.again;
+  if (!again) return null;
+  const b = h("button", { type: "button", id: "new-match", class: "primary" }, t("newMatch"));
+  const error = h("span", { class: "error", role: "alert" });
+  b.addEventListener("click", async () => {
+    b.disabled = true;
+    try {
+      await create_(again);
+    } catch (e) {
+      error.textContent = rejection(e).words;
+      b.disabled = false;
+    }
+  });
+  return h("div", { class: "again" }, b, error);
 }

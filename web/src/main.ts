@@ -44,7 +44,7 @@ function show(): void {
       break;
     }
     case "replay": {
-      const replay = new Replay(main, r.game, r.token);
+      const replay = new Replay(main, r.game, r.token, r.player);
       active = replay;
       void replay.start();
       break;

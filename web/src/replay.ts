@@ -7,8 +7,32 @@ import { Phase } from "./gen/shuangkou/v1/shuangkou_pb";
 import { api, auth, rejection } from "./api";
 import { cardRow, wildOf, type Wild } from "./cards";
 import { h, measured } from "./dom";
-import { kindWords, ordinal, outcomeWords, t, typeWords } from "./i18n";
+import { dealWords, kindWords, ordinal, outcomeWords, t, typeWords } from "./i18n";
 import { points } from "./results";
+import { named, relation, relationMarker } from "./seats";
+
+/** The stepping buttons' icons as inline SVG (symbol glyphs render as boxes without a font). */
+const ICONS: Record<string, string> = {
+  first: "M3 3h2v10H3zM13 3v10L6 8z",
+  prev: "M12 3v10L5 8z",
+  next: "M4 3v10l7-5z",
+  last: "M11 3h2v10h-2zM3 3v10l7-5z",
+};
+
+function icon(name: string): SVGSVGElement {
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", "0 0 16 16");
+  svg.setAttribute("width", "16");
+  svg.setAttribute("height", "16");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", "icon");
+  const path = document.createElementNS(ns, "path");
+  path.setAttribute("d", ICONS[name]);
+  path.setAttribute("fill", "currentColor");
+  svg.append(path);
+  return svg;
+}
 
 interface Step {
   seat?: number;
@@ -28,12 +52,14 @@ export class Replay {
     private readonly root: HTMLElement,
     private readonly game: string,
     private readonly token: string,
+    /** The player whose link opened the replay (relations are shown from its seat). */
+    private readonly player?: number,
   ) {}
 
   async start(): Promise<void> {
     this.root.replaceChildren(h("p", { class: "loading" }, t("loading")));
     try {
-      this.replay = await api.getReplay({ gameId: this.game });
+      this.replay = await this.loadReplay();
       this.wild = wildOf(this.replay.variant, this.replay.options);
       if (this.token) await this.loadEvents();
     } catch (e) {
@@ -44,13 +70,44 @@ export class Replay {
     this.render();
   }
 
+  /** Every page of GetReplay (the first page's header and `dealt`, every page's actions). */
+  private async loadReplay(): Promise<GetReplayResponse> {
+    const first = await api.getReplay({ gameId: this.game }, { timeoutMs: 20_000 });
+    let token = first.nextPageToken;
+    for (let pages = 0; token !== "" && pages < 10_000; pages++) {
+      const next = await api.getReplay({ gameId: this.game, pageToken: token }, { timeoutMs: 20_000 });
+      first.actions.push(...next.actions);
+      token = next.nextPageToken;
+    }
+    return first;
+  }
+
+  /**
+   * Every seat's hand after action `at`: the hands its deal started with (GetReplay's `dealt`,
+   * re-executed by the server from the revealed seed and the log) less the cards each seat
+   * played since. With the deal's seat map (player at each seat).
+   */
+  private handsAt(at: number): { hands: number[][]; players: number[] } | undefined {
+    const r = this.replay!;
+    const deal = [...r.dealt].reverse().find((d) => Number(d.fromSeq) <= at);
+    if (!deal) return undefined;
+    const hands = deal.hands.map((h) => new Set(h.cards));
+    for (const a of r.actions) {
+      const seq = Number(a.seq);
+      if (seq <= Number(deal.fromSeq) || seq > at) continue;
+      const seat = deal.players.indexOf(a.player);
+      for (const c of a.cards) hands[seat]?.delete(c);
+    }
+    return { hands: hands.map((h) => [...h].sort((x, y) => x - y)), players: deal.players };
+  }
+
   stop(): void {
     document.removeEventListener("keydown", this.onKey);
   }
 
   /** Every event up to the last action, then the stream is closed. */
   private async loadEvents(): Promise<void> {
-    const state = await api.getState({ gameId: this.game }, auth(this.token));
+    const state = await api.getState({ gameId: this.game }, { ...auth(this.token), timeoutMs: 20_000 });
     for (const s of state.seats) this.names[s.player] = s.name;
     if (state.phase !== Phase.FINISHED) return;
     const last = this.replay?.actions.at(-1)?.seq ?? 0n;
@@ -76,7 +133,9 @@ export class Replay {
   private go(k: number): void {
     const started = performance.now();
     this.at = Math.max(0, Math.min(this.steps, k));
+    const scrubbing = document.activeElement?.id === "replay-scrubber";
     this.render();
+    if (scrubbing) document.getElementById("replay-scrubber")?.focus();
     measured(started, "replay-step");
   }
 
@@ -87,8 +146,15 @@ export class Replay {
     else if (ev.key === "End") this.go(this.steps);
   };
 
+  /** The seat the viewer's player had in the deal shown (seat map of its DealStarted). */
+  private seatPlayers: number[] = [];
+
   private playerName(p: number): string {
-    return this.names[p] ?? `P${p}`;
+    const name = this.names[p] ?? `P${p}`;
+    const n = this.seatPlayers.length;
+    if (n === 0 || this.player === undefined) return name;
+    const mine = this.seatPlayers.indexOf(this.player);
+    return named(name, relation(this.seatPlayers.indexOf(p), mine < 0 ? undefined : mine, n));
   }
 
   private render(): void {
@@ -106,6 +172,7 @@ export class Replay {
       const e = ev.event;
       if (e.case === "dealStarted") {
         seatPlayers = e.value.players;
+        this.seatPlayers = seatPlayers;
         trick = new Map();
         counts.clear();
         places.clear();
@@ -138,20 +205,34 @@ export class Replay {
         )
       : h("div", { class: "replay-action" }, t("first"));
     const seats = h("div", { class: "replay-seats" });
+    const held = this.handsAt(this.at);
+    if (held) {
+      seatPlayers = held.players;
+      this.seatPlayers = seatPlayers;
+    }
+    const mine = this.player === undefined ? -1 : seatPlayers.indexOf(this.player);
     seatPlayers.forEach((p, seat) => {
+      const hand = held?.hands[seat] ?? [];
       const entry = trick.get(seat);
       seats.append(
         h(
           "div",
           { class: "seat", "data-seat": String(seat) },
-          h("div", { class: "seat-name" }, this.playerName(p)),
+          h("div", { class: "seat-name" }, this.names[p] ?? `P${p}`, relationMarker(relation(seat, mine < 0 ? undefined : mine, seatPlayers.length))),
           h("div", { class: "seat-info" }, counts.has(seat) ? `${counts.get(seat)} ${t("cards")}` : "", places.has(seat) ? ` ${ordinal(places.get(seat)!)}` : ""),
+          h(
+            "div",
+            { class: "replay-hand", "data-seat": String(seat), "data-player": String(p), "data-cards": hand.join(",") },
+            h("small", {}, `${t("hands")} · ${hand.length} ${t("cards")}`),
+            cardRow(hand, this.wild, true),
+          ),
           entry ? (entry.pass ? h("span", { class: "action pass" }, t("passed")) : h("span", { class: "action" }, cardRow(entry.play?.cards ?? [], this.wild, true), ` ${typeWords(entry.play?.typeName ?? "")}`)) : null,
         ),
       );
     });
     const btn = (id: string, label: string, to: number, enabled: boolean) => {
-      const b = h("button", { id, type: "button" }, label);
+      const b = h("button", { id, type: "button", title: label, "aria-label": label });
+      b.append(icon(id.replace("replay-", "")), h("span", { class: "label" }, label));
       b.disabled = !enabled;
       b.addEventListener("click", () => this.go(to));
       return b;
@@ -165,13 +246,17 @@ export class Replay {
       btn("replay-next", t("next"), this.at + 1, this.at < this.steps),
       btn("replay-last", t("last"), this.steps, this.at < this.steps),
     );
+    // The scrubber: any step at once.
+    const scrub = h("input", { id: "replay-scrubber", type: "range", min: "0", max: String(this.steps), step: "1", value: String(this.at), "aria-label": t("scrubber") });
+    scrub.addEventListener("input", () => this.go(Number(scrub.value)));
+    nav.append(h("label", { class: "scrubber" }, h("span", {}, t("scrubber")), scrub));
     const res = h("div", { class: "results" });
     for (const d of results) {
       res.append(
         h(
           "p",
           { class: "deal-result", "data-deal": String(d.dealNumber) },
-          `${t("deal")} ${d.dealNumber}: ${outcomeWords(d.outcome)} — `,
+          `${dealWords(d.dealNumber)}: ${outcomeWords(d.outcome)} — `,
           d.scores.map((s, seat) => `${this.playerName(d.players[seat] ?? seat)} ${points(s)}`).join(", "),
         ),
       );
@@ -186,7 +271,7 @@ export class Replay {
         "div",
         { id: "replay", "data-step": String(this.at), "data-steps": String(this.steps) },
         h("h2", {}, `${t("replay")} · ${r.variant}`),
-        h("p", { class: "seed" }, h("small", {}, `seed ${r.seed.slice(0, 16)}… · engine ${r.engineVersion}`)),
+        h("p", { class: "seed" }, h("small", {}, `${t("seed")} ${r.seed.slice(0, 16)}… · ${t("engine")} ${r.engineVersion}`)),
         nav,
         current,
         seats,

@@ -3,7 +3,7 @@
 
 import type { DealResult, Scores } from "./gen/shuangkou/v1/shuangkou_pb";
 import { h } from "./dom";
-import { ordinal, outcomeWords, t } from "./i18n";
+import { dealWords, ordinal, outcomeWords, t } from "./i18n";
 
 /** Points as the API gives them (doubles), without float noise. */
 export function points(x: number): string {
@@ -15,7 +15,7 @@ function dealPanel(d: DealResult, names: string[]): HTMLElement {
   const playerAt = (seat: number) => d.players[seat] ?? seat;
   const nameAt = (seat: number) => names[playerAt(seat)] ?? `P${playerAt(seat)}`;
   const lines = h("table", { class: "lines" });
-  lines.append(h("tr", {}, h("th", {}, t("seat")), h("th", {}, "label"), h("th", {}, t("score")), h("th", {}, "")));
+  lines.append(h("tr", {}, h("th", {}, t("seat")), h("th", {}, t("lineLabel")), h("th", {}, t("score")), h("th", {}, "")));
   for (const l of d.lines) {
     lines.append(
       h(
@@ -38,7 +38,7 @@ function dealPanel(d: DealResult, names: string[]): HTMLElement {
   return h(
     "section",
     { class: "deal-result", "data-deal": String(d.dealNumber), "data-outcome": String(d.outcome) },
-    h("h4", {}, `${t("deal")} ${d.dealNumber}: `, h("span", { class: "outcome" }, outcomeWords(d.outcome))),
+    h("h4", {}, `${dealWords(d.dealNumber)}: `, h("span", { class: "outcome" }, outcomeWords(d.outcome))),
     h("p", { class: "places" }, places),
     scores,
     h("details", { open: "" }, h("summary", {}, t("lines")), lines),

@@ -10,8 +10,10 @@ import { Phase, Side } from "./gen/shengji/v1/shengji_pb";
 import { auth, rejection, shengjiApi as api } from "./api";
 import { cardElement } from "./cards";
 import { button, countdown, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
-import { t, teamWords, type LabelKey } from "./i18n";
+import { dealWords, t, teamWords, type LabelKey } from "./i18n";
 import { Feed, LiveTable, coalesced } from "./live";
+import { againButton } from "./lobby";
+import { named, relation, relationMarker } from "./seats";
 import { cardPoints, sortByTrump, suitIndex } from "./trump";
 
 const SUIT_SIGNS = ["♠", "♥", "♣", "♦"];
@@ -56,6 +58,31 @@ export class ShengjiTable extends LiveTable<GameEvent> {
     return this.state?.players[seat] || `#${seat}`;
   }
 
+  /** A seat's name with its relation to the viewer's seat. */
+  private who(seat: number): string {
+    return named(this.name(seat), relation(seat, this.state?.yourSeat, 4));
+  }
+
+  protected async leaveCost(): Promise<string[]> {
+    return [t("leaveShengji")];
+  }
+
+  protected async leaveNow(): Promise<string[]> {
+    const r = await api.leaveGame({ gameId: this.viewer.game }, auth(this.viewer.token));
+    return r.finished ? [t("leftTable"), t("matchOver")] : [t("leftTable")];
+  }
+
+  protected redraw(): void {
+    this.render();
+  }
+
+  /** What the seat to act is waited for, by phase. */
+  private waitsFor(st: GameState): string {
+    if (st.phase === Phase.DEALING) return st.stockCount > 6 ? t("waitsDeal") : t("waitsClose");
+    if (st.phase === Phase.EXCHANGE) return t("waitsBury");
+    return t("waitsPlay");
+  }
+
   /** GetState, and the seat's hints at the same seq (coalesced: see `live.ts`). */
   protected readonly refresh = coalesced(async () => {
     try {
@@ -70,7 +97,7 @@ export class ShengjiTable extends LiveTable<GameEvent> {
         this.hints = await api.getHints({ gameId: this.viewer.game }, auth(this.viewer.token));
       }
     } catch (e) {
-      this.message = rejection(e).words;
+      this.say(rejection(e));
     }
     this.render();
   });
@@ -80,10 +107,10 @@ export class ShengjiTable extends LiveTable<GameEvent> {
     const say = (s: string) => this.feed.say(s);
     switch (e.case) {
       case "dealStarted":
-        say(`${t("deal")} ${e.value.dealNumber} · ${t("level")} ${levelName(e.value.level)}`);
+        say(`${dealWords(e.value.dealNumber)} · ${t("level")} ${levelName(e.value.level)}`);
         break;
       case "declared":
-        say(`${this.name(e.value.seat)} ${t("declared")} ${trumpName(e.value.trump)}`);
+        say(`${this.who(e.value.seat)} ${t("declared")} ${trumpName(e.value.trump)}`);
         break;
       case "bottomTurned":
         say(`${t("turned")}: ${t("trump")} ${trumpName(e.value.trump)}`);
@@ -92,10 +119,10 @@ export class ShengjiTable extends LiveTable<GameEvent> {
         say(`${this.name(e.value.seat)} ${t("buried")}`);
         break;
       case "trickWon":
-        say(`${this.name(e.value.winner)} ${t("trickWon")} (+${e.value.points})`);
+        say(`${this.who(e.value.winner)} ${t("trickWon")} (+${e.value.points})`);
         break;
       case "dealEnded":
-        say(`${t("deal")} ${e.value.dealNumber}: ${t("opponentsPoints")} ${e.value.opponentsPoints}`);
+        say(`${dealWords(e.value.dealNumber)}: ${t("opponentsPoints")} ${e.value.opponentsPoints}`);
         break;
       case "matchEnded":
         say(`${t("matchOver")} ${t("winner")}: ${teamWords(e.value.winner)}`);
@@ -195,7 +222,7 @@ export class ShengjiTable extends LiveTable<GameEvent> {
       markers.append(h("span", { class: "marker turn" }, `▶ ${t("turn")}`));
     }
     if (st.toAct === seat && st.phase !== Phase.FINISHED) {
-      const clock = countdown(st.turnDeadline, "turn-clock", t("turnClock"));
+      const clock = countdown(st.turnDeadline, "turn-clock", t("turnClock"), this.waitsFor(st));
       if (clock) markers.append(clock);
     }
     if (st.dealer === seat) markers.append(h("span", { class: "marker dealer" }, t("dealer")));
@@ -204,7 +231,7 @@ export class ShengjiTable extends LiveTable<GameEvent> {
     const presence = st.presence.find((p) => p.seat === seat);
     if (presence && !presence.connected && !bot) {
       markers.append(h("span", { class: "marker offline" }, t("disconnected")));
-      const reconnect = countdown(presence.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
+      const reconnect = countdown(presence.reconnectDeadline, "reconnect-clock", t("reconnectClock"), t("waitsReconnect"));
       if (reconnect) markers.append(reconnect);
     }
     if (st.declaration?.seat === seat) {
@@ -212,13 +239,15 @@ export class ShengjiTable extends LiveTable<GameEvent> {
     }
     const played = st.trick.find((c) => c.seat === seat);
     const count = st.handCounts[seat] ?? 0;
+    const rel = relation(seat, st.yourSeat, 4);
     return h(
       "div",
       {
         class: `seat ${position}${st.turn === seat ? " to-act" : ""}${st.yourSeat === seat ? " me" : ""}`,
         "data-seat": String(seat),
+        "data-relation": rel ?? "",
       },
-      h("div", { class: "seat-name" }, this.name(seat), st.yourSeat === seat ? ` (${t("you")})` : ""),
+      h("div", { class: "seat-name" }, this.name(seat), st.yourSeat === seat ? ` (${t("you")})` : "", relationMarker(rel)),
       h(
         "div",
         { class: "seat-info" },
@@ -243,11 +272,11 @@ export class ShengjiTable extends LiveTable<GameEvent> {
         "data-trump": String(st.trump),
         "data-dealer": String(st.dealer ?? ""),
       },
-      item("deal-no", t("deal"), String(st.dealNumber)),
+      item("deal-no", "", dealWords(st.dealNumber)),
       item("phase", "", t(PHASES[st.phase] ?? "loading")),
       item("level", t("level"), levelName(st.level)),
       item("trump", t("trump"), trumpName(st.trump)),
-      item("dealer", t("dealer"), st.dealer === undefined ? "—" : this.name(st.dealer)),
+      item("dealer", t("dealer"), st.dealer === undefined ? "—" : this.who(st.dealer)),
       item("levels", t("levels"), `${teamWords(0)} ${levelName(levels?.team0 ?? 2)} · ${teamWords(1)} ${levelName(levels?.team1 ?? 2)}`),
       item("points", t("pointsTaken"), `${teamWords(0)} ${st.points[0] ?? 0} · ${teamWords(1)} ${st.points[1] ?? 0}`),
     );
@@ -287,13 +316,12 @@ export class ShengjiTable extends LiveTable<GameEvent> {
       hand.append(el);
     }
     const controls = h("div", { class: "controls" });
-    const note = hi?.yourTurn ? (hi.mustBury ? t("buryChoose") : t("yourTurn")) : st.turn !== undefined ? `${t("waiting")} ${this.name(st.turn)}` : "";
+    const note = hi?.yourTurn ? (hi.mustBury ? t("buryChoose") : t("yourTurn")) : st.turn !== undefined ? `${t("waiting")} ${this.who(st.turn)}` : "";
     controls.append(h("span", { class: "turn-note" }, note));
     if (st.phase === Phase.DEALING) {
-      controls.append(
-        button("deal-one", `${t("dealOne")} (D)`, this.dealOne, !!hi?.canDeal),
-        button("deal-all", `${t("dealAll")} (A)`, this.dealAll, !!hi?.canDeal),
-      );
+      const closing = st.stockCount <= 6;
+      controls.append(button("deal-one", `${closing ? t("closeDeal") : t("dealOne")} (D)`, this.dealOne, !!hi?.canDeal));
+      if (!closing) controls.append(button("deal-all", `${t("dealAll")} (A)`, this.dealAll, !!hi?.canDeal));
       const declare = h("span", { class: "declare", id: "declare" });
       for (const card of hi?.declarable ?? []) {
         const b = button(`declare-${card}`, `${t("declare")} `, () => this.declare(card), true);
@@ -331,15 +359,16 @@ export class ShengjiTable extends LiveTable<GameEvent> {
         "data-my-turn": String(!!this.hints?.yourTurn && this.hints.seq === st.seq),
         "data-results": String(st.results.length),
       },
-      h("div", { class: "table-header" }, shareLinks(this.viewer, created, "shengji")),
+      h("div", { class: "table-header" }, shareLinks(this.viewer, created, "shengji"), this.leaveControls(st.phase !== Phase.FINISHED)),
       this.info(st),
       ring,
       this.spectator ? null : this.handArea(st),
-      h("p", { class: "message", id: "message", role: "status" }, this.message),
+      this.messageLine(),
       h("ol", { class: "feed", id: "feed" }, ...this.feed.lines.map((f) => h("li", {}, f))),
       st.phase === Phase.FINISHED
         ? h("p", { class: "over", id: "match-over" }, `${t("matchOver")} ${st.winner === undefined ? "" : `${t("winner")}: ${teamWords(st.winner)}`}`)
         : null,
+      st.phase === Phase.FINISHED ? againButton(created) : null,
       this.results(st.results),
     );
     return view;
@@ -361,7 +390,7 @@ export class ShengjiTable extends LiveTable<GameEvent> {
             "data-upgrade-levels": String(d.upgradeLevels),
             "data-levels-after": `${after?.team0 ?? ""},${after?.team1 ?? ""}`,
           },
-          h("h4", {}, `${t("deal")} ${d.dealNumber} · ${t("dealer")} ${this.name(d.dealer)} · ${t("level")} ${levelName(d.level)} · ${t("trump")} ${trumpName(d.trump)}`),
+          h("h4", {}, `${dealWords(d.dealNumber)} · ${t("dealer")} ${this.who(d.dealer)} · ${t("level")} ${levelName(d.level)} · ${t("trump")} ${trumpName(d.trump)}`),
           h(
             "p",
             {},

@@ -9,8 +9,10 @@ import { api, auth, rejection, type Interpretation } from "./api";
 import { cardElement, cardRow, sortHand, wildOf, type Wild } from "./cards";
 import { absolute, button, countdown, h, measured, moveFocus, recallGame, shareLinks, typing } from "./dom";
 import { Feed, LiveTable, coalesced } from "./live";
-import { ordinal, outcomeWords, t, typeWords } from "./i18n";
-import { renderResults } from "./results";
+import { botWords, dealWords, ordinal, outcomeWords, t, teamWords, typeWords } from "./i18n";
+import { againButton } from "./lobby";
+import { points, renderResults } from "./results";
+import { named, relation, relationMarker } from "./seats";
 
 interface TrickEntry {
   pass: boolean;
@@ -43,10 +45,34 @@ export class Table extends LiveTable<GameEvent> {
     return this.state?.seats.find((s) => s.seat === seat)?.name ?? `#${seat}`;
   }
 
+  /** Names by player, each with its relation to the viewer's seat ("partner", "left opponent"). */
   private namesByPlayer(): string[] {
+    const st = this.state;
     const names: string[] = [];
-    for (const s of this.state?.seats ?? []) names[s.player] = s.name;
+    for (const s of st?.seats ?? []) names[s.player] = named(s.name, relation(s.seat, st?.yourSeat, st?.seats.length ?? 4));
     return names;
+  }
+
+  /** A deal result's scores in words, by seat, with the names and relations. */
+  private scoreLines(scores: number[], players: number[]): string[] {
+    const names = this.namesByPlayer();
+    return scores.map((v, seat) => `${names[players[seat] ?? seat] ?? `#${seat}`}: ${points(v)}`);
+  }
+
+  protected async leaveCost(): Promise<string[]> {
+    const r = await api.leaveGame({ gameId: this.viewer.game, dryRun: true }, auth(this.viewer.token));
+    const d = r.dealResult;
+    return d ? [t("leaveEscape"), ...this.scoreLines(d.scores, d.players)] : [t("leaveFree")];
+  }
+
+  protected async leaveNow(): Promise<string[]> {
+    const r = await api.leaveGame({ gameId: this.viewer.game, requestId: crypto.randomUUID() }, auth(this.viewer.token));
+    const d = r.dealResult;
+    return d ? [t("leftTable"), t("leftScored"), ...this.scoreLines(d.scores, d.players)] : [t("leftTable")];
+  }
+
+  protected redraw(): void {
+    this.render();
   }
 
   /** Reads GetState and renders (coalesced: see `live.ts`). */
@@ -57,7 +83,7 @@ export class Table extends LiveTable<GameEvent> {
       const created = recallGame(this.viewer.game);
       this.wild = wildOf(s.variant, created?.options ?? {});
     } catch (e) {
-      this.message = rejection(e).words;
+      this.say(rejection(e));
     }
     this.render();
   });
@@ -77,7 +103,7 @@ export class Table extends LiveTable<GameEvent> {
       case "dealStarted":
         this.trick.clear();
         this.trickDone = false;
-        say(`${t("deal")} ${e.value.dealNumber}`);
+        say(`${dealWords(e.value.dealNumber)}`);
         break;
       case "played":
       case "passed":
@@ -101,10 +127,10 @@ export class Table extends LiveTable<GameEvent> {
         say(`${this.nameOfSeat(e.value.seat)} ${t("out")} (${ordinal(e.value.place)})`);
         break;
       case "dealEnded":
-        say(`${t("deal")} ${e.value.dealNumber}: ${outcomeWords(e.value.outcome)}`);
+        say(`${dealWords(e.value.dealNumber)}: ${outcomeWords(e.value.outcome)}`);
         break;
       case "escaped":
-        say(`${this.nameOfSeat(e.value.seat)} ${t("escaped")} (${e.value.reason})`);
+        say(`${this.nameOfSeat(e.value.seat)} ${t("escaped")}`);
         break;
       default:
         break;
@@ -170,7 +196,7 @@ export class Table extends LiveTable<GameEvent> {
         this.hintAt = -1;
         this.hintsSeq = s.seq;
       } catch (e) {
-        this.message = rejection(e).words;
+        this.say(rejection(e));
         this.render();
         return;
       }
@@ -198,13 +224,13 @@ export class Table extends LiveTable<GameEvent> {
         this.message = t("noSuggestion");
       } else if (s.pass || !s.play) {
         this.selected.clear();
-        this.message = `${t("suggest")} (${s.bot}): ${t("passed")}`;
+        this.message = `${t("suggest")} (${botWords(s.bot)}): ${t("passed")}`;
       } else {
         this.selected = new Set(s.play.cards);
-        this.message = `${t("suggest")} (${s.bot}): ${describe(s.play)}`;
+        this.message = `${t("suggest")} (${botWords(s.bot)}): ${describe(s.play)}`;
       }
     } catch (e) {
-      this.message = rejection(e).words;
+      this.say(rejection(e));
     }
     this.render();
     measured(started, "suggest");
@@ -244,14 +270,14 @@ export class Table extends LiveTable<GameEvent> {
     const markers = h("span", { class: "markers" });
     if (st.turnSeat === s.seat && st.phase === Phase.PLAYING) {
       markers.append(h("span", { class: "marker turn" }, `▶ ${t("turn")}`));
-      const clock = countdown(st.turnDeadline, "turn-clock", t("turnClock"));
+      const clock = countdown(st.turnDeadline, "turn-clock", t("turnClock"), t("waitsPlay"));
       if (clock) markers.append(clock);
     }
     if (s.autoPlay) markers.append(h("span", { class: "marker auto" }, t("auto")));
-    if (s.bot !== "") markers.append(h("span", { class: "marker bot" }, `${t("bot")} ${s.bot}`));
+    if (s.bot !== "") markers.append(h("span", { class: "marker bot", "data-bot": s.bot }, `${t("bot")} ${botWords(s.bot)}`));
     if (connected(s) === false && s.bot === "") {
       markers.append(h("span", { class: "marker offline" }, t("disconnected")));
-      const reconnect = countdown(s.reconnectDeadline, "reconnect-clock", t("reconnectClock"));
+      const reconnect = countdown(s.reconnectDeadline, "reconnect-clock", t("reconnectClock"), t("waitsReconnect"));
       if (reconnect) markers.append(reconnect);
     }
     const entry = this.trick.get(s.seat);
@@ -261,6 +287,7 @@ export class Table extends LiveTable<GameEvent> {
         : h("span", { class: "action" }, cardRow(entry.play?.cards ?? [], this.wild, true))
       : null;
     const me = st.yourSeat === s.seat;
+    const rel = relation(s.seat, st.yourSeat, st.seats.length);
     const partner =
       st.partnerHand.length > 0 && st.yourSeat !== undefined && st.seats.length === 4 && s.seat === (st.yourSeat + 2) % 4
         ? h("div", { class: "partner-hand" }, h("small", {}, t("partnerHand")), cardRow(sortHand(st.partnerHand), this.wild, true))
@@ -269,16 +296,17 @@ export class Table extends LiveTable<GameEvent> {
       "div",
       {
         class: `seat ${position}${st.turnSeat === s.seat ? " to-act" : ""}${me ? " me" : ""}`,
+        "data-relation": rel ?? "",
         "data-seat": String(s.seat),
         "data-player": String(s.player),
       },
-      h("div", { class: "seat-name" }, s.name, me ? ` (${t("you")})` : ""),
+      h("div", { class: "seat-name" }, s.name, me ? ` (${t("you")})` : "", relationMarker(rel)),
       h(
         "div",
         { class: "seat-info" },
         h("span", { class: "count", "data-count": String(s.cardCount) }, `${s.cardCount} ${t("cards")}`),
         s.place > 0 ? h("span", { class: "place" }, ordinal(s.place)) : null,
-        h("span", { class: "team" }, `${t("team")} ${s.team + 1}`),
+        h("span", { class: "team" }, teamWords(s.team)),
       ),
       markers,
       action,
@@ -302,7 +330,7 @@ export class Table extends LiveTable<GameEvent> {
     const center = h(
       "div",
       { class: "center" },
-      h("div", { class: "deal-no" }, `${t("deal")} ${st.dealNumber} ${t("of")} ${st.deals} · ${st.variant}`),
+      h("div", { class: "deal-no" }, `${dealWords(st.dealNumber, st.deals)} · ${st.variant}`),
       top
         ? h(
             "div",
@@ -321,11 +349,11 @@ export class Table extends LiveTable<GameEvent> {
     parts.push(this.header(st));
     parts.push(ring);
     if (!this.spectator) parts.push(this.handArea(st));
-    parts.push(h("p", { class: "message", id: "message", role: "status" }, this.message));
+    parts.push(this.messageLine());
     if (this.ambiguity) parts.push(this.chooser(this.ambiguity));
     parts.push(h("ol", { class: "feed", id: "feed" }, ...this.feed.lines.map((f) => h("li", {}, f))));
     if (st.phase === Phase.FINISHED) {
-      parts.push(h("p", { class: "over", id: "match-over" }, t("matchOver")));
+      parts.push(h("p", { class: "over", id: "match-over" }, t("matchOver")), againButton(recallGame(this.viewer.game)));
     }
     parts.push(renderResults(st.scores, this.namesByPlayer()));
     const view = h(
@@ -347,10 +375,10 @@ export class Table extends LiveTable<GameEvent> {
     const links = shareLinks(this.viewer, created, "shuangkou");
     if (st.phase === Phase.FINISHED) {
       links.append(
-        h("a", { id: "replay-link", href: absolute({ view: "replay", game: this.viewer.game, token: created?.spectatorToken ?? this.viewer.token }) }, t("replay")),
+        h("a", { id: "replay-link", href: absolute({ view: "replay", game: this.viewer.game, token: created?.spectatorToken ?? this.viewer.token, player: this.viewer.player }) }, t("replay")),
       );
     }
-    return h("div", { class: "table-header" }, links);
+    return h("div", { class: "table-header" }, links, this.leaveControls(st.phase !== Phase.FINISHED));
   }
 
   private handArea(st: GetStateResponse): HTMLElement {
@@ -367,7 +395,7 @@ export class Table extends LiveTable<GameEvent> {
     const controls = h(
       "div",
       { class: "controls" },
-      h("span", { class: "turn-note" }, mine ? t("yourTurn") : st.turnSeat !== undefined ? `${t("waiting")} ${this.nameOfSeat(st.turnSeat)}` : ""),
+      h("span", { class: "turn-note" }, mine ? t("yourTurn") : st.turnSeat !== undefined ? `${t("waiting")} ${named(this.nameOfSeat(st.turnSeat), relation(st.turnSeat, st.yourSeat, st.seats.length))}` : ""),
       btn("play", `${t("play")} (P)`, this.play, mine && this.selected.size > 0),
       btn("pass", `${t("pass")} (X)`, this.pass, mine),
       btn("hint", `${t("hint")} (H)`, () => void this.hint(), mine),

@@ -1,7 +1,8 @@
-// The 升級 table in the browser: a person (seat 0) and three server rule-bot seats play whole
-// deals through the page (until the person has been the dealer and buried, at most four deals:
-// the lobby's game has a random seed, so who deals is not fixed). While dealing the person deals
-// by keyboard (D) and declares (亮主) the first level card the hints offer; as the dealer it buries six cards by clicks; every trick it
+// The 升級 table in the browser: a person (seat 0) and three server rule-bot seats. The lobby's
+// game is checked for its bot seats and links; the deal played is set (admin seed and deck, so
+// nothing depends on chance): a bot is the dealing seat and seat 0 holds every level card (the
+// 2s), so the bot deals at once (no deadline waited for), the close waits for the person, who
+// declares (亮主) by a click, becomes the dealer and buries six cards by clicks; every trick it
 // plays one of the enabled cards, and the enabled cards must be exactly GetHints' legal cards.
 // The hand is checked against the rules text's order (SHENGJI.md A1: side suits first, trumps
 // last, the big joker at the very end), and the deal's result panel against GetState. A spectator
@@ -13,7 +14,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";
 import { Phase, ShengjiEngine } from "../src/gen/shengji/v1/shengji_pb";
-import { check, waitFor } from "./support";
+import { check, opts, waitFor } from "./support";
 
 const STEP_MS = 20_000;
 const DEALS_DEADLINE_MS = 600_000;
@@ -64,7 +65,7 @@ export async function shengjiDeal(
   watchConsole: (page: Page, name: string) => void,
 ): Promise<void> {
   const api = createClient(ShengjiEngine, createGrpcWebTransport({ baseUrl: url.replace(/\/$/, "") }));
-  const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+  const bearer = (token: string) => opts(token);
   const page = await context.newPage();
   watchConsole(page, "shengji");
   await page.goto(url);
@@ -73,14 +74,57 @@ export async function shengjiDeal(
   await page.fill("#name", "Tester");
   await page.click("#start");
   await page.waitForSelector("#table.shengji", { timeout: STEP_MS });
-  const game = new URLSearchParams(new URL(page.url()).hash.replace(/^#play\?/, "")).get("g")!;
-  const created = await page.evaluate((g) => JSON.parse(sessionStorage.getItem(`game:${g}`)!), game);
-  const token: string = created.seatTokens[0];
-  const first = (await api.getState({ gameId: game }, bearer(token))).state!;
-  check(JSON.stringify(first.botSeats) === "[1,2,3]", `升級: three rule-bot seats (${first.botSeats.join(",")})`);
+  const lobbyGame = new URLSearchParams(new URL(page.url()).hash.replace(/^#play\?/, "")).get("g")!;
+  const lobbyCreated = await page.evaluate((g) => JSON.parse(sessionStorage.getItem(`game:${g}`)!), lobbyGame);
+  const lobbyFirst = (await api.getState({ gameId: lobbyGame }, bearer(lobbyCreated.seatTokens[0]))).state!;
+  check(JSON.stringify(lobbyFirst.botSeats) === "[1,2,3]", `升級: three rule-bot seats (${lobbyFirst.botSeats.join(",")})`);
   check((await page.locator(".seat .marker.bot").count()) === 3, "升級: the table marks the three bots");
   const links = await page.$$eval(".links a", (as) => as.map((a) => a.id || a.textContent || ""));
   check(JSON.stringify(links) === '["spectator-link"]', `升級: a spectator link and no seat link for the bot seats (${links.join(", ")})`);
+
+  // The set deal: the first seed (from 1 up) whose dealing seat is a bot, read from a table of
+  // four people (nothing moves there); then the same seed with a deck that gives seat 0 the
+  // four 2s (the level cards of deal 1: ids 12, 25, 38, 51), so no bot can declare.
+  let seed = "";
+  let dealing = 0;
+  for (let n = 1; n <= 16 && seed === ""; n++) {
+    const probeSeed = n.toString(16).padStart(2, "0").repeat(32);
+    const probe = await api.createGame({ players: ["a", "b", "c", "d"], seed: probeSeed, requestId: `probe-${n}-${Date.now()}` }, opts());
+    const st = (await api.getState({ gameId: probe.gameId }, bearer(probe.seatTokens[0]))).state!;
+    if (st.toAct !== undefined && st.toAct !== 0) {
+      seed = probeSeed;
+      dealing = st.toAct;
+    }
+  }
+  check(seed !== "", `升級: a seed whose dealing seat is a bot (seat ${dealing})`);
+  const twos = [12, 25, 38, 51];
+  const rest = [...Array(54).keys()].filter((id) => !twos.includes(id));
+  const deck: number[] = [];
+  for (let i = 0; i < 54; i++) deck.push((dealing + i) % 4 === 0 && i < 16 && twos.length > 0 ? twos.shift()! : rest.shift()!);
+  check(deck.length === 54 && new Set(deck).size === 54, "升級: a deck of 54 distinct cards");
+  const set = await api.createGame(
+    { players: ["Tester", "", "", ""].map((n, i) => n || `${i === dealing ? "Dealer" : "Bot"} #${i}`), seed, deck, botSeats: [1, 2, 3], requestId: `set-${Date.now()}` },
+    opts(),
+  );
+  const game = set.gameId;
+  const token = set.seatTokens[0];
+  const created = { seatTokens: set.seatTokens.map((t, i) => (i === 0 ? t : "")), spectatorToken: set.spectatorToken, names: [], options: {} };
+  await page.evaluate(([g, c]) => sessionStorage.setItem(`game:${g}`, c), [game, JSON.stringify(created)]);
+  await page.goto(`${url}#play?g=${game}&t=${encodeURIComponent(token)}&p=0&k=shengji`);
+  await page.waitForSelector("#table.shengji", { timeout: STEP_MS });
+
+  // The bot dealing seat deals at once: the page soon offers the person its declarations with
+  // the 48 cards out, the table's turn deadline not passed (no 托管 acted), and the dealing
+  // seat's clock says what it waits for.
+  await page.waitForSelector("#declare button", { timeout: STEP_MS });
+  const dealt = (await api.getState({ gameId: game }, bearer(token))).state!;
+  check(
+    dealt.phase === Phase.DEALING && dealt.stockCount === 6 && dealt.toAct === dealing && Number(dealt.turnDeadline) > Date.now(),
+    `升級: the bot dealing seat ${dealing} dealt the 48 cards at once (stock ${dealt.stockCount}, deadline not passed)`,
+  );
+  const closeClock = (await page.locator(`.seat[data-seat='${dealing}'] .turn-clock`).textContent({ timeout: STEP_MS })) ?? "";
+  check(closeClock.startsWith("to declare or close the deal "), `升級: the dealing seat's clock says what it waits for (${closeClock})`);
+  check((await page.textContent("#deal-one"))?.startsWith("Close the deal"), "升級: the person may close the deal");
   const spectator = await context.newPage();
   watchConsole(spectator, "shengji spectator");
   await spectator.goto((await page.getAttribute("#spectator-link", "href"))!);
@@ -88,7 +132,6 @@ export async function shengjiDeal(
   let spectatorChecks = 0;
 
   const deadline = Date.now() + DEALS_DEADLINE_MS;
-  let dealt = 0;
   let declared = false;
   let deals = 0;
   let buried = false;
@@ -134,8 +177,7 @@ export async function shengjiDeal(
         const after = (await api.getState({ gameId: game }, bearer(token))).state!;
         check(after.declaration?.seat === 0 && after.declaration.card === card, `升級: seat 0 declared ${card} (trump ${after.trump})`);
       } else {
-        await act(page, "升級: a card dealt", () => page.keyboard.press("d"));
-        dealt++;
+        throw new Error("升級: the set deal offers the person no declaration");
       }
     } else if (s.phase === "exchange") {
       check(hints.mustBury && view.dealer === 0 && hand.length === 18, "升級: the person is the dealer and holds 18 cards");
@@ -183,8 +225,11 @@ export async function shengjiDeal(
         // The turn clock on the person's seat (to act, waited for): GetState's turn deadline.
         check(view.toAct === 0 && view.turnDeadline > 0n, "升級: the person is to act, with a deadline");
         for (const [who, p] of [["table", page], ["spectator", spectator]] as const) {
-          const shown = await p.locator('.seat[data-seat="0"] .turn-clock').getAttribute("data-deadline", { timeout: STEP_MS });
+          const clock = p.locator('.seat[data-seat="0"] .turn-clock');
+          const shown = await clock.getAttribute("data-deadline", { timeout: STEP_MS });
+          const text = (await clock.textContent()) ?? "";
           check(shown === view.turnDeadline.toString(), `升級: the ${who} shows the person's turn clock (deadline ${shown} = GetState's ${view.turnDeadline})`);
+          check(text.startsWith("to play "), `升級: the ${who}'s clock says what it waits for (${text})`);
         }
       }
       if (!shot && tricks >= 3) {
@@ -197,11 +242,11 @@ export async function shengjiDeal(
       tricks++;
     }
   }
-  check(dealt > 0, `升級: the person dealt ${dealt} times by keyboard`);
+  check(declared && buried, `升級: the person declared (${declared}) and, as the dealer, buried by clicks (${buried})`);
   check(tricks === 12 * deals, `升級: the person played a card in each of the ${12 * deals} tricks of ${deals} deals from the legal cards`);
   check(spectatorChecks === tricks, `升級: the spectator's page held only public cards (${spectatorChecks} checks)`);
   check(orderChecks > 0, `升級: the hand's order checked ${orderChecks} times against A1`);
-  console.log(`升級: ${deals} deals; the person declared: ${declared}, was the dealer and buried: ${buried}`);
+
 
   const final = (await api.getState({ gameId: game }, bearer(token))).state!;
   const d = final.results[0];
