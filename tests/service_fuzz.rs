@@ -408,6 +408,7 @@ async fn call(
             let req = pb::LeaveGameRequest {
                 game_id: g.game_id(),
                 request_id: g.text(&["k1"]),
+                dry_run: g.rng.random_bool(0.5),
             };
             let req = g.authed(req);
             ("LeaveGame", false, outcome(c.leave_game(req).await))
