@@ -652,7 +652,7 @@ async fn the_tuoguan_bot_is_validated_and_part_of_the_idempotent_request() {
         ("search:0", "playouts"),
         ("search:5001", "playouts"),
         ("Heuristic", "unknown bot"),
-        (long.as_str(), "at most 32 bytes"),
+        (long.as_str(), "at most 32"),
     ] {
         let mut req = create_req("classic", 1, None);
         req.auto_policy = name.into();
