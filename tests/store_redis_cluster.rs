@@ -5,6 +5,7 @@
 //! - 1,000 games spread their keys over all three masters (each 20–45 % of the keys);
 //! - watch notifications across two stores for games on every master (the cluster propagates
 //!   PUBLISH to all nodes; the subscriber listens on one);
+//! - shard leases taken, read, renewed and released over all three masters;
 //! - a service on the cluster: create, play a match to its end with a spectator watching,
 //!   GetState and a verified replay.
 //!
@@ -150,6 +151,47 @@ async fn watchers_see_appends_to_games_on_every_master() {
             .await;
         }
     }
+}
+
+/// Shard leases on the cluster: the lease keys of the 128 shards lie in the slots of all three
+/// masters, and each lease call (take, read, renew, release) answers for every shard, so a
+/// pipeline over two slots (answered `MOVED` by the cluster) would fail it. The oracle is the
+/// holders read back: what one replica took, another sees, renews nothing of, and finds free
+/// after the release.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shard_leases_work_across_the_masters() {
+    let Some(cluster) = RedisCluster::start("leases", cluster_dir("leases")) else {
+        return;
+    };
+    let (a, b) = (open(&cluster).await, open(&cluster).await);
+    let all: Vec<u16> = shuangkou::store::shard::all_shards().collect();
+    let ttl = Duration::from_secs(30);
+    let taken = a.take_leases(&all, "replica-a", ttl).await.unwrap();
+    assert!(taken.iter().all(|&t| t), "a takes every free lease: {taken:?}");
+    let again = b.take_leases(&all, "replica-b", ttl).await.unwrap();
+    assert!(again.iter().all(|&t| !t), "b takes none of a's leases");
+    let holders = b.lease_holders().await.unwrap();
+    assert_eq!(holders.len(), all.len());
+    assert!(
+        holders.iter().all(|h| h.as_deref() == Some("replica-a")),
+        "{holders:?}"
+    );
+    let renewed = b.renew_leases(&all, "replica-b", ttl).await.unwrap();
+    assert!(renewed.iter().all(|&r| !r), "b renews none of a's leases");
+    let renewed = a.renew_leases(&all, "replica-a", ttl).await.unwrap();
+    assert!(renewed.iter().all(|&r| r), "a renews all of its own");
+    let half: Vec<u16> = all.iter().copied().filter(|s| s % 2 == 0).collect();
+    a.release_leases(&half, "replica-a").await.unwrap();
+    let holders = b.lease_holders().await.unwrap();
+    for (shard, holder) in holders.iter().enumerate() {
+        let expected = (shard % 2 == 1).then_some("replica-a");
+        assert_eq!(holder.as_deref(), expected, "shard {shard}");
+    }
+    let members = a
+        .heartbeat("replica-a", Some(Duration::from_secs(30)))
+        .await
+        .unwrap();
+    assert_eq!(members, vec!["replica-a".to_string()]);
 }
 
 /// A server on the cluster serves a whole match: created, played by one task per seat with a

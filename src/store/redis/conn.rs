@@ -126,25 +126,52 @@ pub(crate) async fn each_key<T>(
 where
     T: redis::FromRedisValue + Send + 'static,
 {
-    let pipeline = |keys: &[(usize, String)]| {
+    let commands = keys
+        .into_iter()
+        .map(|key| {
+            let mut cmd = redis::cmd(name);
+            cmd.arg(&key).arg(args);
+            (key, cmd)
+        })
+        .collect();
+    each_command(conn, commands).await
+}
+
+/// Each command with the key it touches (its only key, or its keys' common hash tag), answered
+/// in order: one pipeline on one Redis; on a cluster one pipeline per hash tag, the pipelines
+/// concurrently (the cluster client routes a pipeline by its first key: a pipeline over two
+/// slots would be answered `MOVED`).
+pub(crate) async fn each_command<T>(
+    conn: &Conn,
+    commands: Vec<(String, redis::Cmd)>,
+) -> redis::RedisResult<Vec<T>>
+where
+    T: redis::FromRedisValue + Send + 'static,
+{
+    let pipeline = |commands: &[(usize, redis::Cmd)]| {
         let mut pipe = redis::pipe();
-        for (_, key) in keys {
-            pipe.cmd(name).arg(key).arg(args);
+        for (_, cmd) in commands {
+            pipe.add_command(cmd.clone());
         }
         pipe
     };
     if !conn.is_cluster() {
-        let indexed: Vec<(usize, String)> = keys.into_iter().enumerate().collect();
+        let indexed: Vec<(usize, redis::Cmd)> = commands
+            .into_iter()
+            .map(|(_, cmd)| cmd)
+            .enumerate()
+            .collect();
         let mut c = conn.clone();
         return pipeline(&indexed).query_async(&mut c).await;
     }
-    let n = keys.len();
-    let mut groups: std::collections::HashMap<String, Vec<(usize, String)>> = Default::default();
-    for (i, key) in keys.into_iter().enumerate() {
+    let n = commands.len();
+    let mut groups: std::collections::HashMap<String, Vec<(usize, redis::Cmd)>> =
+        Default::default();
+    for (i, (key, cmd)) in commands.into_iter().enumerate() {
         groups
             .entry(slot_text(&key).to_string())
             .or_default()
-            .push((i, key));
+            .push((i, cmd));
     }
     let mut tasks = tokio::task::JoinSet::new();
     for (_, group) in groups {

@@ -12,6 +12,7 @@
 
 use std::time::Duration;
 
+use super::conn::{each_command, each_key};
 use super::{RedisStore, store_error};
 use crate::store::StoreError;
 use crate::store::shard::{SHARDS, Shard, hash_tag};
@@ -56,14 +57,11 @@ impl RedisStore {
         format!("{}{}:lease", self.keys.prefix, hash_tag(shard))
     }
 
-    /// The holder of every shard's lease (`None`: free), in shard order; one round trip.
+    /// The holder of every shard's lease (`None`: free), in shard order; one round trip (on a
+    /// cluster, one per shard, concurrently: each lease key has its shard's slot).
     pub async fn lease_holders(&self) -> Result<Vec<Option<String>>, StoreError> {
-        let mut pipe = redis::pipe();
-        for shard in 0..SHARDS {
-            pipe.cmd("GET").arg(self.lease_key(shard));
-        }
-        let mut conn = self.conn.clone();
-        self.call("lease_holders", pipe.query_async(&mut conn))
+        let keys = (0..SHARDS).map(|shard| self.lease_key(shard)).collect();
+        self.call("lease_holders", each_key(&self.conn, "GET", keys, &[]))
             .await
     }
 
@@ -77,18 +75,17 @@ impl RedisStore {
         if shards.is_empty() {
             return Ok(Vec::new());
         }
-        let mut pipe = redis::pipe();
-        for &shard in shards {
-            pipe.cmd("SET")
-                .arg(self.lease_key(shard))
-                .arg(holder)
-                .arg("NX")
-                .arg("PX")
-                .arg(millis(ttl));
-        }
-        let mut conn = self.conn.clone();
+        let commands = shards
+            .iter()
+            .map(|&shard| {
+                let key = self.lease_key(shard);
+                let mut cmd = redis::cmd("SET");
+                cmd.arg(&key).arg(holder).arg("NX").arg("PX").arg(millis(ttl));
+                (key, cmd)
+            })
+            .collect();
         let answers: Vec<Option<String>> = self
-            .call("take_leases", pipe.query_async(&mut conn))
+            .call("take_leases", each_command(&self.conn, commands))
             .await?;
         Ok(answers.into_iter().map(|a| a.is_some()).collect())
     }
@@ -116,7 +113,8 @@ impl RedisStore {
             .map(drop)
     }
 
-    /// Runs `lua` on each shard's lease key with `args`, pipelined: true where it returned 1.
+    /// Runs `lua` on each shard's lease key with `args`, pipelined (per slot on a cluster): true
+    /// where it returned 1.
     async fn compare_each(
         &self,
         op: &'static str,
@@ -127,15 +125,16 @@ impl RedisStore {
         if shards.is_empty() {
             return Ok(Vec::new());
         }
-        let mut pipe = redis::pipe();
-        for &shard in shards {
-            let cmd = pipe.cmd("EVAL").arg(lua).arg(1).arg(self.lease_key(shard));
-            for a in args {
-                cmd.arg(*a);
-            }
-        }
-        let mut conn = self.conn.clone();
-        let answers: Vec<i64> = self.call(op, pipe.query_async(&mut conn)).await?;
+        let commands = shards
+            .iter()
+            .map(|&shard| {
+                let key = self.lease_key(shard);
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(lua).arg(1).arg(&key).arg(args);
+                (key, cmd)
+            })
+            .collect();
+        let answers: Vec<i64> = self.call(op, each_command(&self.conn, commands)).await?;
         Ok(answers.into_iter().map(|a| a == 1).collect())
     }
 
