@@ -46,26 +46,36 @@ fn check_file(path: &Path, offenders: &mut Vec<String>) {
 fn the_core_depends_on_no_adapter_crate() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut offenders = Vec::new();
-    for f in [
-        "cards.rs",
-        "rules.rs",
-        "hand.rs",
-        "classify.rs",
-        "compare.rs",
-        "moves.rs",
-        "hints.rs",
-        "determinism.rs",
-        "seat.rs",
-        "accessors.rs",
+    // Each core module, a file or a folder (read recursively: `game/table/` too).
+    for name in [
+        "cards",
+        "rules",
+        "hand",
+        "classify",
+        "compare",
+        "moves",
+        "hints",
+        "determinism",
+        "seat",
+        "accessors",
+        "game",
+        "bot",
+        "shengji",
     ] {
-        check_file(&src.join(f), &mut offenders);
-    }
-    for entry in ["game", "bot", "shengji"]
-        .iter()
-        .flat_map(|d| fs::read_dir(src.join(d)).unwrap())
-    {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "rs") {
+        let file = src.join(format!("{name}.rs"));
+        let dir = src.join(name);
+        assert!(
+            file.is_file() || dir.is_dir(),
+            "core module {name} not found"
+        );
+        let mut files = Vec::new();
+        if file.is_file() {
+            files.push(file);
+        }
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        }
+        for path in files {
             check_file(&path, &mut offenders);
         }
     }
