@@ -23,7 +23,7 @@ import math
 
 # --- measured unit costs (BENCHMARKS.md, "Redis memory and capacity") ---------------------------
 # Server RSS per game in progress on one replica, Redis store (20,000 games recovered: 143.6 MB,
-# issue 39's measurement, BENCHMARKS.md row "replica RSS per game in progress").
+# issue 39's measurement, quoted in BENCHMARKS.md, "Redis memory and capacity").
 REPLICA_BYTES_PER_GAME = 7_180
 # Server CPU per SubmitPlay, one replica on Redis, timers on (issue 39: 153 µs).
 REPLICA_CPU_S_PER_PLAY = 153e-6
@@ -32,9 +32,11 @@ REDIS_CALLS_PER_PLAY = 1.1
 # Append-script calls per second on one master (benches/redis_scripts.sh), by AOF fsync mode.
 MASTER_CALLS_PER_S = {"none": 30_969, "always": 16_255}
 # Redis used_memory per game in progress, mid-match (8-deal baibian, 560 plays;
-# benches/redis_memory.sh) and per finished 8-deal match, compacted (same script).
-REDIS_BYTES_PER_GAME = 139_000
-REDIS_BYTES_PER_FINISHED_MATCH = 270_000
+# benches/redis_memory.sh, 100 games) and per finished 8-deal match, compacted (same script, 32
+# matches). Both include the shards' fixed keys (script copies, unfinished sets) spread over so few
+# games: conservative.
+REDIS_BYTES_PER_GAME = 168_501
+REDIS_BYTES_PER_FINISHED_MATCH = 131_755
 
 # --- deployment choices (deploy/overlays/ha, deploy/README.md) ------------------------------------
 REPLICA_MEMORY_LIMIT = 1 << 30  # deploy/base/deployment.yaml: limits.memory 1Gi

@@ -10,11 +10,11 @@
 # - `finished`: MATCHES whole matches of 8 deals played by the load generator to their end and
 #   verified (`--deals MATCHES*8 --deals-per-game 8 --games MATCHES`); used_memory's growth
 #   divided by the matches;
-# - `in progress`: GAMES games created and played PLAYS plays each (`--populate`), left in
-#   progress; used_memory's growth divided by the games.
+# - `in progress`: GAMES games of 8-deal matches created and played PLAYS plays each
+#   (`--populate`), left in progress; used_memory's growth divided by the games.
 # `MEMORY USAGE` of one finished game's keys is printed beside. Environment: MATCHES (default
 # 64), GAMES (default 200), PLAYS (default 560, mid-match of an 8-deal baibian match), SEED
-# (default 1).
+# (default 1), MODES (default "finished progress").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 before=${1:?before binaries}
@@ -62,7 +62,8 @@ side() { # name bin-dir mode
     local n=$MATCHES
   else
     "$bin/shuangkou-load" --target "127.0.0.1:$port" --populate "$GAMES" \
-      --plays-per-game "$PLAYS" --concurrency 16 --hints local --seed "$SEED" --json \
+      --plays-per-game "$PLAYS" --deals-per-game 8 --concurrency 16 --hints local \
+      --seed "$SEED" --json \
       >"$out/$name-$mode.json"
     local n=$GAMES
   fi
@@ -76,7 +77,7 @@ side() { # name bin-dir mode
   stop_all
 }
 
-for mode in finished progress; do
+for mode in ${MODES:-finished progress}; do
   side before "$before" "$mode"
   side after "$after" "$mode"
 done

@@ -395,6 +395,37 @@ fn spec_options() {
     );
     assert!(parse_spec("redis://h?timeout_ms=0").is_err());
     assert!(parse_spec("redis://h?timeout_ms=fast").is_err());
+    // A braced prefix would put every key in one cluster slot.
+    assert!(parse_spec("redis://h?prefix={sk}:").is_err());
+}
+
+#[test]
+fn cluster_spec_lists_its_nodes() {
+    use shuangkou::store::redis::{cluster_nodes, parse_spec};
+    let (url, options) =
+        parse_spec("redis+cluster://a:7000,b:7001?timeout_ms=50&protocol=resp3").unwrap();
+    assert_eq!(url, "redis+cluster://a:7000,b:7001?protocol=resp3");
+    assert_eq!(options.timeout, Duration::from_millis(50));
+    assert_eq!(
+        cluster_nodes(&url),
+        Some(Ok(vec![
+            "redis://a:7000?protocol=resp3".to_string(),
+            "redis://b:7001?protocol=resp3".to_string(),
+        ]))
+    );
+    assert_eq!(
+        cluster_nodes("redis+cluster://:pw@a:7000,b:7001/0"),
+        Some(Ok(vec![
+            "redis://:pw@a:7000".to_string(),
+            "redis://:pw@b:7001".to_string(),
+        ]))
+    );
+    assert!(matches!(
+        cluster_nodes("redis+cluster://a:7000/1"),
+        Some(Err(_))
+    ));
+    assert!(matches!(cluster_nodes("redis+cluster://"), Some(Err(_))));
+    assert_eq!(cluster_nodes("redis://a:7000/0"), None);
 }
 
 /// Keys written by the layout before shards (no hash tag; as `src/store/redis.rs` documented
@@ -531,7 +562,7 @@ async fn a_finished_game_is_one_value_and_reads_as_before() {
         .unwrap();
 
     store.finish("done").await.unwrap();
-    let mut kept: Vec<String> = query(&mut raw, "KEYS", &[&format!("*done*")]).await;
+    let mut kept: Vec<String> = query(&mut raw, "KEYS", &["*done*"]).await;
     kept.sort();
     assert_eq!(
         kept,

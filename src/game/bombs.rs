@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use super::hooks::{BombFact, Seat};
+use super::hooks::{BombFact, InHandWorth, Seat};
 use crate::cards::{Rank, RankCounts, TOP_SET};
 use crate::hand::{Fill, Hand, HandType};
 use crate::moves::{self, Play};
@@ -35,12 +35,6 @@ pub fn fact(seat: Seat, cards: RankCounts, h: &Hand) -> BombFact {
         links: h.links,
     }
 }
-
-/// What a bomb kept in hand earns its holder under a variant's settlement, by star level: entry
-/// `s` is the contribution (in units) of one bomb of `s` stars, and the last entry stands for
-/// every level above it. The deal engine asks the variant for it
-/// ([`super::hooks::VariantHooks::in_hand_worth`]).
-pub type InHandWorth = [u64];
 
 /// The value of a bomb in the arrangement search: what the variant pays for it, then its size.
 type Weight = (u64, u64);

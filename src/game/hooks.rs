@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::bombs::InHandWorth;
 use crate::cards::{Card, RankCounts};
 use crate::hand::HandType;
 use crate::rules::Rules;
@@ -96,6 +95,12 @@ impl EscapeReason {
         }
     }
 }
+
+/// What a bomb kept in hand earns its holder under a variant's settlement, by star level: entry
+/// `s` is the contribution (in units) of one bomb of `s` stars, and the last entry stands for
+/// every level above it ([`VariantHooks::in_hand_worth`]; `super::bombs::in_hand` arranges a
+/// hand's bombs for the largest sum of it).
+pub type InHandWorth = [u64];
 
 /// A bomb, played or still in a hand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -279,7 +284,7 @@ pub trait VariantHooks: Send + Sync {
     /// Whether a timeout (or an expired reconnect window) counts as an escape.
     fn timeout_is_escape(&self, facts: &TimeoutFacts) -> Result<bool, HookError>;
     /// What a bomb still in a hand at the end of a deal earns its holder, by star level (see
-    /// [`super::bombs::InHandWorth`]), when the variant pays contribution (貢獻分) for such bombs
+    /// [`InHandWorth`]), when the variant pays contribution (貢獻分) for such bombs
     /// by level: the engine arranges each hand's bombs for the largest sum of it (RULES.md §6.5
     /// 「手中牌貢獻分按最大計算」, §6.7). `None` (the default): nothing by level; the bombs are
     /// arranged for the largest Σ 2^stars.

@@ -97,7 +97,7 @@ pub struct RedisStore {
     /// create in that shard then sends the hash alone.
     stored_scripts: Mutex<HashSet<(Shard, String)>>,
     /// The one-time rename of keys written before shards (single Redis only; see `migrate`).
-    migrated: tokio::sync::OnceCell<()>,
+    migrated: Box<tokio::sync::OnceCell<()>>,
 }
 
 fn store_error(op: &'static str, message: impl Into<String>) -> StoreError {
@@ -182,7 +182,7 @@ impl RedisStore {
             pubsub,
             scripts: Mutex::new(HashMap::new()),
             stored_scripts: Mutex::new(HashSet::new()),
-            migrated: tokio::sync::OnceCell::new(),
+            migrated: Box::default(),
         })
     }
 

@@ -309,6 +309,10 @@ pub fn worst_case_batch(v: &ScriptVariant, seed: u64) -> Result<usize, VariantEr
         message: format!("worst case: {message}"),
         facts,
     };
+    // The optional `contribution` hook answers for every star level under these options (the
+    // deal engine asks it at a deal's end).
+    v.in_hand_worth()
+        .map_err(|e| fail(0, "contribution", e.to_string(), String::new()))?;
     let mut case = 0;
     for set in facts::heavy_bomb_sets(&rules) {
         for d in facts::heavy_deals(&rules, &set) {
@@ -351,6 +355,8 @@ pub fn random_batch(v: &ScriptVariant, n: usize, seed: u64) -> Result<usize, Var
         message,
         facts,
     };
+    v.in_hand_worth()
+        .map_err(|e| fail(0, "contribution", e.to_string(), String::new()))?;
     let mut calls = 0;
     for case in 0..n {
         let d = g.deal();

@@ -1,10 +1,16 @@
 //! A finished game compacted into one value: its record and whole log as one frame of the
 //! embedded store's archive encoding (`store::embedded::journal`'s `Game` frame: length,
 //! CRC-32, then the game's head, record, script hash and entries), so both stores share one
-//! encoder and one decoder for finished games.
+//! encoder and one decoder for finished games, then deflated (the JSON entries shrink to about a
+//! fifth): the value is [`DEFLATED`] and the deflated frame.
 
-use crate::store::embedded::journal::{self, Finished, HEADER, Rec};
+use crate::store::embedded::journal::{self, Finished, HEADER, MAX_PAYLOAD, Rec};
 use crate::store::{GameRecord, LogEntry};
+
+/// The first byte of a compacted value: the frame after it is deflated (raw DEFLATE).
+const DEFLATED: u8 = b'z';
+/// The DEFLATE level (miniz's default: most of the ratio at a few ms per match).
+const LEVEL: u8 = 6;
 
 /// A compacted game, decoded.
 pub(super) struct Compacted {
@@ -30,13 +36,23 @@ pub(super) fn encode(record: &GameRecord, entries: &[LogEntry], at: u64) -> Vec<
         script: record.script.as_ref().map(|s| s.hash.as_str()),
         entries: entries.iter().map(|e| e.body.as_slice()).collect(),
     };
-    let mut out = Vec::new();
-    journal::encode(&rec, 0, &mut out);
+    let mut frame = Vec::new();
+    journal::encode(&rec, 0, &mut frame);
+    let mut out = vec![DEFLATED];
+    out.extend_from_slice(&miniz_oxide::deflate::compress_to_vec(&frame, LEVEL));
     out
 }
 
-/// The game in `frame` (checked: its length, its checksum, a `Game` frame of game `id`).
-pub(super) fn decode(id: &str, frame: &[u8]) -> Result<Compacted, String> {
+/// The game in `value` (checked: inflated within the largest frame, its length, its checksum,
+/// a `Game` frame of game `id`).
+pub(super) fn decode(id: &str, value: &[u8]) -> Result<Compacted, String> {
+    let deflated = match value.split_first() {
+        Some((&DEFLATED, rest)) => rest,
+        _ => return Err(format!("compacted game {id} has an unknown format")),
+    };
+    let frame =
+        miniz_oxide::inflate::decompress_to_vec_with_limit(deflated, MAX_PAYLOAD as usize + HEADER)
+            .map_err(|e| format!("compacted game {id} does not inflate: {e:?}"))?;
     let (head, payload) = frame
         .split_at_checked(HEADER)
         .ok_or("compacted game shorter than its header")?;
@@ -105,10 +121,26 @@ mod tests {
             vec![b"e1".to_vec(), b"e2".to_vec(), b"e3".to_vec()]
         );
         assert!(decode("other", &frame).is_err());
+        // Deflated: the entries' repeated text shrinks.
+        let long: Vec<LogEntry> = (1..=500)
+            .map(|seq| LogEntry {
+                seq,
+                body: format!(
+                    "{{\"entry\":{{\"player\":{},\"action\":{{\"kind\":\"pass\"}}}}}}",
+                    seq % 4
+                )
+                .into_bytes(),
+            })
+            .collect();
+        let raw: usize = long.iter().map(|e| e.body.len()).sum();
+        let packed = encode(&record, &long, 1);
+        assert!(packed.len() * 5 < raw, "{} of {raw} bytes", packed.len());
+        assert_eq!(decode("g", &packed).unwrap().entries.len(), 500);
+        for cut in [1, frame.len() / 2, frame.len() - 1] {
+            assert!(decode("g", &frame[..cut]).is_err(), "cut at {cut}");
+        }
         let mut bad = frame.clone();
-        let last = bad.len() - 1;
-        bad[last] ^= 1;
+        bad[0] = b'x';
         assert!(decode("g", &bad).is_err());
-        assert!(decode("g", &frame[..4]).is_err());
     }
 }

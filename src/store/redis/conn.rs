@@ -26,14 +26,14 @@ pub(crate) enum Conn {
 /// A cluster connection made on first use.
 #[derive(Clone)]
 pub(crate) struct LazyCluster {
-    client: ClusterClient,
+    client: Arc<ClusterClient>,
     conn: Arc<OnceCell<ClusterConnection>>,
 }
 
 impl LazyCluster {
     pub(super) fn new(client: ClusterClient) -> LazyCluster {
         LazyCluster {
-            client,
+            client: Arc::new(client),
             conn: Arc::new(OnceCell::new()),
         }
     }
