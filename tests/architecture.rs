@@ -5,7 +5,9 @@
 //!   protobuf type;
 //! - protobuf types (`pb::`) appear only in the service's wire, rpc and status modules (and the
 //!   generated `pb` module);
-//! - no two modules of `src/` import each other.
+//! - no two modules of `src/` import each other, a module counted with its submodules;
+//! - the service's inner layers point one way (`rpc → access → games → session → core`,
+//!   `rpc → wire → core`; `LAYER_RULES`), but for the commented breaks in `ALLOWED`.
 
 use std::fs;
 use std::path::Path;
@@ -46,26 +48,36 @@ fn check_file(path: &Path, offenders: &mut Vec<String>) {
 fn the_core_depends_on_no_adapter_crate() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut offenders = Vec::new();
-    for f in [
-        "cards.rs",
-        "rules.rs",
-        "hand.rs",
-        "classify.rs",
-        "compare.rs",
-        "moves.rs",
-        "hints.rs",
-        "determinism.rs",
-        "seat.rs",
-        "accessors.rs",
+    // Each core module, a file or a folder (read recursively: `game/table/` too).
+    for name in [
+        "cards",
+        "rules",
+        "hand",
+        "classify",
+        "compare",
+        "moves",
+        "hints",
+        "determinism",
+        "seat",
+        "accessors",
+        "game",
+        "bot",
+        "shengji",
     ] {
-        check_file(&src.join(f), &mut offenders);
-    }
-    for entry in ["game", "bot", "shengji"]
-        .iter()
-        .flat_map(|d| fs::read_dir(src.join(d)).unwrap())
-    {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "rs") {
+        let file = src.join(format!("{name}.rs"));
+        let dir = src.join(name);
+        assert!(
+            file.is_file() || dir.is_dir(),
+            "core module {name} not found"
+        );
+        let mut files = Vec::new();
+        if file.is_file() {
+            files.push(file);
+        }
+        if dir.is_dir() {
+            rust_files(&dir, &mut files);
+        }
+        for path in files {
             check_file(&path, &mut offenders);
         }
     }
@@ -112,7 +124,9 @@ fn code_lines(text: &str) -> Vec<String> {
 /// True where a line names a protobuf type of this crate (`pb::…`, `use …pb`), not another
 /// crate's (`tonic_health::pb::`).
 fn names_pb(code: &str) -> bool {
-    let code = code.replace("tonic_health::pb::", "");
+    let code = code
+        .replace("tonic_health::pb::", "")
+        .replace("tonic_types::pb::", "");
     let bytes = code.as_bytes();
     code.match_indices("pb::").any(|(i, _)| {
         i == 0 || {
@@ -161,6 +175,7 @@ fn protobuf_types_stay_in_the_wire_rpc_and_status_modules() {
     // The check sees what it must: the wire module does name them.
     assert!(names_pb("use crate::service::pb;") && names_pb("fn f(r: &pb::Play) {}"));
     assert!(!names_pb("tonic_health::pb::FILE_DESCRIPTOR_SET") && !names_pb("let rpb::x = 1;"));
+    assert!(!names_pb("tonic_types::pb::FILE_DESCRIPTOR_SET"));
 }
 
 /// The module of a file: `src/service/rpc/game.rs` is `service::rpc::game`, a `mod.rs` (or
@@ -256,12 +271,31 @@ fn references(module: &[String], is_mod_file: bool, text: &str) -> Vec<Vec<Strin
         .collect()
 }
 
-#[test]
-fn no_two_modules_of_src_import_each_other() {
+type Module = Vec<String>;
+
+/// A file's text up to its inline test module (`#[cfg(test)]` then `mod name {`); a declared
+/// one (`#[cfg(test)] mod tests;`) is a file of its own and does not end the text.
+fn without_inline_tests(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("#[cfg(test)]") {
+        let at = from + i;
+        let rest = text[at + "#[cfg(test)]".len()..].trim_start();
+        let head = rest.lines().next().unwrap_or("");
+        if (head.starts_with("mod ") || head.starts_with("pub mod ")) && head.contains('{') {
+            return &text[..at];
+        }
+        from = at + 1;
+    }
+    text
+}
+
+/// Every library module of `src/` (not the binaries, not the tests) and the paths it refers to,
+/// resolved.
+fn module_references() -> Vec<(Module, Vec<Module>)> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let mut modules: Vec<(Vec<String>, std::path::PathBuf, bool)> = Vec::new();
+    let mut out = Vec::new();
     for path in files {
         let rel = path
             .strip_prefix(&src)
@@ -272,65 +306,253 @@ fn no_two_modules_of_src_import_each_other() {
             continue;
         }
         let is_mod = rel.ends_with("mod.rs") || rel == "lib.rs";
-        modules.push((module_of(&rel), path, is_mod));
+        let module = module_of(&rel);
+        // A module's tests are not part of the layering (a test of `game::table` may use the
+        // test helpers of `game::testing`, built on the table): a `tests.rs` is skipped, and a
+        // file is read up to its inline `#[cfg(test)] mod … {` (which comes last, as clippy's
+        // `items_after_test_module` wants).
+        if module.last().is_some_and(|m| m == "tests") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        let refs = references(&module, is_mod, without_inline_tests(&text));
+        out.push((module, refs));
     }
-    let known: std::collections::BTreeSet<Vec<String>> =
-        modules.iter().map(|(m, _, _)| m.clone()).collect();
-    // The module a path lands in: its longest prefix that is a module.
-    let target = |p: &[String]| -> Option<Vec<String>> {
+    out
+}
+
+/// The edges between modules: `a → b` where a file of module `a` refers into module `b` (the
+/// longest prefix of the path that is a module), neither nested in the other (a parent
+/// re-exports its children; the rule is about siblings and cousins).
+fn module_edges(modules: &[(Module, Vec<Module>)]) -> std::collections::BTreeSet<(Module, Module)> {
+    let known: std::collections::BTreeSet<&Module> = modules.iter().map(|(m, _)| m).collect();
+    let target = |p: &[String]| -> Option<Module> {
         (1..=p.len())
             .rev()
             .map(|n| p[..n].to_vec())
             .find(|m| known.contains(m))
     };
-    let mut edges: std::collections::BTreeSet<(Vec<String>, Vec<String>)> = Default::default();
-    for (module, path, is_mod) in &modules {
-        let text = fs::read_to_string(path).unwrap();
-        for r in references(module, *is_mod, &text) {
-            if let Some(t) = target(&r) {
-                // A module and its own submodules are one unit (a parent re-exports its
-                // children); the rule is about siblings and cousins.
-                let nested = t.starts_with(module) || module.starts_with(&t);
-                if !nested {
+    let mut edges = std::collections::BTreeSet::new();
+    for (module, refs) in modules {
+        for r in refs {
+            if let Some(t) = target(r) {
+                if !(t.starts_with(module) || module.starts_with(&t)) {
                     edges.insert((module.clone(), t));
                 }
             }
         }
     }
-    let mut circles = Vec::new();
-    for (a, b) in &edges {
-        if a < b && edges.contains(&(b.clone(), a.clone())) {
-            circles.push(format!("{} <-> {}", a.join("::"), b.join("::")));
+    edges
+}
+
+/// The edges between every enclosing module: `a::b → c::d` is also `a → c`, `a::b → c` and
+/// `a → c::d` (a module and its submodules count as one), except between a module and one
+/// nested in it.
+fn lifted(
+    edges: &std::collections::BTreeSet<(Module, Module)>,
+) -> std::collections::BTreeSet<(Module, Module)> {
+    let mut out = std::collections::BTreeSet::new();
+    for (a, b) in edges {
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let (pa, pb) = (&a[..i], &b[..j]);
+                if !(pa.starts_with(pb) || pb.starts_with(pa)) {
+                    out.insert((pa.to_vec(), pb.to_vec()));
+                }
+            }
         }
     }
-    // The same between the top-level modules (`game::flow` → `bot` and `bot::view` → `game` is
-    // `game` ↔ `bot`).
-    let top: std::collections::BTreeSet<(String, String)> = edges
-        .iter()
-        .filter_map(|(a, b)| Some((a.first()?.clone(), b.first()?.clone())))
-        .filter(|(a, b)| a != b)
-        .collect();
-    for (a, b) in &top {
-        if a < b && top.contains(&(b.clone(), a.clone())) {
-            circles.push(format!("{a} <-> {b} (top-level modules)"));
-        }
-    }
+    out
+}
+
+/// The pairs of modules that import each other, counting each module with its submodules.
+fn circles(edges: &std::collections::BTreeSet<(Module, Module)>) -> Vec<String> {
+    let all = lifted(edges);
+    all.iter()
+        .filter(|(a, b)| a < b && all.contains(&(b.clone(), a.clone())))
+        .map(|(a, b)| format!("{} <-> {}", a.join("::"), b.join("::")))
+        .collect()
+}
+
+fn path(s: &str) -> Module {
+    s.split("::").map(str::to_string).collect()
+}
+
+#[test]
+fn no_two_modules_of_src_import_each_other() {
+    let modules = module_references();
+    let edges = module_edges(&modules);
+    let found = circles(&edges);
     assert!(
-        circles.is_empty(),
-        "modules importing each other:\n{}",
-        circles.join("\n")
+        found.is_empty(),
+        "modules importing each other (a module with its submodules):\n{}",
+        found.join("\n")
     );
-    // The check sees what it must: a reference resolves, and a circle would be found.
-    let m = vec!["service".to_string(), "games".to_string()];
+    // The check sees what it must: a reference resolves, an edge is found, and a circle through
+    // submodules (`a::b → c`, `c → a::d`) is a circle between `a` and `c`.
+    let m = path("service::games");
     let r = references(
         &m,
         false,
         "use super::session::{Session, Prepared};\nuse crate::store::{self, Store};",
     );
-    assert!(r.contains(&vec!["service".to_string(), "session".to_string()]));
-    assert!(r.contains(&vec!["store".to_string(), "Store".to_string()]));
-    assert!(edges.contains(&(
-        m.clone(),
-        vec!["service".to_string(), "session".to_string()]
-    )));
+    assert!(r.contains(&path("service::session")));
+    assert!(r.contains(&path("store::Store")));
+    assert!(edges.contains(&(m.clone(), path("service::session"))));
+    let made: std::collections::BTreeSet<(Module, Module)> =
+        [(path("a::b"), path("c")), (path("c"), path("a::d"))].into();
+    assert_eq!(circles(&made), vec!["a <-> c".to_string()]);
+    assert_eq!(
+        without_inline_tests(
+            "use a;\n#[cfg(test)]\nmod tests;\nuse b;\n#[cfg(test)]\nmod tests {\nuse c;\n}"
+        ),
+        "use a;\n#[cfg(test)]\nmod tests;\nuse b;\n"
+    );
+}
+
+/// The service's inner layers (docs/ARCHITECTURE.md): `rpc → access → games → session → core`
+/// and `rpc → wire → core`; nothing points back. Each rule: a module (with its submodules) must
+/// not refer into another, and why.
+const LAYER_RULES: [(&str, &str, &str); 16] = [
+    (
+        "service::session",
+        "service::pb",
+        "session never sees a protobuf type",
+    ),
+    (
+        "service::session",
+        "service::wire",
+        "session never sees a protobuf type (nor the wire)",
+    ),
+    (
+        "service::session",
+        "service::rpc",
+        "session is below the rpcs",
+    ),
+    (
+        "service::session",
+        "service::access",
+        "session is below access",
+    ),
+    (
+        "service::session",
+        "service::games",
+        "session is below the owner of live games",
+    ),
+    (
+        "service::session",
+        "service::live_games",
+        "session is below the owner of live games",
+    ),
+    (
+        "service::wire",
+        "service::session",
+        "wire never sees a session",
+    ),
+    (
+        "service::wire",
+        "service::shengji::table",
+        "wire never sees a session (升級's table)",
+    ),
+    (
+        "service::wire",
+        "service::games",
+        "wire never sees the cache",
+    ),
+    (
+        "service::wire",
+        "service::live_games",
+        "wire never sees the cache",
+    ),
+    ("service::wire", "service::rpc", "wire is below the rpcs"),
+    (
+        "service::wire",
+        "service::access",
+        "wire is beside access, below the rpcs",
+    ),
+    (
+        "service::games",
+        "service::rpc",
+        "games never sees the rpcs",
+    ),
+    (
+        "service::games",
+        "service::wire",
+        "games never sees the wire",
+    ),
+    (
+        "service::games",
+        "service::session::snapshot",
+        "the owner of live games is the same for every family; a family's snapshot format is its own",
+    ),
+    (
+        "service::access",
+        "service::rpc",
+        "access is below the rpcs",
+    ),
+];
+
+/// Known breaks of `LAYER_RULES` that only the game-family redesign (issue 43) can remove:
+/// (module, the module it refers into, why it stays for now).
+const ALLOWED: [(&str, &str, &str); 1] = [
+    // 升級's wire mapping reads the live `Table` itself (its views and replay are built from it)
+    // and the table's stored and command types (`Stored`, `Command`, `TableEvent`,
+    // `ReplayAction`, `AutoReason`, `LeaveReason`) live in `service::shengji::table`. Moving them
+    // below the wire means splitting 升級's table into its domain types and its live state, the
+    // "one live table type" of issue 43's redesign.
+    (
+        "service::wire::shengji",
+        "service::shengji::table",
+        "issue 43: 升級's table types",
+    ),
+];
+
+/// The layer rules broken by `modules`, but the allowed ones.
+fn layer_breaks(modules: &[(Module, Vec<Module>)]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for (module, refs) in modules {
+        for r in refs {
+            for (from, to, why) in LAYER_RULES {
+                let (from, to) = (path(from), path(to));
+                if !(module.starts_with(&from) && r.starts_with(&to)) {
+                    continue;
+                }
+                let allowed = ALLOWED
+                    .iter()
+                    .any(|(m, t, _)| module.starts_with(&path(m)) && r.starts_with(&path(t)));
+                if !allowed {
+                    out.insert(format!("{} → {}: {why}", module.join("::"), r.join("::")));
+                }
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[test]
+fn the_service_layers_point_one_way() {
+    let modules = module_references();
+    let found = layer_breaks(&modules);
+    assert!(
+        found.is_empty(),
+        "service modules referring upward (docs/ARCHITECTURE.md, Layers):\n{}",
+        found.join("\n")
+    );
+    // Every allowed break is still a real one (remove the entry once it is fixed).
+    for (m, t, _) in ALLOWED {
+        assert!(
+            modules
+                .iter()
+                .any(|(module, refs)| module.starts_with(&path(m))
+                    && refs.iter().any(|r| r.starts_with(&path(t)))),
+            "{m} → {t} is allowed but no longer happens: remove it from ALLOWED"
+        );
+    }
+    // The check sees what it must: an upward reference is found.
+    let session = path("service::session::entry");
+    let refs = references(&session, false, "use crate::service::wire::Action;");
+    assert_eq!(
+        layer_breaks(&[(session, refs)]),
+        vec!["service::session::entry → service::wire::Action: session never sees a protobuf type (nor the wire)".to_string()]
+    );
 }

@@ -9,32 +9,21 @@
 //! stream the client does not read stops after its page, holding O(page) memory.
 
 use crate::seat::Player;
-use std::sync::Arc;
 
 use super::log_pages::{self, LogPages, Paged};
 use super::session::snapshot;
 use super::status::{ApiError, Reason};
 use super::stored::{Stored, decode, replay_entry};
-use crate::cards::CardSet;
-use crate::game::{DealResult, Event, Game, GameConfig, HashScheme};
+use crate::game::{DealResult, Event, Game};
 use crate::store::Store;
-use crate::variants::ScriptVariant;
 
 pub use super::log_pages::PAGE;
 
 /// The events of one action: (seq, accepted at, events).
 pub type Action = Paged<Event>;
 
-/// What a replay from the creation needs (cloned from a live session: no store read).
-#[derive(Clone)]
-pub struct Origin {
-    pub config: GameConfig,
-    pub hooks: Arc<ScriptVariant>,
-    pub seed: [u8; 32],
-    pub preset: Option<Vec<CardSet>>,
-    pub created_at: u64,
-    pub scheme: HashScheme,
-}
+/// Where it was, so that this path names it still.
+pub use super::stored::Origin;
 
 /// A replay of one game's log, a page at a time: from its creation, or from the newest stored
 /// snapshot before the first action wanted.

@@ -43,6 +43,8 @@ pub mod pb;
 pub mod presence;
 pub mod record;
 pub mod replay;
+pub mod requested;
+pub mod restored;
 pub mod rpc;
 pub mod server;
 pub mod session;

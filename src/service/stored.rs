@@ -1,13 +1,16 @@
 //! A game's stored log entry (the JSON body of a `store::LogEntry`): the action, what an
 //! idempotent retry needs (its key and request digest), an abort's reason, and the engine's
-//! state hash after it; and its replay onto an engine state, checked against that hash.
+//! state hash after it; and its replay onto an engine state, checked against that hash, from
+//! what a replay from the creation needs (`Origin`).
+
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::status::{ApiError, Reason};
 use crate::cards::CardSet;
 use crate::determinism::HashPrefix;
-use crate::game::{Action, Entry, Event, Game, HashScheme};
+use crate::game::{Action, Entry, Event, Game, GameConfig, HashScheme};
 use crate::hand::Declared;
 use crate::seat::Player;
 use crate::store::LogEntry;
@@ -248,6 +251,17 @@ pub fn decode(e: &LogEntry) -> Result<Stored, ApiError> {
     };
     let text = std::str::from_utf8(&e.body).map_err(|err| unreadable(&err))?;
     serde_json::from_str(text).map_err(|err| unreadable(&err))
+}
+
+/// What a replay from the creation needs (cloned from a live session: no store read).
+#[derive(Clone)]
+pub struct Origin {
+    pub config: GameConfig,
+    pub hooks: Arc<ScriptVariant>,
+    pub seed: [u8; 32],
+    pub preset: Option<Vec<CardSet>>,
+    pub created_at: u64,
+    pub scheme: HashScheme,
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A slow, independent reference for classification and legal-play enumeration, written directly
 //! from docs/rules/RULES.md (Part A; Part B §1–§5, §8), used by the agreement tests to check the fast code in
-//! `src/hand.rs` and `src/moves.rs`.
+//! `src/hand.rs` and `src/moves/`.
 //!
 //! Nothing here mirrors the structure of the fast code:
 //! - the classifier tries every value of every wild joker (brute force), and tests each resulting

@@ -36,6 +36,7 @@ mod cpu;
 mod report;
 mod shared;
 mod shengji;
+mod shengji_verify;
 mod shuangkou_driver;
 mod shuangkou_game;
 mod stats;
@@ -180,7 +181,7 @@ async fn run(args: Args) -> Result<bool, String> {
     for done in &total.games_done {
         let checked = match done {
             Done::Shuangkou(f) => verify::verify(&args.variant, f),
-            Done::Shengji(f) => shengji::verify(f),
+            Done::Shengji(f) => shengji_verify::verify(f),
         };
         if let Err(e) = checked {
             mismatches.push(e);

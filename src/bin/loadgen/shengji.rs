@@ -9,7 +9,8 @@
 //! trick, the seat to act plays its bot's card. After `--deals-per-game` deals (or at the run's
 //! end) the match is ended with `LeaveGame`, unless it is over by then, so that every match has
 //! a replay: it is fetched with `GetReplay` and re-executed by the core with the pinned script
-//! after the timed part (every state hash), and the plays acknowledged are compared with the log.
+//! after the timed part (every state hash), and the plays acknowledged are compared with the log
+//! (`shengji_verify`).
 
 use std::sync::Arc;
 
@@ -24,51 +25,8 @@ use tonic::transport::Channel;
 
 use crate::client::{bearer, with_auth};
 use crate::shared::Shared;
+use crate::shengji_verify::Finished;
 use crate::stats::{Rpc, Stats};
-
-/// A match played to its end (or left), for verification after the run.
-pub struct Finished {
-    replay: pb::GetReplayResponse,
-    /// Cards played by the client's seats, as acknowledged.
-    plays: u64,
-    /// The seats the server's bot played.
-    bot_seats: Vec<u32>,
-    /// The winner in the last state the client read.
-    winner: Option<u32>,
-}
-
-/// Checks a finished match: the core re-executes the replay (every state hash), the winner is
-/// the one the client saw, and every acknowledged play of the client's seats is in the log.
-pub fn verify(f: &Finished) -> Result<(), String> {
-    let game = shengji_client::verify_replay(&f.replay)?;
-    use pb::replay_step::Action as R;
-    let left = f
-        .replay
-        .steps
-        .iter()
-        .any(|s| matches!(s.action, Some(R::Leave(_))));
-    if !left && game.winner().map(u32::from) != f.winner {
-        return Err(format!(
-            "{}: replayed winner {:?} != {:?} seen",
-            f.replay.game_id,
-            game.winner(),
-            f.winner
-        ));
-    }
-    let logged = f
-        .replay
-        .steps
-        .iter()
-        .filter(|s| matches!(s.action, Some(R::Play(_))) && !f.bot_seats.contains(&s.player))
-        .count() as u64;
-    if logged != f.plays {
-        return Err(format!(
-            "{}: {} plays acknowledged but {logged} in the log",
-            f.replay.game_id, f.plays
-        ));
-    }
-    Ok(())
-}
 
 /// One worker: matches one after another until the run's budget or deadline.
 pub struct Worker {

@@ -138,5 +138,5 @@ impl Stats {
 /// A completed game of either family, for verification after the run.
 pub enum Done {
     Shuangkou(verify::Finished),
-    Shengji(crate::shengji::Finished),
+    Shengji(crate::shengji_verify::Finished),
 }

@@ -12,7 +12,7 @@
 use crate::seat::Player;
 use crate::service::auth::GameToken;
 use crate::service::record::{Record, VerifiedTokens};
-use crate::service::session::snapshot::Restored;
+use crate::service::restored::Restored;
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry, Snapshot};
 

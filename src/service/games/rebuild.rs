@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::LiveGame;
-use crate::service::session::snapshot::Restored;
+use crate::service::restored::Restored;
 use crate::service::status::{ApiError, Reason};
 use crate::store::{GameRecord, Store};
 

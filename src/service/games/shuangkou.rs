@@ -9,7 +9,7 @@ use super::family::{LiveGame, inherent_live_game_methods};
 use crate::game::Action;
 use crate::seat::Player;
 use crate::service::record::{Record, VerifiedTokens};
-use crate::service::session::snapshot::Restored;
+use crate::service::restored::Restored;
 use crate::service::session::{Prepared, Session, Submitted};
 use crate::service::status::ApiError;
 use crate::store::{GameRecord, LogEntry, PinnedScript, Snapshot};

@@ -19,13 +19,12 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use super::backlog::{self, Backlog};
-use super::history::Origin;
 use super::record::{Record, VerifiedTokens};
 use super::replay::Replay;
+use super::requested::Action as Requested;
 use super::status::{ApiError, Reason};
-use super::stored;
 pub use super::stored::Stored;
-use super::wire::Action as WireAction;
+use super::stored::{self, Origin};
 use crate::bot::Bot;
 use crate::cards::CardSet;
 use crate::determinism::HashPrefix;
@@ -368,13 +367,13 @@ impl Session {
     pub fn prepare(
         &self,
         player: Player,
-        action: WireAction,
+        action: Requested,
         now: u64,
         request: Option<Idempotent<'_>>,
     ) -> Result<Prepared, ApiError> {
         let action = match action {
-            WireAction::Play { cards, declared } => Action::Play { cards, declared },
-            WireAction::Pass => Action::Pass,
+            Requested::Play { cards, declared } => Action::Play { cards, declared },
+            Requested::Pass => Action::Pass,
         };
         self.prepare_entry(
             Entry {

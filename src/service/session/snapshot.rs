@@ -22,6 +22,9 @@ use crate::game::{DealResult, ENGINE_VERSION, Event, Game, HashScheme, RESULTS_K
 use crate::service::backlog::Memory;
 use crate::store::Snapshot;
 
+/// Where it was (`service::restored`), so that this path names it still.
+pub use crate::service::restored::Restored;
+
 /// The snapshot format written: 2 since the backlog's key fingerprints are XXH3 (its [`Memory`]
 /// says how many are SHA-256 ones). Format 1 (every fingerprint SHA-256, no such count) is
 /// still read ([`MemoryV1`]); a snapshot of any other format is ignored.
@@ -226,18 +229,6 @@ impl Session {
     pub(super) fn ends_deal(events: &[Event]) -> bool {
         events.iter().any(|e| matches!(e, Event::DealEnded(_)))
     }
-}
-
-/// What a rebuild from a tail of the log gave ([`Session::restore_from_tail`]).
-pub enum Restored<G> {
-    /// The game, rebuilt.
-    Game(G),
-    /// The newest usable snapshot is at seq `after + 1`, before the tail: rebuild again from the
-    /// entries after `after` and the snapshots up to `after + 1` (the chain is already counted).
-    EntriesAfter(u64),
-    /// No snapshot serves and the tail is not the whole log: replay the whole log
-    /// ([`Session::replay_whole`]), the snapshots' chain covering `covered` deals.
-    WholeLog { covered: u32 },
 }
 
 impl Session {

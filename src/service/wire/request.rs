@@ -7,15 +7,7 @@ use crate::service::pb;
 use crate::service::record::{CreateBase, NewGame};
 use crate::service::status::{ApiError, Reason};
 
-/// A player's requested action, parsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    Play {
-        cards: CardSet,
-        declared: Option<Declared>,
-    },
-    Pass,
-}
+pub use crate::service::requested::Action;
 
 /// Parses a SubmitPlay request's action.
 pub fn action(req: &pb::SubmitPlayRequest) -> Result<Action, ApiError> {

@@ -4,7 +4,7 @@
 //! enums are their snake_case names; rank multisets are notation strings such as
 //! `"7 7 7 7 BJ"`; the shown card is `#{ id, rank, suit }`), except bombs: a bomb is the script
 //! type `Bomb` (the `BombFact` itself, with the same properties, read-only; see
-//! `engine::register_bomb`). The seating `random` is the facts'
+//! `engine::shuangkou::register_bomb`). The seating `random` is the facts'
 //! `u64` with its top bit cleared, so that it is a non-negative Rhai integer (values below 2^63
 //! pass unchanged). Depends on the core's fact types and `rhai` only.
 
