@@ -167,7 +167,10 @@ async fn shard_leases_work_across_the_masters() {
     let all: Vec<u16> = shuangkou::store::shard::all_shards().collect();
     let ttl = Duration::from_secs(30);
     let taken = a.take_leases(&all, "replica-a", ttl).await.unwrap();
-    assert!(taken.iter().all(|&t| t), "a takes every free lease: {taken:?}");
+    assert!(
+        taken.iter().all(|&t| t),
+        "a takes every free lease: {taken:?}"
+    );
     let again = b.take_leases(&all, "replica-b", ttl).await.unwrap();
     assert!(again.iter().all(|&t| !t), "b takes none of a's leases");
     let holders = b.lease_holders().await.unwrap();

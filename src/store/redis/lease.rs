@@ -80,7 +80,11 @@ impl RedisStore {
             .map(|&shard| {
                 let key = self.lease_key(shard);
                 let mut cmd = redis::cmd("SET");
-                cmd.arg(&key).arg(holder).arg("NX").arg("PX").arg(millis(ttl));
+                cmd.arg(&key)
+                    .arg(holder)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(millis(ttl));
                 (key, cmd)
             })
             .collect();
