@@ -17,16 +17,12 @@ use super::index::{Game, Index, RequestKey, request_key};
 use super::journal::{self, Rec};
 use super::meters::Meters;
 use super::ops::{NewScript, Op, Phases, Plan, Queued};
+use super::positions::PREALLOCATE;
 pub(super) use super::positions::Writer;
 use super::retention::Schedule;
 use super::syncer::{Syncer, Written};
 use super::{IoStep, MAX_BATCH, Shared, compact};
 use crate::store::{Appended, Created};
-
-/// Bytes of zeros the journal is extended by, and fsynced, ahead of the commits: a commit then
-/// overwrites allocated blocks, and its `fdatasync` flushes data without a file-size change
-/// (measured on this machine's disk: 4–6× shorter at the median and p90 than appending).
-pub(super) const PREALLOCATE: u64 = 4 << 20;
 
 /// What the operations of the batch being decided did before the one being decided, each fact
 /// with the number of the batch that wrote it: an operation is decided against the index and

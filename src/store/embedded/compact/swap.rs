@@ -11,9 +11,8 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use super::super::positions::Writer;
+use super::super::positions::{PREALLOCATE, Writer};
 use super::super::syncer::Progress;
-use super::super::writer::PREALLOCATE;
 use super::super::{Shared, journal, retention, sidefile, snapshots};
 use super::{Built, Done, Snapshot};
 
