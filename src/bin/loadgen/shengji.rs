@@ -28,6 +28,11 @@ use crate::shared::Shared;
 use crate::shengji_verify::Finished;
 use crate::stats::{Rpc, Stats};
 
+/// How many times a state that names a server bot seat to act is read again before the run
+/// counts a desync, and the pause between two reads (at most 5 s in all).
+const BOT_TURN_READS: u32 = 50;
+const BOT_TURN_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// One worker: matches one after another until the run's budget or deadline.
 pub struct Worker {
     pub client: ShengjiEngineClient<Channel>,
@@ -161,9 +166,19 @@ impl Worker {
             self.submit(m, seat, deal).await?;
             return self.bot_acts(m).await;
         }
-        let turn = m.state.turn?;
+        let mut turn = m.state.turn?;
+        // The server's bots act within the request that gives them the turn, or (a bot dealing
+        // seat dealing the rest and closing the deal) from its schedule at once: a state read
+        // between the two may still name a bot. Read again, a bounded number of times.
+        for _ in 0..BOT_TURN_READS {
+            if !m.bot_seats.contains(&turn) {
+                break;
+            }
+            tokio::time::sleep(BOT_TURN_PAUSE).await;
+            self.read(m, m.seen_as).await?;
+            turn = m.state.turn?;
+        }
         if m.bot_seats.contains(&turn) {
-            // The server's bots act within the request that gives them the turn.
             self.stats
                 .error("bot", "Desync".into(), "a server bot seat still to act");
             self.stats.desyncs += 1;
@@ -218,14 +233,20 @@ impl Worker {
             action: Some(action),
         };
         let rpc = if play { Rpc::Submit } else { Rpc::Act };
-        let r = self
-            .stats
-            .timed(
-                rpc,
-                self.client
-                    .submit_action(with_auth(req, m.auth.get(seat as usize))),
-            )
-            .await?;
+        let dealing = m.phase() == pb::Phase::Dealing;
+        let t = std::time::Instant::now();
+        let answer = self
+            .client
+            .submit_action(with_auth(req, m.auth.get(seat as usize)))
+            .await;
+        if dealing && matches!(&answer, Err(s) if s.code() == tonic::Code::Aborted) {
+            // A bot dealing seat dealt (or closed the deal) between our read and this step: an
+            // expected race (its `expected_seq` refused the step, nothing was applied). Read the
+            // state again and go on from it.
+            return self.read(m, seat).await;
+        }
+        self.stats.record(rpc, t, &answer);
+        let r = answer.ok()?.into_inner();
         if play {
             m.plays += 1;
         }
