@@ -4,7 +4,12 @@
 
 /// Whether the environment variable `name` is exactly `1`.
 pub fn on(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| v == "1")
+    is_on(std::env::var_os(name).as_deref())
+}
+
+/// Whether a switch's value (`None`: unset) turns it on: exactly `1`.
+pub fn is_on(value: Option<&std::ffi::OsStr>) -> bool {
+    value.is_some_and(|v| v == "1")
 }
 
 /// `SHUANGKOU_THOROUGH=1`: the long runs (more deals, more hands).
